@@ -1,0 +1,109 @@
+"""What differs between the zarr versions zdt supports (3.1.x on Python 3.11, newest on 3.12).
+
+* zarr >= 3.2 ships its own ``cast_value`` (and ``scale_offset``). Two classes under one codec
+  name make zarr warn on every lookup unless ``codecs.<name>`` is configured, so zdt adds its
+  class to zarr's config *defaults*: anything the user sets wins.
+* Newer zarr hands each codec the array spec as transformed by the codecs before it
+  (``evolve_from_array_spec``/``validate``/``resolve_metadata`` threaded through the chain);
+  older zarr (3.1.x, 3.2.x) hands every codec the array's own spec. Which one is running is
+  found by a probe, not a version number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import import_module
+
+import numpy as np
+import zarr
+from zarr.abc.codec import ArrayArrayCodec
+
+_DEFAULT_IMPLEMENTATIONS = {
+    "cast_value": "zdt.codecs.cast_value.CastValueCodec",
+}
+# zarr's own classes for the same codec names (zarr >= 3.2)
+_ZARR_BUILTINS = {
+    "cast_value": ("zarr.codecs.cast_value", "CastValue"),
+    "scale_offset": ("zarr.codecs.scale_offset", "ScaleOffset"),
+}
+
+
+def zarr_builtin(name: str) -> str | None:
+    """Qualified name of zarr's own implementation of a codec, if this zarr ships one."""
+    module, cls = _ZARR_BUILTINS[name]
+    try:
+        found = hasattr(import_module(module), cls)
+    except ImportError:
+        return None
+    return f"{module}.{cls}" if found else None
+
+
+def register_config_defaults() -> None:
+    """Make zdt the configured implementation of its codecs.
+
+    Needed wherever another class is registered under the same name (zarr >= 3.2 ships one,
+    the cast-value package registers one); harmless where zdt is alone. Uses
+    ``config.update_defaults``, which keeps values already set (config file, environment,
+    ``zarr.config.set``): users select zarr's class with
+    ``zarr.config.set({"codecs.cast_value": "zarr.codecs.cast_value.CastValue"})``.
+    """
+    zarr.config.update_defaults({"codecs": dict(_DEFAULT_IMPLEMENTATIONS)})
+
+
+@dataclass(frozen=True)
+class _ProbeChangeDtype(ArrayArrayCodec):
+    is_fixed_size = True
+
+    def resolve_metadata(self, chunk_spec):  # type: ignore[no-untyped-def]
+        from zarr.core.dtype import Int8
+
+        return replace(chunk_spec, dtype=Int8(), fill_value=np.int8(0))
+
+    def to_dict(self):  # type: ignore[no-untyped-def]
+        return {"name": "zdt_probe_change"}
+
+    async def _encode_single(self, chunk_array, chunk_spec):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+    async def _decode_single(self, chunk_array, chunk_spec):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+    def compute_encoded_size(self, input_byte_length, chunk_spec):  # type: ignore[no-untyped-def]
+        return input_byte_length
+
+
+_PROBE_SEEN: list[object] = []
+
+
+@dataclass(frozen=True)
+class _ProbeRecord(_ProbeChangeDtype):
+    def evolve_from_array_spec(self, array_spec):  # type: ignore[no-untyped-def]
+        _PROBE_SEEN.append(array_spec.dtype.to_json(zarr_format=3))
+        return self
+
+    def resolve_metadata(self, chunk_spec):  # type: ignore[no-untyped-def]
+        return chunk_spec
+
+    def to_dict(self):  # type: ignore[no-untyped-def]
+        return {"name": "zdt_probe_record"}
+
+
+@lru_cache(maxsize=1)
+def zarr_threads_array_spec() -> bool:
+    """True if zarr evolves/validates each codec with the spec the previous codecs produce."""
+    from zarr.codecs import BytesCodec
+    from zarr.core.dtype import Int16
+    from zarr.core.metadata.v3 import ArrayV3Metadata
+
+    _PROBE_SEEN.clear()
+    # Build metadata directly (pure, synchronous): this may run inside zarr's event loop,
+    # where the sync API cannot be called.
+    ArrayV3Metadata(
+        shape=(1,), data_type=Int16(),
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": (1,)}},
+        chunk_key_encoding={"name": "default"}, fill_value=0,
+        codecs=[_ProbeChangeDtype(), _ProbeRecord(), BytesCodec()],
+        attributes={}, dimension_names=None,
+    )
+    return bool(_PROBE_SEEN) and _PROBE_SEEN[-1] == "int8"

@@ -1,0 +1,184 @@
+# cython: language_level=3
+"""Types shared by the kernels: fused dtype lists, mode tags, status codes, format descriptors."""
+
+from libc.stdint cimport (
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+)
+
+# --- dtype axes -------------------------------------------------------------------------------
+# Two copies of each list so a kernel can be fused over (source, destination) independently.
+
+ctypedef fused float_t:
+    float
+    double
+
+ctypedef fused float2_t:
+    float
+    double
+
+ctypedef fused int_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+ctypedef fused int2_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+ctypedef fused num_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+    float
+    double
+
+ctypedef fused num2_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+    float
+    double
+
+# --- mode axes ----------------------------------------------------------------------------------
+# Each mode is an empty struct type. Kernels take a (never dereferenced) pointer to one, so
+# `if rmode_t is RNearestEven:` is decided by Cython per specialisation and the C compiler sees
+# a loop with the mode folded in. Passing the tag by pointer (not by value) keeps gcc's
+# vectoriser happy: an aggregate copy in the loop body blocks vectorisation.
+
+ctypedef struct RNearestEven:
+    char _unused
+ctypedef struct RTowardsZero:
+    char _unused
+ctypedef struct RTowardsPositive:
+    char _unused
+ctypedef struct RTowardsNegative:
+    char _unused
+ctypedef struct RNearestAway:
+    char _unused
+
+ctypedef fused rmode_t:
+    RNearestEven
+    RTowardsZero
+    RTowardsPositive
+    RTowardsNegative
+    RNearestAway
+
+ctypedef struct OError:
+    char _unused
+ctypedef struct OClamp:
+    char _unused
+ctypedef struct OWrap:
+    char _unused
+
+ctypedef fused omode_t:
+    OError
+    OClamp
+    OWrap
+
+# Runtime values of the modes (the order is part of the Python API of zdt._cast).
+cdef enum Rounding:
+    NEAREST_EVEN = 0
+    TOWARDS_ZERO = 1
+    TOWARDS_POSITIVE = 2
+    TOWARDS_NEGATIVE = 3
+    NEAREST_AWAY = 4
+
+cdef enum OutOfRange:
+    OOR_ERROR = 0
+    OOR_CLAMP = 1
+    OOR_WRAP = 2
+
+# Why an element failed. 0 is success.
+cdef enum Status:
+    ST_OK = 0
+    ST_NAN = 1          # NaN into a format without NaN (integers, float4, ...)
+    ST_INF = 2          # +-Infinity into a format without infinities
+    ST_RANGE = 3        # finite value outside the target's range, out_of_range not set
+    ST_RANGE_WRAP = 4   # out of range under 'wrap' with a float target (decode direction)
+
+# C types the fast loops know. T_NONE: no C type (float16, ...): exact path only.
+cdef enum TypeCode:
+    T_NONE = -1
+    T_I8 = 0
+    T_U8 = 1
+    T_I16 = 2
+    T_U16 = 3
+    T_I32 = 4
+    T_U32 = 5
+    T_I64 = 6
+    T_U64 = 7
+    T_F32 = 8
+    T_F64 = 9
+
+# --- number formats -----------------------------------------------------------------------------
+
+cdef enum FormatKind:
+    FMT_INT = 0
+    FMT_FLOAT = 1
+
+cdef enum NanStyle:
+    NAN_NONE = 0        # no NaN (float6, float4, integers)
+    NAN_IEEE = 1        # exponent all ones, mantissa != 0
+    NAN_ALL_ONES = 2    # exponent and mantissa all ones (float8_e4m3fn style)
+    NAN_NEG_ZERO = 3    # the bit pattern of -0 (fnuz types)
+    NAN_EXP_ONLY = 4    # all ones (float8_e8m0fnu)
+
+ctypedef struct Format:
+    int kind            # FormatKind
+    int itemsize        # bytes per element in memory
+    int bits            # logical width (int4 -> 4, float16 -> 16)
+    bint is_signed      # integers: signed; floats: has a sign bit
+    # floats only
+    int man_bits        # stored fraction bits
+    int exp_bits
+    int bias
+    int max_exp_field   # largest exponent field of a finite value
+    uint64_t max_man    # largest fraction field of a finite value at max_exp_field
+    int nan_style       # NanStyle
+    bint has_inf
+    bint has_neg_zero
+    bint has_zero
+    bint has_subnormal
+
+cdef enum KeyKind:
+    KEY_VALUE = 0       # numeric equality (0.0 matches -0.0)
+    KEY_ANY_NAN = 1     # "NaN": matches every NaN
+    KEY_NAN_BITS = 2    # hex NaN: matches exactly this bit pattern
+
+ctypedef struct MapEntry:
+    int kind            # KeyKind
+    uint64_t key_bits   # the key in the source format
+    uint64_t out_bits   # the value in the target format
+
+ctypedef struct CastSpec:
+    Format src
+    Format dst
+    int src_code        # TypeCode
+    int dst_code
+    int rounding        # Rounding
+    int out_of_range    # OutOfRange
+    const MapEntry* map
+    Py_ssize_t map_len
+    bint map_blendable  # every key is KEY_VALUE or KEY_ANY_NAN
+    bint use_fast       # fast loops allowed (tests switch them off to check the exact path)

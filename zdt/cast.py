@@ -1,0 +1,339 @@
+"""cast_value semantics above the kernels: configuration, scalar_map, layouts, errors.
+
+`CastPlan` holds one direction of a cast (source format -> target format) with everything
+compiled for the kernel; `CastPlan.cast` runs it on any NumPy array. The zarr v3 codec, the
+numcodecs codec and `zdt.cast_array` are thin wrappers around it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from zdt import _cast, json_scalar
+from zdt.errors import CastError, ConfigError, FillValueError
+from zdt.formats import NumberFormat, format_for, format_for_dtype
+
+CODEC = "cast_value"
+
+ROUNDING_MODES: dict[str, int] = {
+    "nearest-even": 0,
+    "towards-zero": 1,
+    "towards-positive": 2,
+    "towards-negative": 3,
+    "nearest-away": 4,
+}
+OUT_OF_RANGE_MODES: dict[str | None, int] = {None: 0, "clamp": 1, "wrap": 2}
+
+# Status codes of zdt/_types.pxd.
+ST_NAN, ST_INF, ST_RANGE, ST_RANGE_WRAP = 1, 2, 3, 4
+# Map key kinds of zdt/_types.pxd.
+KEY_VALUE, KEY_ANY_NAN, KEY_NAN_BITS = 0, 1, 2
+
+ScalarMapJSON = dict[str, list[list[object]]]
+
+
+# --- configuration --------------------------------------------------------------------------------
+
+def parse_rounding(value: object) -> str:
+    if value not in ROUNDING_MODES:
+        raise ConfigError(
+            f"{CODEC}: rounding {value!r} is not one of {', '.join(map(repr, ROUNDING_MODES))}",
+            config_key="rounding",
+        )
+    return value  # type: ignore[return-value]
+
+
+def parse_out_of_range(value: object) -> str | None:
+    if value not in OUT_OF_RANGE_MODES:
+        raise ConfigError(
+            f"{CODEC}: out_of_range {value!r} is not one of 'clamp', 'wrap' (or absent, "
+            f"which makes out-of-range values an error)",
+            config_key="out_of_range",
+        )
+    return value  # type: ignore[return-value]
+
+
+def check_wrap_target(target: NumberFormat, out_of_range: str | None) -> None:
+    """The spec allows 'wrap' only when the target data_type is an integer type."""
+    if out_of_range == "wrap" and not target.is_int:
+        raise ConfigError(
+            f"{CODEC}: out_of_range='wrap' needs an integer data_type, got {target.name!r}; use "
+            f"'clamp' or leave out_of_range unset",
+            config_key="out_of_range",
+        )
+
+
+def parse_scalar_map(value: object) -> ScalarMapJSON | None:
+    """Check the structure of a scalar_map and normalise it to {direction: [[key, value], ...]}.
+
+    Accepts the JSON form and, per direction, a Mapping {key: value} for convenience.
+    "+Infinity" is read as "Infinity" (and written back that way).
+    """
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{CODEC}: scalar_map must be an object with 'encode' and/or 'decode' lists, "
+            f"got {type(value).__name__}",
+            config_key="scalar_map",
+        )
+    unknown = sorted(set(value) - {"encode", "decode"})
+    if unknown:
+        raise ConfigError(
+            f"{CODEC}: scalar_map has unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"allowed: 'encode', 'decode'",
+            config_key="scalar_map",
+        )
+    result: ScalarMapJSON = {}
+    for direction in ("encode", "decode"):
+        if direction not in value:
+            continue
+        entries = value[direction]
+        if isinstance(entries, Mapping):
+            entries = [[k, v] for k, v in entries.items()]
+        if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+            raise ConfigError(
+                f"{CODEC}: scalar_map.{direction} must be a list of [input, output] pairs, "
+                f"got {type(entries).__name__}",
+                config_key=f"scalar_map.{direction}",
+            )
+        pairs = []
+        for i, entry in enumerate(entries):
+            if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
+                raise ConfigError(
+                    f"{CODEC}: scalar_map.{direction}[{i}] must be an [input, output] pair, "
+                    f"got {entry!r}",
+                    config_key=f"scalar_map.{direction}",
+                )
+            pairs.append([_normalise_json_scalar(entry[0]), _normalise_json_scalar(entry[1])])
+        result[direction] = pairs
+    return result
+
+
+def _normalise_json_scalar(value: object) -> object:
+    return "Infinity" if value == "+Infinity" else value
+
+
+def compile_scalar_map(
+    pairs: Sequence[Sequence[object]], key_format: NumberFormat, value_format: NumberFormat,
+    direction: str,
+) -> list[tuple[int, int, int]]:
+    """(kind, key_bits, out_bits) per entry, in order (the kernels let the first match win)."""
+    entries = []
+    for i, (key, value) in enumerate(pairs):
+        where = f"{CODEC}: scalar_map.{direction}[{i}]"
+        try:
+            k = json_scalar.decode(key, key_format, what=f"{where} input")
+            v = json_scalar.decode(value, value_format, what=f"{where} output")
+        except ValueError as e:
+            raise ConfigError(str(e), config_key=f"scalar_map.{direction}") from None
+        if k.any_nan:
+            kind = KEY_ANY_NAN
+        elif key_format.is_float and _is_nan_bits(k.bits, key_format):
+            kind = KEY_NAN_BITS
+        else:
+            kind = KEY_VALUE
+        entries.append((kind, k.bits, v.bits))
+    return entries
+
+
+def _is_nan_bits(bits: int, fmt: NumberFormat) -> bool:
+    return bool(np.isnan(np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype)))
+
+
+# --- the cast ---------------------------------------------------------------------------------------
+
+class CastPlan:
+    """One direction of a cast_value configuration, compiled for the kernels."""
+
+    __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries",
+                 "_params")
+
+    def __init__(
+        self,
+        source: NumberFormat,
+        target: NumberFormat,
+        *,
+        rounding: str = "nearest-even",
+        out_of_range: str | None = None,
+        scalar_map: Sequence[Sequence[object]] = (),
+        direction: str = "encode",
+    ) -> None:
+        self.source = source
+        self.target = target
+        self.rounding = parse_rounding(rounding)
+        self.out_of_range = parse_out_of_range(out_of_range)
+        self.direction = direction
+        self.entries = compile_scalar_map(scalar_map, source, target, direction)
+        self._params = (
+            source.kernel_params(), target.kernel_params(), source.type_code, target.type_code,
+            ROUNDING_MODES[self.rounding], OUT_OF_RANGE_MODES[self.out_of_range],
+        )
+
+    def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True) -> np.ndarray:
+        """Cast every element of `arr` (any layout, any byte order); shape and element order are
+        kept, the result is native-order, C- or F-ordered like the input.
+
+        `out`, if given, receives the result: a native-order array of the target type with the
+        same shape and the same contiguous order as the walk (C, or F for F-ordered input). If
+        the cast fails its contents are unspecified. `fast=False` sends every element through
+        the exact path (tests use it to check both paths)."""
+        arr = np.asarray(arr)
+        if arr.dtype.kind not in "iuf" or arr.dtype.newbyteorder("=") != self.source.dtype:
+            raise TypeError(
+                f"{CODEC}: expected an array of {self.source.name}, got {arr.dtype}"
+            )
+        if not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        if arr.flags.c_contiguous:
+            order = "C"
+        elif arr.flags.f_contiguous:
+            order = "F"
+        else:
+            arr = np.ascontiguousarray(arr)
+            order = "C"
+        if out is None:
+            out = np.empty(arr.shape, dtype=self.target.dtype, order=order)
+        elif (out.dtype != self.target.dtype or out.shape != arr.shape or not out.flags.writeable
+              or not out.flags[f"{order}_CONTIGUOUS"]):
+            raise ValueError(
+                f"{CODEC}: out must be a writeable {order}-contiguous {self.target.name} array "
+                f"of shape {arr.shape}, got {out.dtype} {out.shape}"
+            )
+        flat_in = arr.reshape(-1, order=order).view(np.uint8)
+        flat_out = out.reshape(-1, order=order).view(np.uint8)
+        index, status = _cast.cast_flat(flat_in, flat_out, *self._params, self.entries, fast)
+        if index >= 0:
+            raise self._element_error(arr, order, index, status)
+        return out
+
+    # --- messages ---
+    def _element_error(self, arr: np.ndarray, order: str, flat: int, status: int) -> CastError:
+        nd = tuple(int(i) for i in np.unravel_index(flat, arr.shape, order=order)) if arr.ndim else ()
+        value = arr.reshape(-1, order=order)[flat]
+        src, tgt = self.source.name, self.target.name
+        map_key = f"scalar_map.{self.direction}"
+        if status == ST_NAN:
+            reason, key = "nan", map_key
+            detail = f"NaN has no value in {tgt}; map it with {map_key} (e.g. [\"NaN\", 0])"
+        elif status == ST_INF:
+            reason, key = "inf", map_key
+            detail = (f"an infinity has no value in {tgt} (even with out_of_range='clamp'); "
+                      f"map it with {map_key}")
+        elif status == ST_RANGE_WRAP:
+            reason, key = "out_of_range", "out_of_range"
+            detail = (f"out of range for {tgt} {self.target.range_text()}, and "
+                      f"out_of_range='wrap' does not apply to a floating-point data type; "
+                      f"use out_of_range='clamp' or map the value with {map_key}")
+        else:
+            reason, key = "out_of_range", "out_of_range"
+            fix = ("set out_of_range='clamp' or 'wrap'" if self.target.is_int
+                   else "set out_of_range='clamp'")
+            detail = (f"out of range for {tgt} {self.target.range_text()} after "
+                      f"{self.rounding} rounding; {fix}, or map the value with {map_key}")
+        msg = (f"{CODEC}: cannot {self.direction} element {nd} = "
+               f"{describe_value(value, self.source)} ({src}) as {tgt}: {detail}")
+        return CastError(msg, index=nd, value=value, source=src, target=tgt, reason=reason,
+                         config_key=key, detail=detail)
+
+
+def describe_value(value: np.generic, fmt: NumberFormat) -> str:
+    """The exact value, shown so it identifies the element (NaN payloads as hex)."""
+    if fmt.is_int:
+        return str(int(value))
+    f = float(value)
+    if math.isnan(f):
+        bits = json_scalar.value_to_bits(value, fmt)
+        canonical = json_scalar.value_to_bits(fmt.dtype.type("nan"), fmt)
+        return "nan" if bits == canonical else f"nan (0x{bits:0{2 * fmt.itemsize}x})"
+    return str(value)
+
+
+@lru_cache(maxsize=256)
+def _cached_plan(source: str, target: str, rounding: str, out_of_range: str | None,
+                 entries: tuple, direction: str) -> CastPlan:
+    return CastPlan(format_for(source, role="source data type"),
+                    format_for(target, role="target data type"),
+                    rounding=rounding, out_of_range=out_of_range,
+                    scalar_map=[list(e) for e in entries], direction=direction)
+
+
+def plan_for(source: str, target: str, *, rounding: str, out_of_range: str | None,
+             pairs: Sequence[Sequence[object]] | None, direction: str) -> CastPlan:
+    """A cached CastPlan (plans are immutable; compiling one costs a few microseconds)."""
+    frozen = tuple(tuple(p) for p in pairs or ())
+    try:
+        return _cached_plan(source, target, rounding, out_of_range, frozen, direction)
+    except TypeError:   # an unhashable key/value in the map: build it uncached (it will fail)
+        return CastPlan(format_for(source), format_for(target), rounding=rounding,
+                        out_of_range=out_of_range, scalar_map=pairs or (), direction=direction)
+
+
+def cast_array(
+    arr: np.ndarray,
+    data_type: str | np.dtype,
+    *,
+    rounding: str = "nearest-even",
+    out_of_range: str | None = None,
+    scalar_map: Sequence[Sequence[object]] | Mapping[object, object] | None = None,
+) -> np.ndarray:
+    """Cast `arr` to `data_type` with cast_value semantics.
+
+    `scalar_map` is one direction's list of [input, output] pairs (JSON scalars of the source
+    and target types), e.g. ``[["NaN", 0]]``.
+    """
+    arr = np.asarray(arr)
+    source = format_for_dtype(arr.dtype, role="source data type")
+    target = format_for(np.dtype(data_type).name if not isinstance(data_type, str) else data_type,
+                        role="target data type")
+    pairs = parse_scalar_map({"encode": scalar_map}).get("encode") if scalar_map is not None else None
+    out_of_range = parse_out_of_range(out_of_range)
+    check_wrap_target(target, out_of_range)
+    plan = plan_for(source.name, target.name, rounding=parse_rounding(rounding),
+                    out_of_range=out_of_range, pairs=pairs, direction="encode")
+    return plan.cast(arr)
+
+
+# --- fill values ------------------------------------------------------------------------------------
+
+def same_scalar(a: np.generic, b: np.generic) -> bool:
+    """Equal as the spec's fill-value round trip means it: NaN matches NaN, zeros keep sign."""
+    fa, fb = a.item(), b.item()
+    if isinstance(fa, float) and math.isnan(fa):
+        return isinstance(fb, float) and math.isnan(fb)
+    if fa != fb:
+        return False
+    if isinstance(fa, float) and fa == 0:
+        return math.copysign(1.0, fa) == math.copysign(1.0, fb)
+    return True
+
+
+def check_fill_round_trip(encode: CastPlan, decode: CastPlan, fill: object) -> np.generic:
+    """Encode the fill value, decode it back, and require the original. Returns the encoded
+    fill value; raises FillValueError naming the value and what went wrong."""
+    src = np.asarray(fill, dtype=encode.source.dtype).reshape(())
+    shown = f"{describe_value(src[()], encode.source)} ({encode.source.name})"
+    try:
+        enc = encode.cast(src)
+    except CastError as e:
+        raise FillValueError(
+            f"{CODEC}: fill value {shown} cannot be encoded as {encode.target.name}: "
+            f"{e.detail}", config_key=e.config_key) from None
+    enc_shown = f"{describe_value(enc[()], encode.target)} ({encode.target.name})"
+    try:
+        dec = decode.cast(enc)
+    except CastError as e:
+        raise FillValueError(
+            f"{CODEC}: fill value {shown} encodes to {enc_shown}, which cannot be decoded back: "
+            f"{e.detail}", config_key=e.config_key) from None
+    if not same_scalar(src[()], dec[()]):
+        raise FillValueError(
+            f"{CODEC}: fill value {shown} does not survive the round trip: it encodes to "
+            f"{enc_shown} and decodes to {describe_value(dec[()], decode.target)}; use a fill "
+            f"value that {encode.target.name} represents exactly, or map it both ways with "
+            f"scalar_map", config_key="fill_value")
+    return enc[()]

@@ -1,0 +1,112 @@
+"""numcodecs facades over zdt's kernels, for zarr format 2 filters (entry point group
+``numcodecs.codecs``).
+
+Like numcodecs' FixedScaleOffset, the configuration carries the array's data type (``dtype``,
+a NumPy dtype string with byte order), because a format 2 filter is not told it. Encoded data
+is little-endian whatever the host; decoded data has ``dtype``'s byte order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numcodecs.abc import Codec
+from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
+
+from zdt.cast import (
+    CODEC,
+    check_wrap_target,
+    parse_out_of_range,
+    parse_rounding,
+    parse_scalar_map,
+    plan_for,
+)
+from zdt.errors import ConfigError
+from zdt.formats import format_for, format_for_dtype
+
+
+def _as_array(buf: Any, dtype: np.dtype) -> np.ndarray:
+    """`buf` as an array of `dtype`: arrays of that dtype keep their shape and layout; any other
+    buffer is reinterpreted (numcodecs' convention for bytes coming out of a compressor)."""
+    if isinstance(buf, np.ndarray) and buf.dtype == dtype:
+        return buf
+    return ensure_contiguous_ndarray(buf).view(dtype)
+
+
+class CastValue(Codec):
+    """cast_value as a numcodecs codec.
+
+    Parameters
+    ----------
+    dtype
+        Data type of the decoded array, e.g. ``"<f8"`` or ``">f8"``.
+    data_type
+        zarr v3 name of the encoded data type, e.g. ``"uint8"``.
+    rounding, out_of_range, scalar_map
+        As for the zarr v3 codec (``zdt.CastValueCodec``).
+    """
+
+    codec_id = CODEC
+    _keys = ("dtype", "data_type", "rounding", "out_of_range", "scalar_map")
+
+    def __init__(
+        self,
+        dtype: Any,
+        data_type: str,
+        rounding: str = "nearest-even",
+        out_of_range: str | None = None,
+        scalar_map: Any = None,
+    ) -> None:
+        self.dtype = np.dtype(dtype)
+        source = format_for_dtype(self.dtype, role="dtype", config_key="dtype")
+        target = format_for(data_type, role="target data_type")
+        self.data_type = target.name
+        self.rounding = parse_rounding(rounding)
+        self.out_of_range = parse_out_of_range(out_of_range)
+        check_wrap_target(target, self.out_of_range)
+        self.scalar_map = parse_scalar_map(scalar_map)
+        maps = self.scalar_map or {}
+        common = dict(rounding=self.rounding, out_of_range=self.out_of_range)
+        self._encode = plan_for(source.name, target.name, pairs=maps.get("encode"),
+                                direction="encode", **common)
+        self._decode = plan_for(target.name, source.name, pairs=maps.get("decode"),
+                                direction="decode", **common)
+        self._encoded_dtype = target.dtype.newbyteorder("<")
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> CastValue:
+        config = dict(config)
+        config.pop("id", None)
+        unknown = sorted(set(config) - set(cls._keys))
+        if unknown:
+            raise ConfigError(
+                f"{CODEC}: unknown configuration key(s) {', '.join(map(repr, unknown))}; "
+                f"allowed: {', '.join(cls._keys)}",
+                config_key=unknown[0],
+            )
+        return cls(**config)
+
+    def get_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"id": self.codec_id, "dtype": self.dtype.str,
+                                  "data_type": self.data_type}
+        if self.rounding != "nearest-even":
+            config["rounding"] = self.rounding
+        if self.out_of_range is not None:
+            config["out_of_range"] = self.out_of_range
+        if self.scalar_map:
+            config["scalar_map"] = self.scalar_map
+        return config
+
+    def encode(self, buf: Any) -> np.ndarray:
+        out = self._encode.cast(_as_array(buf, self.dtype))
+        return out.astype(self._encoded_dtype, copy=False)
+
+    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+        dec = self._decode.cast(_as_array(buf, self._encoded_dtype))
+        dec = dec.astype(self.dtype, copy=False)
+        return ndarray_copy(dec, out)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items() if k != "id")
+        return f"{type(self).__name__}({args})"
