@@ -271,3 +271,25 @@ def test_zarr_config_selects_either_implementation(tmp_path):
         assert isinstance(b.metadata.codecs[0], CastValue)
         assert b[:].tolist() == [0.0, 2.0, 2.0, 255.0, 0.0, 7.0]
     assert get_codec_class("cast_value") is CastValueCodec
+
+
+def test_first_lookup_inside_a_config_context_leaves_zdt_configured(tmp_path):
+    """zarr reads zdt's installed etc/zarr/zdt.yaml at import, so even a first cast_value lookup
+    inside a `zarr.config.set` context (whose exit restores the config) leaves zdt configured
+    and no lookup warns. Runs in a fresh interpreter: registration is per process."""
+    import subprocess
+    import sys
+
+    script = """
+import warnings, zarr
+warnings.simplefilter("error")
+with zarr.config.set({"codecs.cast_value": "zdt.codecs.cast_value.CastValueCodec"}):
+    zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=0.0,
+                      filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
+a = zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=0.0,
+                      filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
+print(type(a.metadata.codecs[0]).__module__, zarr.config.get("codecs.cast_value"))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["zdt.codecs.cast_value", "zdt.codecs.cast_value.CastValueCodec"]

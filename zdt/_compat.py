@@ -43,8 +43,13 @@ def register_config_defaults() -> None:
     """Make zdt the configured implementation of its codecs.
 
     Needed wherever another class is registered under the same name (zarr >= 3.2 ships one,
-    the cast-value package registers one); harmless where zdt is alone. Uses
-    ``config.update_defaults``, which keeps values already set (config file, environment,
+    the cast-value package registers one); harmless where zdt is alone. The installed
+    ``<prefix>/etc/zarr/zdt.yaml`` normally does this when zarr starts; this is the fallback
+    for installs whose prefix zarr does not read (``pip install --user``). It must not be
+    the only mechanism: it runs when zarr first loads the entry point, possibly inside a
+    ``zarr.config.set`` context, whose exit would remove the key again.
+
+    ``config.update_defaults`` keeps values already set (config file, environment,
     ``zarr.config.set``): users select zarr's class with
     ``zarr.config.set({"codecs.cast_value": "zarr.codecs.cast_value.CastValue"})``.
     """

@@ -1,0 +1,170 @@
+"""zdt against zarr's own cast_value (zarr >= 3.2, backed by cast-value-rs).
+
+Wherever zarr's built-in produces a result, zdt produces the same bytes, unless the built-in
+disagrees with the exact reference: then the case must be one of the known deviations listed
+below (and zdt agrees with the reference, which test_cast_reference checks for every case).
+Arrays written with either implementation are read back by the other.
+
+.ci/run runs this module under Python 3.12 with the newest zarr and cast-value-rs; on zarr 3.1.x
+there is no built-in to compare with.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given
+from hypothesis import strategies as st
+
+import reference
+from strategies import ALL_NAMES, ROUNDINGS, arrays, scalar_maps
+from zdt import _compat
+from zdt.cast import CastPlan
+from zdt.errors import CastError, ConfigError
+from zdt.formats import FORMATS
+
+try:
+    import cast_value_rs  # noqa: F401
+    from zarr.codecs.cast_value import CastValue
+except ImportError:
+    CastValue = None
+
+pytestmark = pytest.mark.skipif(
+    CastValue is None,
+    reason="zarr's own cast_value needs zarr >= 3.2 and cast-value-rs (Python >= 3.12; .ci/run runs it)",
+)
+
+
+def builtin_encode(arr, target, rounding, oor, pairs):
+    """zarr's built-in codec, through its public codec interface."""
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.buffer.cpu import NDBuffer
+    from zarr.core.dtype import get_data_type_from_json
+
+    codec = CastValue(data_type=target, rounding=rounding, out_of_range=oor,
+                      scalar_map={"encode": pairs} if pairs else None)
+    source = get_data_type_from_json(arr.dtype.name, zarr_format=3)
+    spec = ArraySpec(shape=arr.shape, dtype=source, fill_value=source.default_scalar(),
+                     config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
+    out = codec._encode_sync(NDBuffer.from_numpy_array(arr), spec)
+    return out.as_numpy_array()
+
+
+def known_deviation(pairs, source, target):
+    """Cases where zarr's built-in is known to disagree with the spec:
+
+    * scalar_map entries are handed to cast-value-rs as float64, so 64-bit integer keys or
+      values beyond 2**53 lose precision (SPEC_NOTES: never through float64 for 64-bit
+      integers);
+    * scalar_map entries go through dict(), so the *last* of duplicate keys wins (spec: "If the
+      same input scalar is repeated, readers MUST use the first occurrence").
+    """
+    for k, v in pairs:
+        for value, dtype in ((k, source), (v, target)):
+            if isinstance(value, int) and np.dtype(dtype).itemsize == 8 and abs(value) > 2**53:
+                return "64-bit scalar_map entry beyond 2**53"
+    keys = [reference.decode_json_scalar(k, source)[0] for k, _ in pairs]
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            if (a.kind == b.kind == "any_nan") or (a.kind == b.kind == "value" and a.value.kind == b.value.kind
+                                                   and a.value.exact == b.value.exact
+                                                   and (a.value.kind != "inf" or a.value.neg == b.value.neg)):
+                return "duplicate scalar_map key: the built-in lets the last one win"
+    return None
+
+
+@pytest.mark.parametrize("target", ALL_NAMES)
+@pytest.mark.parametrize("source", ALL_NAMES)
+@given(data=st.data())
+def test_same_bytes_wherever_the_builtin_succeeds(source, target, data):
+    arr = data.draw(arrays(source), label="arr")
+    rounding = data.draw(st.sampled_from(ROUNDINGS), label="rounding")
+    oor = data.draw(st.sampled_from([None, "clamp", "wrap"] if np.dtype(target).kind in "iu"
+                                    else [None, "clamp"]), label="out_of_range")
+    # hex-encoded keys are not understood by the built-in's map parser (it calls float(key))
+    pairs = data.draw(scalar_maps(source, target).filter(
+        lambda ps: not any(isinstance(x, str) and x.startswith("0x") for p in ps for x in p)),
+        label="scalar_map")
+    try:
+        theirs = builtin_encode(arr, target, rounding, oor, pairs)
+    except (ValueError, TypeError, OverflowError):
+        return     # the built-in produced no result
+    ours = CastPlan(FORMATS[source], FORMATS[target], rounding=rounding, out_of_range=oor,
+                    scalar_map=pairs).cast(arr)
+    same = reference.same_bits_or_nan(ours, theirs)
+    if same.all():
+        return
+    expected = reference.cast_array(arr, np.dtype(target), rounding, oor,
+                                    reference.compile_map(pairs, np.dtype(source), np.dtype(target)))
+    assert not isinstance(expected, tuple)
+    assert reference.same_bits_or_nan(ours, expected).all()
+    assert known_deviation(pairs, source, target), (
+        f"zarr's built-in differs from zdt and from the reference: {arr[~same]} -> "
+        f"{theirs[~same]} (zdt {ours[~same]})")
+
+
+CONFIGS = [
+    ("float64", {"data_type": "uint8", "out_of_range": "clamp",
+                 "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}, np.nan),
+    ("float32", {"data_type": "int16", "rounding": "towards-zero", "out_of_range": "wrap"}, 0.0),
+    ("int64", {"data_type": "float64", "rounding": "towards-negative"}, 0),
+    ("float64", {"data_type": "float16", "rounding": "nearest-away", "out_of_range": "clamp"}, -0.0),
+    ("uint16", {"data_type": "int8", "out_of_range": "clamp"}, 7),
+]
+
+
+def _data(dtype, n=50):
+    rng = np.random.default_rng(5)
+    if np.dtype(dtype).kind == "f":
+        d = (rng.standard_normal(n) * 300).astype(dtype)
+        d[::7] = np.nan if dtype == "float64" else d[::7]
+        return d
+    info = np.iinfo(dtype)
+    return rng.integers(max(int(info.min), -2**60), min(int(info.max), 2**60), n, dtype=dtype)
+
+
+@pytest.mark.parametrize(("dtype", "config", "fill"), CONFIGS)
+def test_arrays_written_by_either_are_read_by_the_other(tmp_path, dtype, config, fill):
+    zdt_cls = "zdt.codecs.cast_value.CastValueCodec"
+    zarr_cls = "zarr.codecs.cast_value.CastValue"
+    data = _data(dtype)
+    results = {}
+    for writer, reader in [(zdt_cls, zarr_cls), (zarr_cls, zdt_cls)]:
+        path = tmp_path / writer.split(".")[0]
+        with zarr.config.set({"codecs.cast_value": writer}):
+            a = zarr.create_array(store=path, shape=data.shape, chunks=(16,), dtype=dtype,
+                                  fill_value=fill, compressors=None,
+                                  filters=[{"name": "cast_value", "configuration": config}])
+            a[:] = data
+        with zarr.config.set({"codecs.cast_value": reader}):
+            b = zarr.open_array(path)
+            assert type(b.metadata.codecs[0]).__module__.split(".")[0] == reader.split(".")[0]
+            results[writer] = b[:]
+        chunks = sorted((path / "c").iterdir())
+        results[writer + " bytes"] = b"".join(p.read_bytes() for p in chunks)
+    assert np.array_equal(results[zdt_cls], results[zarr_cls], equal_nan=True)
+    assert results[zdt_cls + " bytes"] == results[zarr_cls + " bytes"]
+
+
+def test_builtin_and_zdt_configs_are_interchangeable():
+    for _, config, _ in CONFIGS:
+        data = {"name": "cast_value", "configuration": config}
+        assert CastValue.from_dict(data).to_dict()["configuration"]["data_type"] == config["data_type"]
+        from zdt.codecs import CastValueCodec
+
+        assert CastValueCodec.from_dict(data).to_dict() == data
+
+
+def test_zdt_is_stricter_where_the_spec_says_so():
+    """Fill values the built-in accepts but the spec (and SPEC_NOTES) rejects."""
+    assert _compat.zarr_threads_array_spec()
+    with zarr.config.set({"codecs.cast_value": "zarr.codecs.cast_value.CastValue"}):
+        zarr.create_array(store={}, shape=(4,), dtype="float64", fill_value=1.5,
+                          filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
+    with pytest.raises(ConfigError, match="does not survive the round trip"):
+        zarr.create_array(store={}, shape=(4,), dtype="float64", fill_value=1.5,
+                          filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
+    with pytest.raises(CastError):
+        CastPlan(FORMATS["float64"], FORMATS["int8"]).cast(np.array([np.nan]))
