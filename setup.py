@@ -3,7 +3,8 @@
 Everything else (metadata, entry points) lives in pyproject.toml. Kernels are compiled for the
 instruction-set baseline NumPy itself requires (x86-64-v2 on x86-64): at the plain x86-64
 baseline every rint/floor/ceil/trunc becomes a libm call and the rounding loops get ~6x slower.
-Never -march=native: the result must run on any machine NumPy runs on.
+Like NumPy, the kernels are also built for x86-64-v3 and -v4 and chosen at run time. Never
+-march=native: the result must run on any machine NumPy runs on.
 
 ZDT_CYTHON_DEBUG=1 turns bounds checking and friends back on (CI can run a debug build).
 """
@@ -15,31 +16,29 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("ZDT_CYTHON_DEBUG", "") == "1"
-
-
-def _isa_flags() -> list[str]:
-    machine = platform.machine().lower()
-    if machine in ("x86_64", "amd64"):
-        return ["-march=x86-64-v2", "-mtune=generic"]
-    return []
-
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 # -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise
 # floor/ceil/trunc (it keeps them scalar in case the precision exception traps). Results of
-# IEEE operations are unchanged.
-# -g0: the kernels' debug info is most of the binary (3.5 MB -> ~1 MB)
-compile_args = ["-O3", "-g0", "-fno-trapping-math", *(_isa_flags())]
-if DEBUG:
-    compile_args = ["-O1", "-g", "-fno-trapping-math", *(_isa_flags())]
+# IEEE operations are unchanged. -g0: debug info is most of the binary.
+COMMON_ARGS = ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
+COMMON_ARGS.append("-fno-trapping-math")
+KERNEL_DEPENDS = ["zdt/_cast_impl.pxi", "zdt/_exact.pxd", "zdt/_types.pxd"]
 
-KERNELS = ["_cast"]
 
-extensions = [
-    Extension(f"zdt.{name}", [f"zdt/{name}.pyx"], extra_compile_args=compile_args)
-    for name in KERNELS
-]
+def kernel(name: str, march: str) -> Extension:
+    isa = [f"-march={march}", "-mtune=generic"] if X86_64 else []
+    return Extension(f"zdt.{name}", [f"zdt/{name}.pyx"], extra_compile_args=COMMON_ARGS + isa,
+                     depends=KERNEL_DEPENDS)
+
+
+# The cast kernels, one source (zdt/_cast_impl.pxi) at three x86-64 levels; zdt/_kernels.py
+# loads the best one the CPU supports. Elsewhere only the baseline module is built.
+extensions = [kernel("_cast", "x86-64-v2")]
+if X86_64:
+    extensions += [kernel("_cast_avx2", "x86-64-v3"), kernel("_cast_avx512", "x86-64-v4")]
 # One copy of Cython's memoryview/utility code shared by every kernel module.
-extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"], extra_compile_args=compile_args))
+extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"], extra_compile_args=COMMON_ARGS))
 
 setup(
     ext_modules=cythonize(

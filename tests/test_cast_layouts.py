@@ -12,12 +12,13 @@ import pytest
 
 import reference
 from strategies import ALL_NAMES, edge_values
-from zdt import _cast
+from zdt import _kernels
 from zdt.cast import CastPlan
 from zdt.errors import CastError
 from zdt.formats import FORMATS
 
-BLOCK = _cast.BLOCK_SIZE
+BLOCK = _kernels.BLOCK_SIZE
+LEVELS = _kernels.available()
 
 
 def plan(source, target, **kw):
@@ -41,9 +42,10 @@ def mixed_array(dtype, n, seed):
     return arr
 
 
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("target", ALL_NAMES)
 @pytest.mark.parametrize("source", ALL_NAMES)
-def test_fast_loops_agree_with_exact_path_across_blocks(source, target):
+def test_fast_loops_agree_with_exact_path_across_blocks(source, target, level):
     arr = mixed_array(source, 3 * BLOCK + 17, seed=zlib.crc32(f"{source}{target}".encode()))
     rounding_cycle = ["nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"]
     oors = ["clamp", "wrap"] if np.dtype(target).kind in "iu" else ["clamp"]
@@ -52,7 +54,8 @@ def test_fast_loops_agree_with_exact_path_across_blocks(source, target):
         pairs = [["NaN", 0]] if np.dtype(source).kind == "f" else []
         p = plan(source, target, rounding=rounding, out_of_range=oor, scalar_map=pairs)
         try:
-            fast = p.cast(arr)
+            with _kernels.use(level):
+                fast = p.cast(arr)
         except CastError as e:
             # only infinities into integers can fail here (NaN is mapped); both paths agree
             with pytest.raises(CastError) as info:
@@ -66,12 +69,12 @@ def test_fast_loops_agree_with_exact_path_across_blocks(source, target):
 
 
 @pytest.mark.parametrize("where", [0, BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK + 5, 3 * BLOCK + 15])
-@pytest.mark.parametrize("fast", [True, False])
-def test_first_error_index_across_block_boundaries(where, fast):
+@pytest.mark.parametrize(("level", "fast"), [(lv, True) for lv in LEVELS] + [(LEVELS[0], False)])
+def test_first_error_index_across_block_boundaries(where, level, fast):
     arr = np.zeros(3 * BLOCK + 17)
     arr[where] = 1000.0
     arr[-1] = 2000.0
-    with pytest.raises(CastError) as info:
+    with pytest.raises(CastError) as info, _kernels.use(level):
         plan("float64", "int8").cast(arr, fast=fast)
     assert info.value.index == (where,)
     assert info.value.value == 1000.0
@@ -159,3 +162,18 @@ def test_threads_cast_concurrently_with_correct_results():
         t.join()
     for got, exp in zip(results, expected):
         assert np.array_equal(got, exp)
+
+
+def test_kernel_levels():
+    """The best build the CPU runs is active; ZDT_KERNEL_LEVEL caps it."""
+    import subprocess
+    import sys
+
+    assert _kernels.level() == max(_kernels.available())
+    assert 2 in _kernels.available()
+    out = subprocess.run([sys.executable, "-c", "from zdt import _kernels; print(_kernels.level())"],
+                         env={"ZDT_KERNEL_LEVEL": "2", "PATH": ""}, capture_output=True, text=True)
+    assert out.stdout.strip() == "2", out.stderr
+    with pytest.raises(ValueError, match="not available"):
+        with _kernels.use(5):
+            pass

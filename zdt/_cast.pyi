@@ -12,5 +12,9 @@ def cast_flat(
     rounding: int,
     out_of_range: int,
     map_entries: list[tuple[int, int, int]],
+    safe_lo: int = 0,
+    safe_hi: int = 0,
     use_fast: bool = True,
 ) -> tuple[int, int]: ...
+
+def cpu_level() -> int: ...

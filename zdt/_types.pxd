@@ -181,4 +181,8 @@ ctypedef struct CastSpec:
     const MapEntry* map
     Py_ssize_t map_len
     bint map_blendable  # every key is KEY_VALUE or KEY_ANY_NAN
+    bint nan_fold       # float -> int fast loops apply the first "NaN" key themselves
+    uint64_t nan_out    # ... and this is its output
     bint use_fast       # fast loops allowed (tests switch them off to check the exact path)
+    uint64_t safe_lo    # source values in [safe_lo, safe_hi] (bit patterns) are never flagged
+    uint64_t safe_hi    # by the fast loop: a flagged block sends only the others to the exact path

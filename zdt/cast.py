@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from zdt import _cast, json_scalar
+from zdt import _kernels, json_scalar
 from zdt.errors import CastError, ConfigError, FillValueError
 from zdt.formats import NumberFormat, format_for, format_for_dtype
 
@@ -147,11 +147,48 @@ def _is_nan_bits(bits: int, fmt: NumberFormat) -> bool:
 
 # --- the cast ---------------------------------------------------------------------------------------
 
+def _nearest_inside(value: int, dtype: np.dtype, towards: float) -> np.generic:
+    """The float of `dtype` closest to the integer `value` without passing it."""
+    with np.errstate(over="ignore"):
+        v = np.array(value, dtype=object).astype(np.float64).astype(dtype)[()]
+    while (int(v) > value) if towards < 0 else (int(v) < value):
+        v = np.nextafter(v, dtype.type(towards))
+    return v
+
+
+def safe_range(source: NumberFormat, target: NumberFormat, out_of_range: str | None) -> tuple[int, int]:
+    """Bit patterns (in the source format) of [lo, hi]: source values the fast loops convert
+    right without flagging. When a block is flagged, only the elements outside this range go
+    through the exact path, so it must never be wider than the fast loops' own guarantee (see
+    the flags in zdt/_cast_impl.pxi); it may be narrower at the cost of speed only."""
+    if source.type_code < 0 or target.type_code < 0:
+        return 0, 0        # no fast loop: every element takes the exact path anyway
+    dt = source.dtype
+    if source.is_int:
+        lo, hi = source.min_value, source.max_value
+        if target.is_int and out_of_range is None:
+            lo, hi = max(lo, target.min_value), min(hi, target.max_value)
+        lo_v, hi_v = dt.type(lo), dt.type(hi)
+    else:
+        hi_v = np.finfo(dt).max
+        if target.is_int and out_of_range is None:
+            # x inside the target's range rounds inside it (the bounds are integers)
+            lo_v = _nearest_inside(target.min_value, dt, np.inf)
+            hi_v = _nearest_inside(target.max_value, dt, -np.inf)
+        elif target.is_int and out_of_range == "wrap" and target.bits == 64:
+            hi_v = np.nextafter(dt.type(2.0**63), dt.type(0))     # |r| < 2**63
+        elif target.is_float and target.itemsize < source.itemsize:
+            hi_v = dt.type(np.finfo(target.dtype).max)          # no overflow
+        if not (target.is_int and out_of_range is None):
+            lo_v = -hi_v
+    return (json_scalar.value_to_bits(lo_v, source), json_scalar.value_to_bits(hi_v, source))
+
+
 class CastPlan:
     """One direction of a cast_value configuration, compiled for the kernels."""
 
     __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries",
-                 "_params")
+                 "_params", "_safe")
 
     def __init__(
         self,
@@ -173,6 +210,7 @@ class CastPlan:
             source.kernel_params(), target.kernel_params(), source.type_code, target.type_code,
             ROUNDING_MODES[self.rounding], OUT_OF_RANGE_MODES[self.out_of_range],
         )
+        self._safe = safe_range(source, target, self.out_of_range)
 
     def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True) -> np.ndarray:
         """Cast every element of `arr` (any layout, any byte order); shape and element order are
@@ -206,7 +244,8 @@ class CastPlan:
             )
         flat_in = arr.reshape(-1, order=order).view(np.uint8)
         flat_out = out.reshape(-1, order=order).view(np.uint8)
-        index, status = _cast.cast_flat(flat_in, flat_out, *self._params, self.entries, fast)
+        index, status = _kernels.cast_flat(flat_in, flat_out, *self._params, self.entries,
+                                           *self._safe, fast)
         if index >= 0:
             raise self._element_error(arr, order, index, status)
         return out

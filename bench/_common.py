@@ -1,0 +1,76 @@
+"""Shared benchmark helpers: interleaved timing, the copy-bandwidth floor, table printing.
+
+Import this before NumPy does any work: it pins BLAS to one thread so idle BLAS workers do not
+spin on the second core while we time.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def interleaved(impls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds per implementation; one call of each per round, rounds interleaved so
+    drift (thermal, other load) hits every implementation alike. One warm-up round first."""
+    times: dict[str, list[float]] = {name: [] for name in impls}
+    for name, fn in impls.items():
+        fn()
+    for _ in range(repeat):
+        for name, fn in impls.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def copy_floor(arr: np.ndarray, repeat: int) -> float:
+    """Median seconds of np.copyto of the same bytes: the memory-bandwidth floor."""
+    dst = np.empty_like(arr)
+    return interleaved({"copy": lambda: np.copyto(dst, arr)}, repeat)["copy"]
+
+
+def in_threads(fns: list[Callable[[], object]]) -> float:
+    """Wall seconds to run every fn in its own thread, concurrently."""
+    threads = [threading.Thread(target=fn) for fn in fns]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
+def machine() -> str:
+    return (f"Python {platform.python_version()}, numpy {np.__version__}, "
+            f"{os.cpu_count()} cpus, {platform.machine()}, {platform.processor() or ''}").strip(", ")
+
+
+def print_table(title: str, results: dict[str, float], floor: float, ours: str,
+                note: str = "") -> dict[str, float]:
+    """One workload: ms, ratio to the fastest peer (not us), ratio to the copy floor."""
+    peers = {k: v for k, v in results.items() if not k.startswith("zdt")}
+    fastest_peer = min(peers.values()) if peers else None
+    print(f"\n{title}{'  (' + note + ')' if note else ''}")
+    print(f"  {'implementation':34s} {'ms':>8s} {'/fastest peer':>14s} {'/copy floor':>12s}")
+    for name, t in sorted(results.items(), key=lambda kv: kv[1]):
+        rel = f"{t / fastest_peer:14.2f}" if fastest_peer else f"{'-':>14s}"
+        print(f"  {name:34s} {t * 1e3:8.2f} {rel} {t / floor:12.2f}")
+    print(f"  {'np.copyto (same input bytes)':34s} {floor * 1e3:8.2f}")
+    return {"ours": results[ours], "fastest_peer": fastest_peer or float("nan"), "floor": floor}
+
+
+def header(name: str) -> None:
+    print(f"{name} -- {machine()}")
+    print(f"argv: {' '.join(sys.argv)}")

@@ -1,0 +1,760 @@
+# cast_value kernels: mode-hoisted fast loops, scalar_map blends and the block driver.
+#
+# Included by _cast.pyx (x86-64-v2 baseline), _cast_avx2.pyx (x86-64-v3) and _cast_avx512.pyx
+# (x86-64-v4): one source compiled for three instruction-set levels; zdt/_kernels.py picks the
+# best level the CPU runs. See docs/design.md.
+#
+# Each fast loop writes every element and reports whether any element needs the exact path in
+# _exact.pxd; only then is the block run again writing a mask byte per element. Loops are
+# written so gcc vectorises them: int32 intermediates for targets up to 32 bits, branch-free
+# selects, mode tags passed by pointer.
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, trunc, truncf
+from libc.stdint cimport (
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+)
+from libc.string cimport memcpy, memset
+
+from zdt._exact cimport convert_element, zdt_clz64
+from zdt._types cimport (
+    CastSpec, Format, MapEntry,
+    float_t, float2_t, int_t, int2_t, num_t, num2_t,
+    rmode_t, RNearestEven, RTowardsZero, RTowardsPositive, RTowardsNegative, RNearestAway,
+    omode_t, OError, OClamp, OWrap,
+    NEAREST_EVEN, TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
+    OOR_ERROR, OOR_CLAMP, OOR_WRAP,
+    KEY_VALUE, KEY_ANY_NAN, KEY_NAN_BITS,
+    T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64,
+    ST_OK,
+)
+
+# Elements per block: source (<= 16 KiB), destination and mask stay in L1/L2.
+cdef enum:
+    BLOCK = 2048
+BLOCK_SIZE = BLOCK
+
+
+# --- scalar helpers -----------------------------------------------------------------------------
+
+cdef inline float_t pow2(int k, float_t* tag) noexcept nogil:
+    """2**k exactly, built from its bit pattern (k within the normal range of float_t)."""
+    cdef uint64_t b64
+    cdef uint32_t b32
+    cdef double d
+    cdef float f
+    if float_t is double:
+        b64 = (<uint64_t>(1023 + k)) << 52
+        memcpy(&d, &b64, 8)
+        return d
+    else:
+        b32 = (<uint32_t>(127 + k)) << 23
+        memcpy(&f, &b32, 4)
+        return f
+
+
+cdef inline int precision(float_t* tag) noexcept nogil:
+    if float_t is double:
+        return 53
+    return 24
+
+
+cdef inline float_t max_finite(float_t* tag) noexcept nogil:
+    if float_t is double:
+        return 1.7976931348623157e308
+    return 3.4028234663852886e38
+
+
+cdef inline float_t fabs_t(float_t x) noexcept nogil:
+    if float_t is double:
+        return fabs(x)
+    return fabsf(x)
+
+
+cdef inline float_t round_t(float_t x, rmode_t* rm) noexcept nogil:
+    """x rounded to an integer in the mode of the tag; exact in float_t."""
+    cdef float_t t
+    if rmode_t is RNearestEven:
+        if float_t is double:
+            return rint(x)
+        return rintf(x)
+    elif rmode_t is RTowardsZero:
+        if float_t is double:
+            return trunc(x)
+        return truncf(x)
+    elif rmode_t is RTowardsPositive:
+        if float_t is double:
+            return ceil(x)
+        return ceilf(x)
+    elif rmode_t is RTowardsNegative:
+        if float_t is double:
+            return floor(x)
+        return floorf(x)
+    else:
+        # half away from zero; x - trunc(x) is exact, so 0.49999999999999994 stays below the tie
+        if float_t is double:
+            t = trunc(x)
+        else:
+            t = truncf(x)
+        if fabs_t(x - t) >= 0.5:
+            t = t + (1 if x > 0 else -1)
+        return t
+
+
+cdef inline int int_bits(int_t* tag) noexcept nogil:
+    return sizeof(int_t) * 8
+
+
+cdef inline bint int_signed(int_t* tag) noexcept nogil:
+    return (<int_t>-1) < 0
+
+
+cdef inline int_t int_max(int_t* tag) noexcept nogil:
+    if int_signed(tag):
+        return <int_t>(((<uint64_t>1) << (sizeof(int_t) * 8 - 1)) - 1)
+    return <int_t>(~(<uint64_t>0))
+
+
+cdef inline int_t int_min(int_t* tag) noexcept nogil:
+    if int_signed(tag):
+        return <int_t>((<uint64_t>1) << (sizeof(int_t) * 8 - 1))
+    return 0
+
+
+cdef inline int64_t int_min64(int_t* tag) noexcept nogil:
+    return <int64_t>int_min(tag)
+
+
+cdef inline uint64_t int_max64(int_t* tag) noexcept nogil:
+    return <uint64_t>int_max(tag)
+
+
+cdef inline int_t float_to_int(float_t c, int_t* tag) noexcept nogil:
+    """Convert an integer-valued c inside int_t's range. Through int32 where possible: SSE has
+    packed double/float -> int32 conversions but none to int64."""
+    if int_t is int64_t:
+        return <int64_t>c
+    elif int_t is uint64_t:
+        return <uint64_t>c
+    elif int_t is uint32_t:
+        if float_t is double:
+            return <uint32_t>(<int32_t>(c - 2147483648.0)) ^ <uint32_t>0x80000000
+        return <uint32_t>(<int64_t>c)
+    else:
+        return <int_t>(<int32_t>c)
+
+
+cdef inline int32_t wrap_double(double r, int nb) noexcept nogil:
+    """r mod 2**nb as a two's complement int32 (finite integer-valued r, nb <= 32).
+    m = r - 2**nb * floor(r / 2**nb) lies in [0, 2**nb): exact in double for nb <= 32."""
+    cdef double two_n = pow2(nb, <double*>NULL)
+    cdef double m = r - two_n * floor(r * pow2(-nb, <double*>NULL))
+    m = (m - two_n) if m >= 0.5 * two_n else m
+    return <int32_t>m
+
+
+cdef inline int32_t wrap32(float_t r, int nb) noexcept nogil:
+    """As wrap_double; in float arithmetic m is exact only while 2**nb <= 2**24."""
+    cdef float two_n, m
+    if float_t is double:
+        return wrap_double(r, nb)
+    else:
+        if nb > 24:
+            return wrap_double(<double>r, nb)
+        two_n = pow2(nb, <float*>NULL)
+        m = r - two_n * floorf(r * pow2(-nb, <float*>NULL))
+        m = (m - two_n) if m >= 0.5 * two_n else m
+        return <int32_t>m
+
+
+# sign-magnitude steps of a float's bit pattern: +1 = away from zero, -1 = towards zero
+cdef inline float_t step_mag(float_t f, int delta) noexcept nogil:
+    cdef uint64_t b64
+    cdef uint32_t b32
+    if float_t is double:
+        memcpy(&b64, &f, 8)
+        b64 = b64 + <uint64_t><int64_t>delta
+        memcpy(&f, &b64, 8)
+    else:
+        memcpy(&b32, &f, 4)
+        b32 = b32 + <uint32_t><int32_t>delta
+        memcpy(&f, &b32, 4)
+    return f
+
+
+cdef inline bint sign_of(float_t f) noexcept nogil:
+    cdef uint64_t b64
+    cdef uint32_t b32
+    if float_t is double:
+        memcpy(&b64, &f, 8)
+        return (b64 >> 63) != 0
+    memcpy(&b32, &f, 4)
+    return (b32 >> 31) != 0
+
+
+# --- fast loops ------------------------------------------------------------------------------------
+
+cdef inline int_t f2i_one(float_t x, uint8_t* flag, int_t* tag, rmode_t* rm, omode_t* om) noexcept nogil:
+    """One float -> integer element; *flag = 1 when the exact path must decide it: NaN/Inf
+    always, out of range in error mode, |r| >= 2**63 under wrap to a 64-bit target. Every
+    constant below folds at compile time."""
+    cdef int nb = int_bits(tag)
+    cdef bint sgn = int_signed(tag)
+    cdef float_t* ft = NULL
+    cdef float_t lo = -pow2(nb - 1, ft) if sgn else 0
+    cdef float_t hi_excl = pow2(nb - sgn, ft)
+    cdef float_t half_n = pow2(nb - 1, ft)
+    cdef float_t fmax = max_finite(ft)
+    # largest float_t <= int max; when int max itself is not a float_t, clamping goes through it
+    cdef bint max_exact = (nb - sgn) <= precision(ft)
+    cdef float_t hi_c = (hi_excl - 1) if max_exact else (hi_excl - pow2(nb - sgn - precision(ft), ft))
+    cdef float_t r = round_t(x, rm)
+    cdef float_t c
+    cdef int_t v
+    cdef uint8_t f
+    if omode_t is OError:
+        f = not ((r >= lo) & (r < hi_excl))
+        c = 0 if f else r
+        v = float_to_int(c, tag)
+    elif omode_t is OClamp:
+        f = not (fabs_t(x) <= fmax)
+        c = r if r >= lo else lo          # NaN -> lo (flagged anyway)
+        c = c if c <= hi_c else hi_c
+        v = float_to_int(c, tag)
+        if not max_exact:
+            v = int_max(tag) if r >= hi_excl else v
+    else:
+        f = not (fabs_t(x) <= fmax)
+        if nb <= 32:
+            v = <int_t>wrap32(0 if f else r, nb)
+        else:
+            f = f | (not (fabs_t(r) < half_n))
+            c = 0 if f else r
+            v = <int_t>(<int64_t>c)
+    flag[0] = f
+    return v
+
+
+cdef bint f2i(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp,
+              rmode_t* rm, omode_t* om) noexcept nogil:
+    """float -> integer. With sp.nan_fold, NaN takes the scalar_map's "NaN" value here rather
+    than in a later pass (the common NaN -> sentinel case stays one pass)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0, f
+    cdef bint hit
+    cdef int_t v, nan_out
+    cdef float_t x
+    if sp.nan_fold:
+        nan_out = from_bits(sp.nan_out, <int_t*>NULL)
+        for i in range(n):
+            x = s[i]
+            v = f2i_one(x, &f, d, rm, om)
+            hit = x != x
+            d[i] = nan_out if hit else v
+            acc |= f & (not hit)
+    else:
+        for i in range(n):
+            d[i] = f2i_one(s[i], &f, d, rm, om)
+            acc |= f
+    return acc
+
+
+cdef bint i2i(const int_t* s, int2_t* d, Py_ssize_t n, omode_t* om) noexcept nogil:
+    """integer -> integer. Flags out-of-range values in error mode only."""
+    cdef bint below_possible = int_min64(<int_t*>NULL) < int_min64(<int2_t*>NULL)
+    cdef bint above_possible = int_max64(<int_t*>NULL) > int_max64(<int2_t*>NULL)
+    cdef int_t lo = <int_t>int_min(<int2_t*>NULL) if below_possible else 0
+    cdef int_t hi = <int_t>int_max(<int2_t*>NULL) if above_possible else 0
+    cdef int2_t dmin = int_min(<int2_t*>NULL)
+    cdef int2_t dmax = int_max(<int2_t*>NULL)
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef bint below, above
+    cdef int_t v
+    if omode_t is OWrap:
+        # C conversion to a narrower integer is two's complement modulo 2**N
+        for i in range(n):
+            d[i] = <int2_t>s[i]
+        return False
+    if not (below_possible or above_possible):
+        for i in range(n):
+            d[i] = <int2_t>s[i]
+        return False
+    if omode_t is OClamp:
+        for i in range(n):
+            v = s[i]
+            below = below_possible and v < lo
+            above = above_possible and v > hi
+            d[i] = dmin if below else (dmax if above else <int2_t>v)
+        return False
+    for i in range(n):
+        v = s[i]
+        acc |= (below_possible and v < lo) | (above_possible and v > hi)
+        d[i] = <int2_t>v
+    return acc
+
+
+cdef inline uint64_t float_as_u64_mod(float_t d) noexcept nogil:
+    """The integer value of an integer-valued d in [-2**63, 2**64] modulo 2**64."""
+    if d >= 18446744073709551616.0:
+        return 0
+    if d >= 9223372036854775808.0:
+        return <uint64_t>d
+    return <uint64_t>(<int64_t>d)
+
+
+cdef inline float_t int_to_float_directed(int_t v, float_t* tag, rmode_t* rm) noexcept nogil:
+    """v rounded to float_t in a mode other than nearest-even: round to nearest in hardware,
+    then step one ulp where the mode disagrees. The error v - d is small (< 2 ulp), so it is
+    exact as an int64 computed modulo 2**64. Branch-free: the error's sign is random data, and
+    a mispredicted branch per element costs 3x."""
+    cdef float_t d = <float_t>v
+    cdef float_t d2
+    cdef uint64_t uv = <uint64_t>v
+    cdef int64_t err = <int64_t>(uv - float_as_u64_mod(d))
+    cdef int64_t err2, up = 1 if d > 0 else -1     # bit step that moves d towards +inf
+    if rmode_t is RTowardsZero:
+        # |d| > |v| when the error points back towards zero
+        return step_mag(d, -((err != 0) & ((err > 0) != (d > 0))))
+    elif rmode_t is RTowardsPositive:
+        return step_mag(d, up * (err > 0))
+    elif rmode_t is RTowardsNegative:
+        return step_mag(d, -up * (err < 0))
+    elif rmode_t is RNearestAway:
+        # an exact tie went to the even neighbour; take the other one if it is farther from 0
+        d2 = step_mag(d, up if err > 0 else -up)
+        err2 = <int64_t>(uv - float_as_u64_mod(d2))
+        return d2 if (err != 0) & (err2 == -err) & (fabs_t(d2) > fabs_t(d)) else d
+    return d
+
+
+cdef bint i2f(const int_t* s, float_t* d, Py_ssize_t n, rmode_t* rm) noexcept nogil:
+    """integer -> float32/float64: never out of range. Exact pairs and nearest-even use the C
+    conversion (correctly rounded); the other modes round with integer arithmetic."""
+    cdef float_t* ft = NULL
+    cdef bint exact = (int_bits(<int_t*>NULL) - int_signed(<int_t*>NULL)) <= precision(ft)
+    cdef Py_ssize_t i
+    if exact or rmode_t is RNearestEven:
+        for i in range(n):
+            d[i] = <float_t>s[i]
+    else:
+        for i in range(n):
+            d[i] = int_to_float_directed(s[i], ft, rm)
+    return False
+
+
+cdef inline float f64_to_f32_one(double x, uint8_t* flag, rmode_t* rm, omode_t* om) noexcept nogil:
+    """float64 -> float32: hardware nearest-even, then one ulp where the mode disagrees.
+    *flag = 1 for a finite input that overflowed (the exact path decides between the largest
+    float, inf and an error)."""
+    cdef float r = <float>x
+    cdef float r2
+    cdef double b, b2, err
+    cdef bint finite_in = fabs(x) <= 1.7976931348623157e308
+    cdef uint8_t f = (not (fabsf(r) <= 3.4028234663852886e38)) & finite_in
+    if rmode_t is RNearestEven:
+        if omode_t is OClamp:
+            f = 0           # +-inf is the clamped result
+    else:
+        b = <double>r
+        if rmode_t is RTowardsZero:
+            r = step_mag(r, -1) if fabs(b) > fabs(x) else r
+        elif rmode_t is RTowardsPositive:
+            r = step_mag(r, -1 if sign_of(r) else 1) if b < x else r
+        elif rmode_t is RTowardsNegative:
+            r = step_mag(r, 1 if sign_of(r) else -1) if b > x else r
+        else:
+            # nearest-away differs from nearest-even only on an exact tie that went towards
+            # zero: r2 is the other neighbour of x
+            err = x - b
+            r2 = step_mag(r, (-1 if sign_of(r) else 1) if err > 0 else (1 if sign_of(r) else -1))
+            b2 = <double>r2
+            r = r2 if ((b2 - b) == 2 * err) & (fabs(b2) > fabs(b)) else r
+        f = f | ((not (fabsf(r) <= 3.4028234663852886e38)) & finite_in)
+    flag[0] = f
+    return r
+
+
+cdef bint f2f(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm, omode_t* om) noexcept nogil:
+    """float32/float64 -> float32/float64. Only float64 -> float32 can round or overflow."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0, f
+    if not (float_t is double and float2_t is float):
+        for i in range(n):
+            d[i] = <float2_t>s[i]     # same type, or float32 -> float64: exact
+        return False
+    else:
+        for i in range(n):
+            d[i] = f64_to_f32_one(s[i], &f, rm, om)
+            acc |= f
+        return acc
+
+
+# --- mode dispatch (runtime enum -> tag types) -----------------------------------------------------
+
+cdef inline bint f2i_o(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp,
+                       rmode_t* rm) noexcept nogil:
+    if sp.out_of_range == OOR_CLAMP:
+        return f2i(s, d, n, sp, rm, <OClamp*>NULL)
+    elif sp.out_of_range == OOR_WRAP:
+        return f2i(s, d, n, sp, rm, <OWrap*>NULL)
+    return f2i(s, d, n, sp, rm, <OError*>NULL)
+
+
+cdef bint f2i_modes(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    if sp.rounding == TOWARDS_ZERO:
+        return f2i_o(s, d, n, sp, <RTowardsZero*>NULL)
+    elif sp.rounding == TOWARDS_POSITIVE:
+        return f2i_o(s, d, n, sp, <RTowardsPositive*>NULL)
+    elif sp.rounding == TOWARDS_NEGATIVE:
+        return f2i_o(s, d, n, sp, <RTowardsNegative*>NULL)
+    elif sp.rounding == NEAREST_AWAY:
+        return f2i_o(s, d, n, sp, <RNearestAway*>NULL)
+    return f2i_o(s, d, n, sp, <RNearestEven*>NULL)
+
+
+cdef bint i2i_modes(const int_t* s, int2_t* d, Py_ssize_t n, int oor) noexcept nogil:
+    if oor == OOR_CLAMP:
+        return i2i(s, d, n, <OClamp*>NULL)
+    elif oor == OOR_WRAP:
+        return i2i(s, d, n, <OWrap*>NULL)
+    return i2i(s, d, n, <OError*>NULL)
+
+
+cdef bint i2f_modes(const int_t* s, float_t* d, Py_ssize_t n, int rounding) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return i2f(s, d, n, <RTowardsZero*>NULL)
+    elif rounding == TOWARDS_POSITIVE:
+        return i2f(s, d, n, <RTowardsPositive*>NULL)
+    elif rounding == TOWARDS_NEGATIVE:
+        return i2f(s, d, n, <RTowardsNegative*>NULL)
+    elif rounding == NEAREST_AWAY:
+        return i2f(s, d, n, <RNearestAway*>NULL)
+    return i2f(s, d, n, <RNearestEven*>NULL)
+
+
+cdef inline bint f2f_o(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm,
+                       int oor) noexcept nogil:
+    # 'wrap' with a float target only reaches here when decoding; it is an error there
+    if oor == OOR_CLAMP:
+        return f2f(s, d, n, rm, <OClamp*>NULL)
+    return f2f(s, d, n, rm, <OError*>NULL)
+
+
+cdef bint f2f_modes(const float_t* s, float2_t* d, Py_ssize_t n, int rounding,
+                    int oor) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return f2f_o(s, d, n, <RTowardsZero*>NULL, oor)
+    elif rounding == TOWARDS_POSITIVE:
+        return f2f_o(s, d, n, <RTowardsPositive*>NULL, oor)
+    elif rounding == TOWARDS_NEGATIVE:
+        return f2f_o(s, d, n, <RTowardsNegative*>NULL, oor)
+    elif rounding == NEAREST_AWAY:
+        return f2f_o(s, d, n, <RNearestAway*>NULL, oor)
+    return f2f_o(s, d, n, <RNearestEven*>NULL, oor)
+
+
+# --- scalar_map inside a block ---------------------------------------------------------------------
+
+cdef inline num_t from_bits(uint64_t bits, num_t* tag) noexcept nogil:
+    cdef num_t v
+    cdef uint8_t b1
+    cdef uint16_t b2
+    cdef uint32_t b4
+    if sizeof(num_t) == 1:
+        b1 = <uint8_t>bits
+        memcpy(&v, &b1, 1)
+    elif sizeof(num_t) == 2:
+        b2 = <uint16_t>bits
+        memcpy(&v, &b2, 2)
+    elif sizeof(num_t) == 4:
+        b4 = <uint32_t>bits
+        memcpy(&v, &b4, 4)
+    else:
+        memcpy(&v, &bits, 8)
+    return v
+
+
+cdef void map_apply(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """Write the scalar_map's value and "NaN" keys as selects, last entry first so the first
+    occurrence wins (a "NaN" key the fast loop applied itself, nan_fold, is skipped)."""
+    cdef Py_ssize_t i, j
+    cdef num_t kv
+    cdef num2_t ov
+    cdef const MapEntry* e
+    for j in range(sp.map_len - 1, -1, -1):
+        e = &sp.map[j]
+        ov = from_bits(e.out_bits, <num2_t*>NULL)
+        if e.kind == KEY_ANY_NAN:
+            if not sp.nan_fold:
+                for i in range(n):
+                    d[i] = ov if s[i] != s[i] else d[i]
+        else:
+            kv = from_bits(e.key_bits, <num_t*>NULL)
+            for i in range(n):
+                d[i] = ov if s[i] == kv else d[i]
+
+
+cdef void map_unmark(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    """A mapped element is final (mappings do not chain): take it off the exact path."""
+    cdef Py_ssize_t i, j
+    cdef num_t kv
+    for j in range(sp.map_len):
+        if sp.map[j].kind == KEY_ANY_NAN:
+            for i in range(n):
+                mask[i] = mask[i] & (s[i] == s[i])
+        else:
+            kv = from_bits(sp.map[j].key_bits, <num_t*>NULL)
+            for i in range(n):
+                mask[i] = mask[i] & (s[i] != kv)
+
+
+cdef void map_mark(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    """For maps with bit-exact NaN keys: every candidate key match takes the exact path."""
+    cdef Py_ssize_t i, j
+    cdef num_t kv
+    for j in range(sp.map_len):
+        if sp.map[j].kind == KEY_VALUE:
+            kv = from_bits(sp.map[j].key_bits, <num_t*>NULL)
+            for i in range(n):
+                mask[i] = mask[i] | (s[i] == kv)
+        else:
+            for i in range(n):
+                mask[i] = mask[i] | (s[i] != s[i])
+
+
+cdef bint mark_block(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    """Mask of a block the fast loop flagged: every element outside the plan's safe range
+    [safe_lo, safe_hi] (the range where the fast loop is right; NaN is outside), adjusted for
+    the scalar_map. Generic over the source type only, so no per-mode copy of the fast loops
+    is needed to say which elements they were unsure of."""
+    cdef num_t lo = from_bits(sp.safe_lo, <num_t*>NULL)
+    cdef num_t hi = from_bits(sp.safe_hi, <num_t*>NULL)
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    for i in range(n):
+        mask[i] = not ((s[i] >= lo) & (s[i] <= hi))
+    if sp.map_len:
+        if sp.map_blendable:
+            map_unmark(s, n, mask, sp)
+        else:
+            map_mark(s, n, mask, sp)
+    for i in range(n):
+        acc |= mask[i]
+    return acc
+
+
+# --- dispatch over (source, destination) C types --------------------------------------------------
+
+cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """One block through the fast loop of its path, then the scalar_map's values. Returns
+    whether some element may need the exact path."""
+    cdef bint flagged
+    if num_t is float or num_t is double:
+        if num2_t is float or num2_t is double:
+            flagged = f2f_modes(s, d, n, sp.rounding, sp.out_of_range)
+        else:
+            flagged = f2i_modes(s, d, n, sp)
+    else:
+        if num2_t is float or num2_t is double:
+            flagged = i2f_modes(s, d, n, sp.rounding)
+        else:
+            flagged = i2i_modes(s, d, n, sp.out_of_range)
+    if sp.map_len == 0:
+        return flagged
+    if not sp.map_blendable:
+        return True     # bit-exact NaN keys: candidates are found by map_mark
+    map_apply(s, d, n, sp)
+    return flagged
+
+
+cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    cdef int c = sp.dst_code
+    if c == T_I8:
+        return fast_pair(s, <int8_t*>d, n, sp)
+    elif c == T_U8:
+        return fast_pair(s, <uint8_t*>d, n, sp)
+    elif c == T_I16:
+        return fast_pair(s, <int16_t*>d, n, sp)
+    elif c == T_U16:
+        return fast_pair(s, <uint16_t*>d, n, sp)
+    elif c == T_I32:
+        return fast_pair(s, <int32_t*>d, n, sp)
+    elif c == T_U32:
+        return fast_pair(s, <uint32_t*>d, n, sp)
+    elif c == T_I64:
+        return fast_pair(s, <int64_t*>d, n, sp)
+    elif c == T_U64:
+        return fast_pair(s, <uint64_t*>d, n, sp)
+    elif c == T_F32:
+        return fast_pair(s, <float*>d, n, sp)
+    return fast_pair(s, <double*>d, n, sp)
+
+
+cdef bint fast_block(const void* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    cdef int c = sp.src_code
+    if c == T_I8:
+        return fast_src(<const int8_t*>s, d, n, sp)
+    elif c == T_U8:
+        return fast_src(<const uint8_t*>s, d, n, sp)
+    elif c == T_I16:
+        return fast_src(<const int16_t*>s, d, n, sp)
+    elif c == T_U16:
+        return fast_src(<const uint16_t*>s, d, n, sp)
+    elif c == T_I32:
+        return fast_src(<const int32_t*>s, d, n, sp)
+    elif c == T_U32:
+        return fast_src(<const uint32_t*>s, d, n, sp)
+    elif c == T_I64:
+        return fast_src(<const int64_t*>s, d, n, sp)
+    elif c == T_U64:
+        return fast_src(<const uint64_t*>s, d, n, sp)
+    elif c == T_F32:
+        return fast_src(<const float*>s, d, n, sp)
+    return fast_src(<const double*>s, d, n, sp)
+
+
+cdef bint mark(const void* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    cdef int c = sp.src_code
+    if c == T_I8:
+        return mark_block(<const int8_t*>s, n, mask, sp)
+    elif c == T_U8:
+        return mark_block(<const uint8_t*>s, n, mask, sp)
+    elif c == T_I16:
+        return mark_block(<const int16_t*>s, n, mask, sp)
+    elif c == T_U16:
+        return mark_block(<const uint16_t*>s, n, mask, sp)
+    elif c == T_I32:
+        return mark_block(<const int32_t*>s, n, mask, sp)
+    elif c == T_U32:
+        return mark_block(<const uint32_t*>s, n, mask, sp)
+    elif c == T_I64:
+        return mark_block(<const int64_t*>s, n, mask, sp)
+    elif c == T_U64:
+        return mark_block(<const uint64_t*>s, n, mask, sp)
+    elif c == T_F32:
+        return mark_block(<const float*>s, n, mask, sp)
+    return mark_block(<const double*>s, n, mask, sp)
+
+
+# --- driver ----------------------------------------------------------------------------------------
+
+cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uint8_t* mask,
+                           const CastSpec* sp, int* status) noexcept nogil:
+    """Exact path for the masked elements of one block; the first failure stops it."""
+    cdef Py_ssize_t i = 0, j
+    cdef uint64_t word
+    cdef int st
+    cdef int ssz = sp.src.itemsize, dsz = sp.dst.itemsize
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, mask + i, 8)
+            if word == 0:
+                i += 8
+                continue
+        j = i + 8 if i + 8 <= n else n
+        while i < j:
+            if mask[i]:
+                st = convert_element(s + i * ssz, d + i * dsz, sp)
+                if st != ST_OK:
+                    status[0] = st
+                    return i
+            i += 1
+    return -1
+
+
+cdef Py_ssize_t run_cast(const uint8_t* src, uint8_t* dst, Py_ssize_t n,
+                         const CastSpec* sp, int* status) noexcept nogil:
+    """Cast n elements; -1 on success, else the index of the first failing element."""
+    cdef uint8_t mask[BLOCK]
+    cdef Py_ssize_t start, m, i, bad
+    cdef int ssz = sp.src.itemsize, dsz = sp.dst.itemsize
+    cdef int st
+    cdef const uint8_t* s
+    cdef uint8_t* d
+    status[0] = ST_OK
+    if sp.use_fast and sp.src_code != T_NONE and sp.dst_code != T_NONE:
+        start = 0
+        while start < n:
+            m = n - start if n - start < BLOCK else BLOCK
+            s = src + start * ssz
+            d = dst + start * dsz
+            if fast_block(s, d, m, sp):
+                # some element may need the exact path: mask the candidates (the block is in
+                # cache) and let the exact path decide each of them
+                if mark(s, m, mask, sp):
+                    bad = fix_masked(s, d, m, mask, sp, status)
+                    if bad >= 0:
+                        return start + bad
+            start += m
+        return -1
+    for i in range(n):
+        st = convert_element(src + i * ssz, dst + i * dsz, sp)
+        if st != ST_OK:
+            status[0] = st
+            return i
+    return -1
+
+
+# --- Python entry ----------------------------------------------------------------------------------
+
+cdef void fill_format(Format* f, tuple t) except *:
+    (f.kind, f.itemsize, f.bits, f.is_signed, f.man_bits, f.exp_bits, f.bias,
+     f.max_exp_field, f.max_man, f.nan_style, f.has_inf, f.has_neg_zero, f.has_zero,
+     f.has_subnormal) = t
+
+
+def cast_flat(src, dst, tuple src_format, tuple dst_format, int src_code, int dst_code,
+              int rounding, int out_of_range, list map_entries, uint64_t safe_lo=0,
+              uint64_t safe_hi=0, bint use_fast=True):
+    """Cast the 1-d native-order uint8 view `src` into `dst` (both contiguous, same element
+    count). `map_entries` is a list of (kind, key_bits, out_bits). Returns (index, status):
+    index -1 on success, else the first failing element. The GIL is released throughout."""
+    cdef const uint8_t[::1] sv = src
+    cdef uint8_t[::1] dv = dst
+    cdef CastSpec sp
+    cdef MapEntry* entries = NULL
+    cdef Py_ssize_t n, k, idx
+    cdef int status = ST_OK
+    fill_format(&sp.src, src_format)
+    fill_format(&sp.dst, dst_format)
+    if sv.shape[0] % sp.src.itemsize or dv.shape[0] % sp.dst.itemsize:
+        raise ValueError("buffer size is not a multiple of the item size")
+    n = sv.shape[0] // sp.src.itemsize
+    if dv.shape[0] // sp.dst.itemsize != n:
+        raise ValueError(f"source has {n} elements, destination {dv.shape[0] // sp.dst.itemsize}")
+    if n == 0:
+        return -1, ST_OK
+    sp.src_code = src_code
+    sp.dst_code = dst_code
+    sp.rounding = rounding
+    sp.out_of_range = out_of_range
+    sp.use_fast = use_fast
+    sp.safe_lo = safe_lo
+    sp.safe_hi = safe_hi
+    sp.map_len = len(map_entries)
+    sp.map_blendable = True
+    sp.nan_fold = False
+    sp.nan_out = 0
+    if sp.map_len:
+        entries = <MapEntry*>PyMem_Malloc(sp.map_len * sizeof(MapEntry))
+        if entries == NULL:
+            raise MemoryError()
+    try:
+        for k in range(sp.map_len):
+            entries[k].kind, entries[k].key_bits, entries[k].out_bits = map_entries[k]
+            if entries[k].kind == KEY_NAN_BITS:
+                sp.map_blendable = False
+            elif entries[k].kind == KEY_ANY_NAN and not sp.nan_fold:
+                # the first "NaN" key wins; float -> int loops apply it inline
+                sp.nan_fold = True
+                sp.nan_out = entries[k].out_bits
+        # only the float -> integer loops fold NaN, and only when every key can be blended
+        sp.nan_fold = (sp.nan_fold and sp.map_blendable and (src_code == T_F32 or src_code == T_F64)
+                       and T_I8 <= dst_code <= T_U64)
+        sp.map = entries
+        with nogil:
+            idx = run_cast(&sv[0], &dv[0], n, &sp, &status)
+    finally:
+        PyMem_Free(entries)
+    return idx, status
