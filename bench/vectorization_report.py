@@ -24,7 +24,7 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     show_missed = "--missed" in sys.argv
     pattern = args[0] if args else ""
-    src = ROOT / "zdt" / "_cast.c"
+    src = ROOT / "zdt" / "_cast.c"   # the baseline (x86-64-v2) build
     with tempfile.TemporaryDirectory() as tmp:
         info = Path(tmp) / "vec.txt"
         subprocess.run(
@@ -36,7 +36,7 @@ def main() -> None:
     lines = src.read_text().splitlines()
     starts = []
     for i, line in enumerate(lines, 1):
-        m = re.match(r"static \w+ (__pyx_fuse_[\d_]+__pyx_f_3zdt_5_cast_(f2i|i2i|i2f|f2f|map_blend|map_mark))\((.*)\) \{", line)
+        m = re.match(r"static \w+ (__pyx_fuse_[\d_]+__pyx_f_3zdt_5_cast_(f2i|i2i|i2f|f2f|f2h|widen_half|widen_int|map_apply|map_unmark|map_mark|mark_block))\((.*)\) \{", line)
         if m:
             starts.append((i, m.group(1), m.group(3)))
     for (start, name, sig), nxt in zip(starts, starts[1:] + [(len(lines), "", "")]):

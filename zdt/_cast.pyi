@@ -7,14 +7,10 @@ def cast_flat(
     dst: object,
     src_format: tuple[int | bool, ...],
     dst_format: tuple[int | bool, ...],
-    src_code: int,
-    dst_code: int,
     rounding: int,
     out_of_range: int,
     map_entries: list[tuple[int, int, int]],
-    safe_lo: int = 0,
-    safe_hi: int = 0,
-    use_fast: bool = True,
+    fast: tuple | None = None,
 ) -> tuple[int, int]: ...
 
 def cpu_level() -> int: ...

@@ -25,7 +25,7 @@ from zdt._types cimport (
     NEAREST_EVEN, TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
     OOR_ERROR, OOR_CLAMP, OOR_WRAP,
     KEY_VALUE, KEY_ANY_NAN, KEY_NAN_BITS,
-    T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64,
+    T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_F16,
     ST_OK,
 )
 
@@ -390,6 +390,102 @@ cdef bint f2f(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm, omode_t*
         return acc
 
 
+# --- float16 -------------------------------------------------------------------------------------
+
+cdef inline float half_to_float(uint16_t h) noexcept nogil:
+    """float16 bits -> float32, exactly. Shifting the 15 low bits into float32 position and
+    multiplying by 2**112 rebiases normal and subnormal values alike; inf/NaN get the float32
+    exponent (payload kept). Branch-free, so the widening loop vectorises."""
+    cdef uint32_t rest = h & 0x7FFF
+    cdef uint32_t b = rest << 13
+    cdef uint32_t special = b | 0x7F800000
+    cdef float f
+    memcpy(&f, &b, 4)
+    f = f * 5.192296858534828e+33
+    memcpy(&b, &f, 4)
+    b = special if rest >= 0x7C00 else b
+    b = b | ((<uint32_t>(h & 0x8000)) << 16)
+    memcpy(&f, &b, 4)
+    return f
+
+
+cdef bint f2h(const float_t* s, uint16_t* d, Py_ssize_t n, rmode_t* rm) noexcept nogil:
+    """float32/float64 -> float16 bits in the mode of the tag. Each x is scaled by a power of
+    two so the last float16 bit is the units digit, rounded with the float rounding functions
+    and scaled back (all exact in float64). A block is flagged when a rounded value is beyond
+    65504 (the exact path decides between 65504, inf and an error); NaN and inf map directly.
+    Branch-free and written in the loop (gcc would not inline it as a function), so it
+    vectorises."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef uint64_t xb, vb, sub, nrm, hb
+    cdef double x, a, r, v, av
+    cdef int64_t e
+    for i in range(n):
+        x = <double>s[i]
+        a = fabs(x)
+        memcpy(&xb, &x, 8)
+        e = <int64_t>((xb >> 52) & 0x7FF) - 1023
+        e = e if e > -14 else -14               # subnormal float16 spacing is 2**-24
+        e = e if e < 16 else 16                 # keeps the scale finite; |x| >= 2**16 is flagged
+        r = round_t(x * pow2(<int>(10 - e), <double*>NULL), rm)
+        v = r * pow2(<int>(e - 10), <double*>NULL)
+        av = fabs(v)
+        memcpy(&vb, &av, 8)
+        # below 2**-14: subnormal (or zero), significand av / 2**-24 (operand clamped: no UB)
+        sub = <uint64_t>(<int32_t>((av if av < 6.103515625e-05 else 0.0) * 16777216.0))
+        nrm = (((vb >> 52) - 1008) << 10) | ((vb >> 42) & 0x3FF)
+        hb = sub if av < 6.103515625e-05 else nrm
+        acc |= (not (av <= 65504.0)) & (a <= 1.7976931348623157e308)
+        hb = 0x7C00 if a > 1.7976931348623157e308 else hb     # +-inf
+        hb = 0x7E00 if x != x else hb                          # NaN
+        d[i] = <uint16_t>(((xb >> 48) & 0x8000) | hb)
+    return acc
+
+
+cdef bint f2h_modes(const float_t* s, uint16_t* d, Py_ssize_t n, int rounding) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return f2h(s, d, n, <RTowardsZero*>NULL)
+    elif rounding == TOWARDS_POSITIVE:
+        return f2h(s, d, n, <RTowardsPositive*>NULL)
+    elif rounding == TOWARDS_NEGATIVE:
+        return f2h(s, d, n, <RTowardsNegative*>NULL)
+    elif rounding == NEAREST_AWAY:
+        return f2h(s, d, n, <RNearestAway*>NULL)
+    return f2h(s, d, n, <RNearestEven*>NULL)
+
+
+cdef void widen_half(const uint16_t* s, float* t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        t[i] = half_to_float(s[i])
+
+
+cdef void widen_int(const int_t* s, double* t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        t[i] = <double>s[i]
+
+
+cdef void widen_int_code(const void* s, int code, double* t, Py_ssize_t n) noexcept nogil:
+    if code == T_I8:
+        widen_int(<const int8_t*>s, t, n)
+    elif code == T_U8:
+        widen_int(<const uint8_t*>s, t, n)
+    elif code == T_I16:
+        widen_int(<const int16_t*>s, t, n)
+    elif code == T_U16:
+        widen_int(<const uint16_t*>s, t, n)
+    elif code == T_I32:
+        widen_int(<const int32_t*>s, t, n)
+    elif code == T_U32:
+        widen_int(<const uint32_t*>s, t, n)
+    elif code == T_I64:
+        widen_int(<const int64_t*>s, t, n)
+    else:
+        widen_int(<const uint64_t*>s, t, n)
+
+
 # --- mode dispatch (runtime enum -> tag types) -----------------------------------------------------
 
 cdef inline bint f2i_o(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp,
@@ -546,9 +642,20 @@ cdef bint mark_block(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec
 
 # --- dispatch over (source, destination) C types --------------------------------------------------
 
+cdef inline bint finish_map(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp,
+                            bint flagged) noexcept nogil:
+    """After a fast loop: write the scalar_map's values; returns whether some element may need
+    the exact path."""
+    if sp.map_len == 0:
+        return flagged
+    if not sp.map_blendable:
+        return True     # bit-exact NaN keys (or inexact widened keys): map_mark finds candidates
+    map_apply(s, d, n, sp)
+    return flagged
+
+
 cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
-    """One block through the fast loop of its path, then the scalar_map's values. Returns
-    whether some element may need the exact path."""
+    """One block through the fast loop of its path, then the scalar_map's values."""
     cdef bint flagged
     if num_t is float or num_t is double:
         if num2_t is float or num2_t is double:
@@ -560,12 +667,12 @@ cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp)
             flagged = i2f_modes(s, d, n, sp.rounding)
         else:
             flagged = i2i_modes(s, d, n, sp.out_of_range)
-    if sp.map_len == 0:
-        return flagged
-    if not sp.map_blendable:
-        return True     # bit-exact NaN keys: candidates are found by map_mark
-    map_apply(s, d, n, sp)
-    return flagged
+    return finish_map(s, d, n, sp, flagged)
+
+
+cdef bint fast_half(const float_t* s, uint16_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """float32/float64 -> float16 (integers arrive widened to float64)."""
+    return finish_map(s, d, n, sp, f2h_modes(s, d, n, sp.rounding))
 
 
 cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
@@ -593,6 +700,10 @@ cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) no
 
 cdef bint fast_block(const void* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
     cdef int c = sp.src_code
+    if sp.dst_code == T_F16:
+        if c == T_F32:
+            return fast_half(<const float*>s, <uint16_t*>d, n, sp)
+        return fast_half(<const double*>s, <uint16_t*>d, n, sp)
     if c == T_I8:
         return fast_src(<const int8_t*>s, d, n, sp)
     elif c == T_U8:
@@ -663,26 +774,46 @@ cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uin
     return -1
 
 
-cdef Py_ssize_t run_cast(const uint8_t* src, uint8_t* dst, Py_ssize_t n,
-                         const CastSpec* sp, int* status) noexcept nogil:
-    """Cast n elements; -1 on success, else the index of the first failing element."""
+cdef enum Widen:
+    WIDEN_NONE = 0
+    WIDEN_HALF = 1      # float16 source: fast loops read it as float32 (exact)
+    WIDEN_INT = 2       # integer -> float16: fast loops read float64 (exact below 2**53; larger
+                        # values overflow float16 anyway and are flagged)
+
+
+cdef Py_ssize_t run_cast(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const CastSpec* sp,
+                         const CastSpec* fsp, int widen, int orig_code,
+                         int* status) noexcept nogil:
+    """Cast n elements; -1 on success, else the index of the first failing element.
+    sp describes the cast for the exact path; fsp (NULL: no fast loop) the same cast as the
+    fast loops see it (after widening, with scalar_map keys in the widened type)."""
     cdef uint8_t mask[BLOCK]
+    cdef float ftmp[BLOCK]
+    cdef double dtmp[BLOCK]
     cdef Py_ssize_t start, m, i, bad
     cdef int ssz = sp.src.itemsize, dsz = sp.dst.itemsize
     cdef int st
     cdef const uint8_t* s
+    cdef const void* fs
     cdef uint8_t* d
     status[0] = ST_OK
-    if sp.use_fast and sp.src_code != T_NONE and sp.dst_code != T_NONE:
+    if fsp != NULL:
         start = 0
         while start < n:
             m = n - start if n - start < BLOCK else BLOCK
             s = src + start * ssz
             d = dst + start * dsz
-            if fast_block(s, d, m, sp):
+            fs = s
+            if widen == WIDEN_HALF:
+                widen_half(<const uint16_t*>s, ftmp, m)
+                fs = ftmp
+            elif widen == WIDEN_INT:
+                widen_int_code(s, orig_code, dtmp, m)
+                fs = dtmp
+            if fast_block(fs, d, m, fsp):
                 # some element may need the exact path: mask the candidates (the block is in
-                # cache) and let the exact path decide each of them
-                if mark(s, m, mask, sp):
+                # cache) and let the exact path decide each of them from the original bits
+                if mark(fs, m, mask, fsp):
                     bad = fix_masked(s, d, m, mask, sp, status)
                     if bad >= 0:
                         return start + bad
@@ -704,18 +835,50 @@ cdef void fill_format(Format* f, tuple t) except *:
      f.has_subnormal) = t
 
 
-def cast_flat(src, dst, tuple src_format, tuple dst_format, int src_code, int dst_code,
-              int rounding, int out_of_range, list map_entries, uint64_t safe_lo=0,
-              uint64_t safe_hi=0, bint use_fast=True):
+cdef MapEntry* fill_map(CastSpec* sp, list entries_in) except? NULL:
+    """Copy (kind, key_bits, out_bits) entries into C memory (caller frees) and derive how the
+    fast loops may apply them."""
+    cdef Py_ssize_t k
+    cdef MapEntry* entries = NULL
+    sp.map_len = len(entries_in)
+    sp.map_blendable = True
+    sp.nan_fold = False
+    sp.nan_out = 0
+    sp.map = NULL
+    if sp.map_len == 0:
+        return NULL
+    entries = <MapEntry*>PyMem_Malloc(sp.map_len * sizeof(MapEntry))
+    if entries == NULL:
+        raise MemoryError()
+    for k in range(sp.map_len):
+        entries[k].kind, entries[k].key_bits, entries[k].out_bits = entries_in[k]
+        if entries[k].kind == KEY_NAN_BITS:
+            sp.map_blendable = False
+        elif entries[k].kind == KEY_ANY_NAN and not sp.nan_fold:
+            # the first "NaN" key wins; float -> int loops apply it inline
+            sp.nan_fold = True
+            sp.nan_out = entries[k].out_bits
+    sp.map = entries
+    return entries
+
+
+def cast_flat(src, dst, tuple src_format, tuple dst_format, int rounding, int out_of_range,
+              list map_entries, tuple fast=None):
     """Cast the 1-d native-order uint8 view `src` into `dst` (both contiguous, same element
-    count). `map_entries` is a list of (kind, key_bits, out_bits). Returns (index, status):
-    index -1 on success, else the first failing element. The GIL is released throughout."""
+    count). `map_entries` is a list of (kind, key_bits, out_bits).
+
+    `fast` is None (every element takes the exact path) or
+    (widen, orig_code, src_code, dst_code, fast_entries, force_mark, safe_lo, safe_hi): how the
+    fast loops see the cast (see zdt.cast.CastPlan). Returns (index, status): index -1 on
+    success, else the first failing element. The GIL is released throughout."""
     cdef const uint8_t[::1] sv = src
     cdef uint8_t[::1] dv = dst
-    cdef CastSpec sp
+    cdef CastSpec sp, fsp
     cdef MapEntry* entries = NULL
-    cdef Py_ssize_t n, k, idx
-    cdef int status = ST_OK
+    cdef MapEntry* fentries = NULL
+    cdef Py_ssize_t n, idx
+    cdef int status = ST_OK, widen = WIDEN_NONE, orig_code = T_NONE
+    cdef bint use_fast = fast is not None
     fill_format(&sp.src, src_format)
     fill_format(&sp.dst, dst_format)
     if sv.shape[0] % sp.src.itemsize or dv.shape[0] % sp.dst.itemsize:
@@ -725,36 +888,28 @@ def cast_flat(src, dst, tuple src_format, tuple dst_format, int src_code, int ds
         raise ValueError(f"source has {n} elements, destination {dv.shape[0] // sp.dst.itemsize}")
     if n == 0:
         return -1, ST_OK
-    sp.src_code = src_code
-    sp.dst_code = dst_code
+    sp.src_code = T_NONE
+    sp.dst_code = T_NONE
     sp.rounding = rounding
     sp.out_of_range = out_of_range
-    sp.use_fast = use_fast
-    sp.safe_lo = safe_lo
-    sp.safe_hi = safe_hi
-    sp.map_len = len(map_entries)
-    sp.map_blendable = True
-    sp.nan_fold = False
-    sp.nan_out = 0
-    if sp.map_len:
-        entries = <MapEntry*>PyMem_Malloc(sp.map_len * sizeof(MapEntry))
-        if entries == NULL:
-            raise MemoryError()
+    sp.safe_lo = sp.safe_hi = 0
     try:
-        for k in range(sp.map_len):
-            entries[k].kind, entries[k].key_bits, entries[k].out_bits = map_entries[k]
-            if entries[k].kind == KEY_NAN_BITS:
-                sp.map_blendable = False
-            elif entries[k].kind == KEY_ANY_NAN and not sp.nan_fold:
-                # the first "NaN" key wins; float -> int loops apply it inline
-                sp.nan_fold = True
-                sp.nan_out = entries[k].out_bits
-        # only the float -> integer loops fold NaN, and only when every key can be blended
-        sp.nan_fold = (sp.nan_fold and sp.map_blendable and (src_code == T_F32 or src_code == T_F64)
-                       and T_I8 <= dst_code <= T_U64)
-        sp.map = entries
+        entries = fill_map(&sp, map_entries)
+        if use_fast:
+            fsp = sp
+            widen, orig_code, fsp.src_code, fsp.dst_code = fast[0], fast[1], fast[2], fast[3]
+            fsp.safe_lo, fsp.safe_hi = fast[6], fast[7]
+            fentries = fill_map(&fsp, fast[4])
+            if fast[5]:
+                fsp.map_blendable = False
+            # only the float -> integer loops fold NaN, and only when every key can be blended
+            fsp.nan_fold = (fsp.nan_fold and fsp.map_blendable
+                            and (fsp.src_code == T_F32 or fsp.src_code == T_F64)
+                            and T_I8 <= fsp.dst_code <= T_U64)
         with nogil:
-            idx = run_cast(&sv[0], &dv[0], n, &sp, &status)
+            idx = run_cast(&sv[0], &dv[0], n, &sp, &fsp if use_fast else NULL, widen, orig_code,
+                           &status)
     finally:
         PyMem_Free(entries)
+        PyMem_Free(fentries)
     return idx, status

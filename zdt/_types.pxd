@@ -130,6 +130,7 @@ cdef enum TypeCode:
     T_U64 = 7
     T_F32 = 8
     T_F64 = 9
+    T_F16 = 10          # no C type: read by widening to float32, written by the f2h loop
 
 # --- number formats -----------------------------------------------------------------------------
 
@@ -183,6 +184,5 @@ ctypedef struct CastSpec:
     bint map_blendable  # every key is KEY_VALUE or KEY_ANY_NAN
     bint nan_fold       # float -> int fast loops apply the first "NaN" key themselves
     uint64_t nan_out    # ... and this is its output
-    bint use_fast       # fast loops allowed (tests switch them off to check the exact path)
     uint64_t safe_lo    # source values in [safe_lo, safe_hi] (bit patterns) are never flagged
     uint64_t safe_hi    # by the fast loop: a flagged block sends only the others to the exact path

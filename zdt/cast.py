@@ -147,6 +147,39 @@ def _is_nan_bits(bits: int, fmt: NumberFormat) -> bool:
 
 # --- the cast ---------------------------------------------------------------------------------------
 
+WIDEN_NONE, WIDEN_HALF, WIDEN_INT = 0, 1, 2
+
+
+def fast_config(source: NumberFormat, target: NumberFormat, out_of_range: str | None,
+                entries: list[tuple[int, int, int]]) -> tuple | None:
+    """How the fast loops see a cast (the `fast` argument of the kernels' cast_flat), or None
+    when there is no fast loop for it. float16 sources are read as float32 and integers going
+    to float16 as float64 (both exact where it matters), so scalar_map keys and the safe range
+    are given in that type; keys the widening cannot hold exactly force the exact path for
+    every candidate."""
+    from zdt.formats import FORMATS
+
+    widen, fast_source = WIDEN_NONE, source
+    if source.name == "float16":
+        widen, fast_source = WIDEN_HALF, FORMATS["float32"]
+    elif target.name == "float16" and source.is_int:
+        widen, fast_source = WIDEN_INT, FORMATS["float64"]
+    if fast_source.type_code < 0 or target.type_code < 0:
+        return None
+    fast_entries, force_mark = [], False
+    for kind, key_bits, out_bits in entries:
+        if widen != WIDEN_NONE:
+            key = np.array(key_bits, dtype=source.bits_dtype).view(source.dtype)[()]
+            wide = np.array(key, dtype=object if source.is_int else source.dtype).astype(fast_source.dtype)
+            if source.is_int and int(wide[()]) != int(key):
+                force_mark = True
+            key_bits = json_scalar.value_to_bits(wide[()], fast_source)
+        fast_entries.append((kind, key_bits, out_bits))
+    lo, hi = safe_range(fast_source, target, out_of_range)
+    return (widen, source.type_code, fast_source.type_code, target.type_code, fast_entries,
+            force_mark, lo, hi)
+
+
 def _nearest_inside(value: int, dtype: np.dtype, towards: float) -> np.generic:
     """The float of `dtype` closest to the integer `value` without passing it."""
     with np.errstate(over="ignore"):
@@ -161,8 +194,6 @@ def safe_range(source: NumberFormat, target: NumberFormat, out_of_range: str | N
     right without flagging. When a block is flagged, only the elements outside this range go
     through the exact path, so it must never be wider than the fast loops' own guarantee (see
     the flags in zdt/_cast_impl.pxi); it may be narrower at the cost of speed only."""
-    if source.type_code < 0 or target.type_code < 0:
-        return 0, 0        # no fast loop: every element takes the exact path anyway
     dt = source.dtype
     if source.is_int:
         lo, hi = source.min_value, source.max_value
@@ -188,7 +219,7 @@ class CastPlan:
     """One direction of a cast_value configuration, compiled for the kernels."""
 
     __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries",
-                 "_params", "_safe")
+                 "_params", "_fast")
 
     def __init__(
         self,
@@ -207,10 +238,10 @@ class CastPlan:
         self.direction = direction
         self.entries = compile_scalar_map(scalar_map, source, target, direction)
         self._params = (
-            source.kernel_params(), target.kernel_params(), source.type_code, target.type_code,
+            source.kernel_params(), target.kernel_params(),
             ROUNDING_MODES[self.rounding], OUT_OF_RANGE_MODES[self.out_of_range],
         )
-        self._safe = safe_range(source, target, self.out_of_range)
+        self._fast = fast_config(source, target, self.out_of_range, self.entries)
 
     def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True) -> np.ndarray:
         """Cast every element of `arr` (any layout, any byte order); shape and element order are
@@ -242,10 +273,13 @@ class CastPlan:
                 f"{CODEC}: out must be a writeable {order}-contiguous {self.target.name} array "
                 f"of shape {arr.shape}, got {out.dtype} {out.shape}"
             )
+        if self.source is self.target and not self.entries and fast:
+            np.copyto(out, arr)       # the identity cast (NaN payloads and -0.0 kept)
+            return out
         flat_in = arr.reshape(-1, order=order).view(np.uint8)
         flat_out = out.reshape(-1, order=order).view(np.uint8)
         index, status = _kernels.cast_flat(flat_in, flat_out, *self._params, self.entries,
-                                           *self._safe, fast)
+                                           self._fast if fast else None)
         if index >= 0:
             raise self._element_error(arr, order, index, status)
         return out

@@ -22,6 +22,7 @@ T_NONE = -1
 _TYPE_CODES = {
     "int8": 0, "uint8": 1, "int16": 2, "uint16": 3, "int32": 4, "uint32": 5,
     "int64": 6, "uint64": 7, "float32": 8, "float64": 9,
+    "float16": 10,   # no C type: widened to float32 when read, written by the f2h loop
 }
 
 
