@@ -18,12 +18,14 @@ from setuptools import Extension, setup
 DEBUG = os.environ.get("ZDT_CYTHON_DEBUG", "") == "1"
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
-# -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise
-# floor/ceil/trunc (it keeps them scalar in case the precision exception traps). Results of
-# IEEE operations are unchanged. -g0: debug info is most of the binary.
+# -g0: debug info is most of the binary.
 COMMON_ARGS = ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
-COMMON_ARGS.append("-fno-trapping-math")
-KERNEL_DEPENDS = ["zdt/_cast_impl.pxi", "zdt/_exact.pxd", "zdt/_types.pxd"]
+# -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise
+# floor/ceil/trunc (it keeps them scalar in case the precision exception traps); results of
+# IEEE operations are unchanged. -ffp-contract=off: no fused multiply-add where the source
+# rounds twice, so every ISA level gives the same bits.
+COMMON_ARGS += ["-fno-trapping-math", "-ffp-contract=off"]
+KERNEL_DEPENDS = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_exact.pxd", "zdt/_types.pxd"]
 
 
 def kernel(name: str, march: str) -> Extension:
@@ -32,11 +34,11 @@ def kernel(name: str, march: str) -> Extension:
                      depends=KERNEL_DEPENDS)
 
 
-# The cast kernels, one source (zdt/_cast_impl.pxi) at three x86-64 levels; zdt/_kernels.py
-# loads the best one the CPU supports. Elsewhere only the baseline module is built.
-extensions = [kernel("_cast", "x86-64-v2")]
+# The kernels, one source (zdt/_cast.pxi, zdt/_scale_offset.pxi) at three x86-64 levels;
+# zdt/_kernels.py loads the best one the CPU supports. Elsewhere only the baseline is built.
+extensions = [kernel("_kernels_v2", "x86-64-v2")]
 if X86_64:
-    extensions += [kernel("_cast_avx2", "x86-64-v3"), kernel("_cast_avx512", "x86-64-v4")]
+    extensions += [kernel("_kernels_v3", "x86-64-v3"), kernel("_kernels_v4", "x86-64-v4")]
 # One copy of Cython's memoryview/utility code shared by every kernel module.
 extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"], extra_compile_args=COMMON_ARGS))
 

@@ -1,6 +1,6 @@
 """Which fast-loop specialisations did gcc vectorise?
 
-Compiles the generated zdt/_cast.c (run `python setup.py build_ext --inplace` first) with the
+Compiles the generated zdt/_kernels_v2.c (run `python setup.py build_ext --inplace` first) with the
 same flags as setup.py plus -fopt-info-vec, and prints, per kernel specialisation, whether its
 main loop was vectorised. A development aid: a loop that stops vectorising is a regression the
 benchmark would show as a slowdown.
@@ -24,7 +24,7 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     show_missed = "--missed" in sys.argv
     pattern = args[0] if args else ""
-    src = ROOT / "zdt" / "_cast.c"   # the baseline (x86-64-v2) build
+    src = ROOT / "zdt" / "_kernels_v2.c"   # the baseline (x86-64-v2) build
     with tempfile.TemporaryDirectory() as tmp:
         info = Path(tmp) / "vec.txt"
         subprocess.run(
@@ -36,14 +36,14 @@ def main() -> None:
     lines = src.read_text().splitlines()
     starts = []
     for i, line in enumerate(lines, 1):
-        m = re.match(r"static \w+ (__pyx_fuse_[\d_]+__pyx_f_3zdt_5_cast_(f2i|i2i|i2f|f2f|f2h|widen_half|widen_int|map_apply|map_unmark|map_mark|mark_block))\((.*)\) \{", line)
+        m = re.match(r"static \w+ (__pyx_fuse_[\d_]+__pyx_f_3zdt_11_kernels_v2_(f2i|i2i|i2f|f2f|f2h|widen_half|widen_int|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
         if m:
             starts.append((i, m.group(1), m.group(3)))
     for (start, name, sig), nxt in zip(starts, starts[1:] + [(len(lines), "", "")]):
         hits = [v for v in vectorized if start <= v < nxt[0]]
         desc = re.sub(r"__pyx_t_3zdt_6_types_|__pyx_v_|const|\*", "", sig)
         desc = " ".join(p.split()[0] for p in desc.split(",") if p.strip())
-        text = f"{'VEC ' if hits else '--- '} {name.split('_cast_')[1]:9s} {desc}"
+        text = f"{'VEC ' if hits else '--- '} {name.split('_kernels_v2_')[1]:9s} {desc}"
         if pattern in text and (show_missed or True):
             if hits or show_missed or not pattern:
                 print(text)

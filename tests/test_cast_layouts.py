@@ -144,6 +144,33 @@ def test_out_parameter():
         p.cast(np.arange(6.0).reshape(2, 3), out=np.empty((2, 3), np.int16, order="F"))
 
 
+def test_out_sharing_memory_with_the_input():
+    p = plan("float64", "int64")
+    a = np.array([1.5, 1e19, 2.0])
+    with pytest.raises(CastError) as info:
+        p.cast(a, out=a.view(np.int64))
+    assert info.value.index == (1,)
+    p2 = plan("float32", "uint32", scalar_map=[["0x7fc00001", 7]])
+    b = np.array([0x7FC00001, 0x3F800000], np.uint32).view(np.float32)
+    assert p2.cast(b, out=b.view(np.uint32)).tolist() == [7, 1]
+
+
+def test_unaligned_input_and_output():
+    raw = np.zeros(8 * 5 + 1, np.uint8)
+    x = np.frombuffer(raw.data, dtype=np.float64, count=5, offset=1)
+    assert not x.flags.aligned
+    out_raw = np.zeros(4 * 5 + 1, np.uint8)
+    out = np.frombuffer(out_raw.data, dtype=np.int32, count=5, offset=1)
+    out.flags.writeable = True
+    x = x.copy()
+    x[:] = [1.5, 2.5, -3.5, 4.0, 5.0]
+    unaligned = np.frombuffer(raw.data, dtype=np.float64, count=5, offset=1)
+    raw[1:] = x.view(np.uint8)
+    assert plan("float64", "int32").cast(unaligned).tolist() == [2, 2, -4, 4, 5]
+    plan("float64", "int32").cast(unaligned, out=out)
+    assert out.tolist() == [2, 2, -4, 4, 5]
+
+
 def test_threads_cast_concurrently_with_correct_results():
     p = plan("float64", "uint8", out_of_range="clamp",
              scalar_map=[["NaN", 0], ["Infinity", 255], ["-Infinity", 0]])

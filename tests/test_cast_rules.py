@@ -284,6 +284,19 @@ def test_unrepresentable_map_entries_are_config_errors(pairs, match):
     assert info.value.config_key.startswith("scalar_map")
 
 
+@pytest.mark.parametrize(("source", "target", "pairs", "match"), [
+    ("float32", "uint8", [[16777217.0, 7]], "not exactly representable in float32"),
+    ("float32", "uint8", [[16777217, 7]], "not exactly representable in float32"),
+    ("float16", "uint8", [[1.0001, 7]], "not exactly representable in float16"),
+    ("float32", "uint8", [[0.1, 7]], "not exactly representable in float32"),
+    ("float64", "float16", [["NaN", 65519.0]], "not exactly representable in float16"),
+])
+def test_float_map_entries_must_be_exact(source, target, pairs, match):
+    """A key that is not a value of its type would silently match a different value."""
+    with pytest.raises(ConfigError, match=match):
+        cast([1.0], source, target, scalar_map=pairs, out_of_range="clamp")
+
+
 def test_map_key_out_of_source_range():
     with pytest.raises(ConfigError, match="out of range for int8"):
         cast([1], "int8", "int16", scalar_map=[[200, 1]])
@@ -317,6 +330,25 @@ def test_error_reports_the_first_failing_element_in_c_order_for_f_arrays():
     # F-ordered input is walked in memory order; the index is still the true n-d index
     assert info.value.index in {(1, 0), (0, 2)}
     assert arr[info.value.index] == info.value.value or np.isnan(info.value.value)
+
+
+@pytest.mark.parametrize(("values", "dtype", "shown"), [
+    ([65504.0], "float16", "65504.0"),
+    ([2050.0], "float16", "2050.0"),
+    ([3.4e38], "float32", "3.3999999521443642e+38"),
+    ([1e10], "float32", "10000000000.0"),
+    ([-300.1], "float32", "-300.1000061035156"),
+])
+def test_errors_show_the_exact_value(values, dtype, shown):
+    with pytest.raises(CastError) as info:
+        cast(values, dtype, "int8")
+    assert f"= {shown} ({dtype})" in str(info.value)
+
+
+def test_integer_errors_do_not_mention_rounding():
+    with pytest.raises(CastError) as info:
+        cast([300], "int16", "uint8")
+    assert "rounding" not in str(info.value)
 
 
 def test_nan_payload_is_shown_in_errors():

@@ -84,6 +84,33 @@ def test_encode_accepts_any_layout_and_read_only():
         assert np.array_equal(enc, arr.astype(np.int8))     # numpy's astype wraps for ints
 
 
+def test_typed_arrays_are_not_reinterpreted():
+    codec = CastValue(dtype=">f8", data_type="int16")
+    assert codec.encode(np.array([1.0, 2.0])).tolist() == [1, 2]        # byte order converted
+    with pytest.raises(TypeError, match="expected an array of float64"):
+        CastValue(dtype="<f8", data_type="int16").encode(np.array([1.0, 2.0], "f4"))
+    with pytest.raises(TypeError, match="expected an array of float64"):
+        CastValue(dtype="<f8", data_type="uint8").encode(np.array([1, 2], "i8"))
+    raw = np.array([1.0, 2.0]).view(np.uint8)                          # raw bytes: reinterpreted
+    assert CastValue(dtype="<f8", data_type="int16").encode(raw).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    ({"id": "cast_value", "dtype": "<f8"}, "data_type"),
+    ({"id": "cast_value", "data_type": "uint8"}, "dtype"),
+    ({"id": "cast_value", "dtype": None, "data_type": "uint8"}, "dtype"),
+])
+def test_missing_or_bad_required_keys(config, key):
+    with pytest.raises(ConfigError) as info:
+        CastValue.from_config(config)
+    assert info.value.config_key == key
+
+
+def test_data_type_object_form():
+    codec = CastValue.from_config({"id": "cast_value", "dtype": "<f8", "data_type": {"name": "uint8"}})
+    assert codec.get_config()["data_type"] == "uint8"
+
+
 def test_errors_name_the_element():
     codec = CastValue(dtype="<f8", data_type="uint8")
     with pytest.raises(CastError, match=r"element \(1, 0\) = -1.0 \(float64\)"):

@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import import_module
+from typing import Any
 
 import numpy as np
 import zarr
@@ -112,3 +114,38 @@ def zarr_threads_array_spec() -> bool:
         attributes={}, dimension_names=None,
     )
     return bool(_PROBE_SEEN) and _PROBE_SEEN[-1] == "int8"
+
+
+def array_spec_before(codec: object, array_spec: Any) -> Any | None:
+    """On zarr that does not thread specs (3.1.x): the spec `codec` will really receive, found
+    while ``ArrayV3Metadata.__init__`` evolves its codecs, by running the codecs before it.
+
+    That zarr calls every codec's ``evolve_from_array_spec`` with the array's own spec, which
+    is wrong for a codec behind a value- or type-changing one; without this, cast_value could
+    only check the fill value at the first read or write. The metadata constructor's locals
+    (``codecs_parsed_partial``, ``array_spec``) are the only place the chain is visible; this
+    returns None whenever they are not what zarr 3.1.x has (nested codecs, other callers),
+    and the check then happens in ``resolve_metadata`` instead.
+    """
+    frame = sys._getframe(1)
+    for _ in range(6):
+        frame = frame.f_back
+        if frame is None:
+            return None
+        if frame.f_code.co_name != "__init__":
+            continue
+        codecs = frame.f_locals.get("codecs_parsed_partial")
+        spec = frame.f_locals.get("array_spec")
+        if codecs is None or spec is None or spec is not array_spec:
+            continue
+        try:
+            for c in codecs:
+                if c is codec:
+                    return spec
+                if not isinstance(c, ArrayArrayCodec):
+                    return None
+                spec = c.resolve_metadata(spec)
+        except Exception:  # noqa: BLE001 - a codec before us failed: it reports that itself
+            return None
+        return None
+    return None

@@ -1,6 +1,6 @@
 """Which build of the cast kernels runs.
 
-The kernels (zdt/_cast_impl.pxi) are compiled three times on x86-64: for x86-64-v2 (the
+The kernels (zdt/_cast.pxi, zdt/_scale_offset.pxi) are compiled three times on x86-64: for x86-64-v2 (the
 baseline NumPy requires), v3 (AVX2) and v4 (AVX-512). The best level the CPU supports is used;
 ``ZDT_KERNEL_LEVEL=2|3|4`` in the environment caps it (for comparison or a misbehaving CPU),
 and `use` switches it in-process (tests run every level the machine has).
@@ -14,16 +14,16 @@ from contextlib import contextmanager
 from importlib import import_module
 from types import ModuleType
 
-from zdt import _cast
+from zdt import _kernels_v2
 
-_MODULES = {2: "zdt._cast", 3: "zdt._cast_avx2", 4: "zdt._cast_avx512"}
+_MODULES = {2: "zdt._kernels_v2", 3: "zdt._kernels_v3", 4: "zdt._kernels_v4"}
 
 
 def available() -> list[int]:
     """Levels that are built and that this CPU runs."""
     levels = []
     for level, name in _MODULES.items():
-        if level > _cast.cpu_level():
+        if level > _kernels_v2.cpu_level():
             continue
         try:
             import_module(name)
@@ -71,4 +71,4 @@ def cast_flat(*args: object) -> tuple[int, int]:
     return _module.cast_flat(*args)
 
 
-BLOCK_SIZE = _cast.BLOCK_SIZE
+BLOCK_SIZE = _kernels_v2.BLOCK_SIZE

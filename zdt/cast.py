@@ -39,7 +39,7 @@ ScalarMapJSON = dict[str, list[list[object]]]
 # --- configuration --------------------------------------------------------------------------------
 
 def parse_rounding(value: object) -> str:
-    if value not in ROUNDING_MODES:
+    if not isinstance(value, str) or value not in ROUNDING_MODES:
         raise ConfigError(
             f"{CODEC}: rounding {value!r} is not one of {', '.join(map(repr, ROUNDING_MODES))}",
             config_key="rounding",
@@ -48,13 +48,39 @@ def parse_rounding(value: object) -> str:
 
 
 def parse_out_of_range(value: object) -> str | None:
-    if value not in OUT_OF_RANGE_MODES:
+    if not (value is None or isinstance(value, str)) or value not in OUT_OF_RANGE_MODES:
         raise ConfigError(
             f"{CODEC}: out_of_range {value!r} is not one of 'clamp', 'wrap' (or absent, "
             f"which makes out-of-range values an error)",
             config_key="out_of_range",
         )
     return value  # type: ignore[return-value]
+
+
+def data_type_name(data_type: object, *, config_key: str = "data_type") -> str:
+    """The zarr v3 name of a data type given as a name, {"name": ...} (no configuration), a
+    ZDType or a NumPy dtype / scalar type."""
+    if isinstance(data_type, str):
+        return data_type
+    if isinstance(data_type, Mapping):
+        extra = set(data_type) - {"name", "configuration"}
+        name = data_type.get("name")
+        if not isinstance(name, str) or extra or data_type.get("configuration", {}) != {}:
+            raise ConfigError(
+                f"{CODEC}: {config_key} {dict(data_type)!r} is not a data type without "
+                f"configuration (expected {{'name': '<data type>'}})",
+                config_key=config_key,
+            )
+        return name
+    to_json = getattr(data_type, "to_json", None)
+    if callable(to_json):
+        return data_type_name(to_json(zarr_format=3), config_key=config_key)
+    if isinstance(data_type, np.dtype) or (isinstance(data_type, type) and issubclass(data_type, np.generic)):
+        return np.dtype(data_type).name
+    raise ConfigError(
+        f"{CODEC}: {config_key} must be a zarr v3 data type name, got {data_type!r}",
+        config_key=config_key,
+    )
 
 
 def check_wrap_target(target: NumberFormat, out_of_range: str | None) -> None:
@@ -67,21 +93,23 @@ def check_wrap_target(target: NumberFormat, out_of_range: str | None) -> None:
         )
 
 
-def parse_scalar_map(value: object) -> ScalarMapJSON | None:
+def parse_scalar_map(value: object, *, from_json: bool = False) -> ScalarMapJSON | None:
     """Check the structure of a scalar_map and normalise it to {direction: [[key, value], ...]}.
 
-    Accepts the JSON form and, per direction, a Mapping {key: value} for convenience.
-    "+Infinity" is read as "Infinity" (and written back that way).
+    `from_json=True` (codec metadata) takes exactly the spec's form: an object whose "encode"
+    and "decode" are arrays of [input, output] arrays. From Python, a direction may also be a
+    Mapping {key: value}. Non-finite Python floats become "NaN" / "Infinity" / "-Infinity"
+    (float('nan') means any NaN), "+Infinity" becomes "Infinity". Empty directions are dropped.
     """
-    if value is None:
+    if value is None and not from_json:
         return None
     if not isinstance(value, Mapping):
         raise ConfigError(
-            f"{CODEC}: scalar_map must be an object with 'encode' and/or 'decode' lists, "
-            f"got {type(value).__name__}",
+            f"{CODEC}: scalar_map must be an object with 'encode' and/or 'decode' arrays, "
+            f"got {value!r}",
             config_key="scalar_map",
         )
-    unknown = sorted(set(value) - {"encode", "decode"})
+    unknown = sorted(map(str, set(value) - {"encode", "decode"}))
     if unknown:
         raise ConfigError(
             f"{CODEC}: scalar_map has unknown key(s) {', '.join(map(repr, unknown))}; "
@@ -93,28 +121,33 @@ def parse_scalar_map(value: object) -> ScalarMapJSON | None:
         if direction not in value:
             continue
         entries = value[direction]
-        if isinstance(entries, Mapping):
+        if isinstance(entries, Mapping) and not from_json:
             entries = [[k, v] for k, v in entries.items()]
-        if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+        if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Sequence):
             raise ConfigError(
-                f"{CODEC}: scalar_map.{direction} must be a list of [input, output] pairs, "
-                f"got {type(entries).__name__}",
+                f"{CODEC}: scalar_map.{direction} must be an array of [input, output] pairs, "
+                f"got {entries!r}",
                 config_key=f"scalar_map.{direction}",
             )
         pairs = []
         for i, entry in enumerate(entries):
-            if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
+            if isinstance(entry, (str, bytes, Mapping)) or not isinstance(entry, Sequence) or len(entry) != 2:
                 raise ConfigError(
                     f"{CODEC}: scalar_map.{direction}[{i}] must be an [input, output] pair, "
                     f"got {entry!r}",
                     config_key=f"scalar_map.{direction}",
                 )
             pairs.append([_normalise_json_scalar(entry[0]), _normalise_json_scalar(entry[1])])
-        result[direction] = pairs
-    return result
+        if pairs:
+            result[direction] = pairs
+    return result or None
 
 
 def _normalise_json_scalar(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, np.generic):
+        return _normalise_json_scalar(value.item())
     return "Infinity" if value == "+Infinity" else value
 
 
@@ -127,8 +160,8 @@ def compile_scalar_map(
     for i, (key, value) in enumerate(pairs):
         where = f"{CODEC}: scalar_map.{direction}[{i}]"
         try:
-            k = json_scalar.decode(key, key_format, what=f"{where} input")
-            v = json_scalar.decode(value, value_format, what=f"{where} output")
+            k = json_scalar.decode(key, key_format, what=f"{where} input", exact=True)
+            v = json_scalar.decode(value, value_format, what=f"{where} output", exact=True)
         except ValueError as e:
             raise ConfigError(str(e), config_key=f"scalar_map.{direction}") from None
         if k.any_nan:
@@ -166,13 +199,14 @@ def fast_config(source: NumberFormat, target: NumberFormat, out_of_range: str | 
         widen, fast_source = WIDEN_INT, FORMATS["float64"]
     if fast_source.type_code < 0 or target.type_code < 0:
         return None
-    fast_entries, force_mark = [], False
+    # 64-bit integers read as float64 are rounded: an element could compare equal to a key it
+    # is not, so map hits are only candidates, decided by the exact path
+    force_mark = widen == WIDEN_INT and source.itemsize == 8 and bool(entries)
+    fast_entries = []
     for kind, key_bits, out_bits in entries:
         if widen != WIDEN_NONE:
             key = np.array(key_bits, dtype=source.bits_dtype).view(source.dtype)[()]
             wide = np.array(key, dtype=object if source.is_int else source.dtype).astype(fast_source.dtype)
-            if source.is_int and int(wide[()]) != int(key):
-                force_mark = True
             key_bits = json_scalar.value_to_bits(wide[()], fast_source)
         fast_entries.append((kind, key_bits, out_bits))
     lo, hi = safe_range(fast_source, target, out_of_range)
@@ -193,7 +227,7 @@ def safe_range(source: NumberFormat, target: NumberFormat, out_of_range: str | N
     """Bit patterns (in the source format) of [lo, hi]: source values the fast loops convert
     right without flagging. When a block is flagged, only the elements outside this range go
     through the exact path, so it must never be wider than the fast loops' own guarantee (see
-    the flags in zdt/_cast_impl.pxi); it may be narrower at the cost of speed only."""
+    the flags in zdt/_cast.pxi); it may be narrower at the cost of speed only."""
     dt = source.dtype
     if source.is_int:
         lo, hi = source.min_value, source.max_value
@@ -243,9 +277,11 @@ class CastPlan:
         )
         self._fast = fast_config(source, target, self.out_of_range, self.entries)
 
-    def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True) -> np.ndarray:
+    def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True,
+             where: str = "element") -> np.ndarray:
         """Cast every element of `arr` (any layout, any byte order); shape and element order are
-        kept, the result is native-order, C- or F-ordered like the input.
+        kept, the result is native-order, C- or F-ordered like the input. `where` names an
+        element in errors ("chunk element" from the codecs, which only see one chunk).
 
         `out`, if given, receives the result: a native-order array of the target type with the
         same shape and the same contiguous order as the walk (C, or F for F-ordered input). If
@@ -258,6 +294,8 @@ class CastPlan:
             )
         if not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
+        if not arr.flags.aligned:
+            arr = arr.copy()            # the kernels read elements through typed pointers
         if arr.flags.c_contiguous:
             order = "C"
         elif arr.flags.f_contiguous:
@@ -265,6 +303,15 @@ class CastPlan:
         else:
             arr = np.ascontiguousarray(arr)
             order = "C"
+        if out is not None and (np.may_share_memory(arr, out) or not out.flags.aligned):
+            # the exact path re-reads the source after the fast loop has written the block
+            result = self.cast(arr, fast=fast, where=where)
+            if (out.dtype != self.target.dtype or out.shape != arr.shape or not out.flags.writeable):
+                raise ValueError(
+                    f"{CODEC}: out must be a writeable {self.target.name} array of shape "
+                    f"{arr.shape}, got {out.dtype} {out.shape}")
+            np.copyto(out, result)
+            return out
         if out is None:
             out = np.empty(arr.shape, dtype=self.target.dtype, order=order)
         elif (out.dtype != self.target.dtype or out.shape != arr.shape or not out.flags.writeable
@@ -278,14 +325,15 @@ class CastPlan:
             return out
         flat_in = arr.reshape(-1, order=order).view(np.uint8)
         flat_out = out.reshape(-1, order=order).view(np.uint8)
-        index, status = _kernels.cast_flat(flat_in, flat_out, *self._params, self.entries,
+        index, status = _kernels.module().cast_flat(flat_in, flat_out, *self._params, self.entries,
                                            self._fast if fast else None)
         if index >= 0:
-            raise self._element_error(arr, order, index, status)
+            raise self._element_error(arr, order, index, status, where)
         return out
 
     # --- messages ---
-    def _element_error(self, arr: np.ndarray, order: str, flat: int, status: int) -> CastError:
+    def _element_error(self, arr: np.ndarray, order: str, flat: int, status: int,
+                       where: str) -> CastError:
         nd = tuple(int(i) for i in np.unravel_index(flat, arr.shape, order=order)) if arr.ndim else ()
         value = arr.reshape(-1, order=order)[flat]
         src, tgt = self.source.name, self.target.name
@@ -306,9 +354,10 @@ class CastPlan:
             reason, key = "out_of_range", "out_of_range"
             fix = ("set out_of_range='clamp' or 'wrap'" if self.target.is_int
                    else "set out_of_range='clamp'")
-            detail = (f"out of range for {tgt} {self.target.range_text()} after "
-                      f"{self.rounding} rounding; {fix}, or map the value with {map_key}")
-        msg = (f"{CODEC}: cannot {self.direction} element {nd} = "
+            rounded = "" if self.source.is_int and self.target.is_int else f" after {self.rounding} rounding"
+            detail = (f"out of range for {tgt} {self.target.range_text()}{rounded}; {fix}, or "
+                      f"map the value with {map_key}")
+        msg = (f"{CODEC}: cannot {self.direction} {where} {nd} = "
                f"{describe_value(value, self.source)} ({src}) as {tgt}: {detail}")
         return CastError(msg, index=nd, value=value, source=src, target=tgt, reason=reason,
                          config_key=key, detail=detail)
@@ -323,7 +372,7 @@ def describe_value(value: np.generic, fmt: NumberFormat) -> str:
         bits = json_scalar.value_to_bits(value, fmt)
         canonical = json_scalar.value_to_bits(fmt.dtype.type("nan"), fmt)
         return "nan" if bits == canonical else f"nan (0x{bits:0{2 * fmt.itemsize}x})"
-    return str(value)
+    return repr(f)      # float16/32 values are float64 values: this is exact and unambiguous
 
 
 @lru_cache(maxsize=256)

@@ -38,8 +38,14 @@ def _float_bits(value: float, fmt: NumberFormat) -> int:
     return int(arr.view(fmt.bits_dtype))
 
 
-def decode(value: object, fmt: NumberFormat, *, what: str) -> Scalar:
-    """Decode one JSON scalar into `fmt`; `what` names it in errors ("scalar_map encode key")."""
+def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) -> Scalar:
+    """Decode one JSON scalar into `fmt`; `what` names it in errors ("scalar_map encode key").
+
+    A JSON number is read as the nearest float64 (what JSON parsers do). With `exact=False`
+    (offset, scale, fill values) it then takes the nearest value of a narrower float format,
+    as the fill-value encoding reads "0.1" for float32; overflow or underflow to zero is an
+    error. With `exact=True` (scalar_map entries, which must match or produce values of the
+    type) the float64 reading must itself be a value of the format."""
     if fmt.is_int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{what} must be a JSON integer for {fmt.name}, got {_describe(value)}")
@@ -71,24 +77,22 @@ def decode(value: object, fmt: NumberFormat, *, what: str) -> Scalar:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{what} must be a JSON number or string for {fmt.name}, got {_describe(value)}")
     if isinstance(value, int):
-        # an exact integer must be exactly representable
         try:
             as_float = float(value)
         except OverflowError:
-            as_float = math.inf
-        bits = _float_bits(as_float, fmt)
-        back = np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype).item()
-        if not math.isfinite(back) or int(back) != value:
+            raise ValueError(f"{what} {value} is beyond the range of {fmt.name} {fmt.range_text()}") from None
+        if exact and as_float != value:
             raise ValueError(f"{what} {value} is not exactly representable in {fmt.name}")
-        return Scalar(bits)
+        value = as_float
     if not math.isfinite(value):
         return Scalar(_float_bits(value, fmt))
-    # a decimal JSON number reads as the nearest value of the format; it must not overflow,
-    # nor underflow to zero
     bits = _float_bits(value, fmt)
     back = np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype).item()
     if not math.isfinite(back):
         raise ValueError(f"{what} {value!r} is beyond the range of {fmt.name} {fmt.range_text()}")
+    if exact and back != value:
+        raise ValueError(f"{what} {value!r} is not exactly representable in {fmt.name} "
+                         f"(nearest: {back!r})")
     if back == 0 and value != 0:
         raise ValueError(f"{what} {value!r} underflows to zero in {fmt.name}")
     return Scalar(bits)

@@ -17,6 +17,7 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 from zdt.cast import (
     CODEC,
     check_wrap_target,
+    data_type_name,
     parse_out_of_range,
     parse_rounding,
     parse_scalar_map,
@@ -27,10 +28,17 @@ from zdt.formats import format_for, format_for_dtype
 
 
 def _as_array(buf: Any, dtype: np.dtype) -> np.ndarray:
-    """`buf` as an array of `dtype`: arrays of that dtype keep their shape and layout; any other
-    buffer is reinterpreted (numcodecs' convention for bytes coming out of a compressor)."""
-    if isinstance(buf, np.ndarray) and buf.dtype == dtype:
-        return buf
+    """`buf` as an array of `dtype`. Arrays of that type keep their shape and layout (another
+    byte order is converted); raw bytes (bytes-like objects, uint8/int8/void arrays) are
+    reinterpreted, numcodecs' convention for what comes out of a compressor. An array of any
+    other type is a mistake, not bytes to reinterpret."""
+    if isinstance(buf, np.ndarray):
+        if buf.dtype == dtype:
+            return buf
+        if buf.dtype.newbyteorder("=") == dtype.newbyteorder("="):
+            return buf.astype(dtype)
+        if buf.dtype.kind not in "uiV" or buf.dtype.itemsize != 1:
+            raise TypeError(f"{CODEC}: expected an array of {dtype} (or raw bytes), got {buf.dtype}")
     return ensure_contiguous_ndarray(buf).view(dtype)
 
 
@@ -58,9 +66,15 @@ class CastValue(Codec):
         out_of_range: str | None = None,
         scalar_map: Any = None,
     ) -> None:
-        self.dtype = np.dtype(dtype)
+        try:
+            self.dtype = np.dtype(dtype) if dtype is not None else None
+        except TypeError:
+            self.dtype = None
+        if self.dtype is None:
+            raise ConfigError(f"{CODEC}: dtype must be a NumPy dtype string such as '<f8', "
+                              f"got {dtype!r}", config_key="dtype")
         source = format_for_dtype(self.dtype, role="dtype", config_key="dtype")
-        target = format_for(data_type, role="target data_type")
+        target = format_for(data_type_name(data_type), role="target data_type")
         self.data_type = target.name
         self.rounding = parse_rounding(rounding)
         self.out_of_range = parse_out_of_range(out_of_range)
@@ -85,6 +99,11 @@ class CastValue(Codec):
                 f"allowed: {', '.join(cls._keys)}",
                 config_key=unknown[0],
             )
+        for key in ("dtype", "data_type"):
+            if key not in config:
+                raise ConfigError(f"{CODEC}: configuration needs {key!r}", config_key=key)
+        if "scalar_map" in config:
+            parse_scalar_map(config["scalar_map"], from_json=True)
         return cls(**config)
 
     def get_config(self) -> dict[str, Any]:
@@ -95,7 +114,7 @@ class CastValue(Codec):
         if self.out_of_range is not None:
             config["out_of_range"] = self.out_of_range
         if self.scalar_map:
-            config["scalar_map"] = self.scalar_map
+            config["scalar_map"] = {d: [list(p) for p in pairs] for d, pairs in self.scalar_map.items()}
         return config
 
     def encode(self, buf: Any) -> np.ndarray:

@@ -1,8 +1,8 @@
 # cast_value kernels: mode-hoisted fast loops, scalar_map blends and the block driver.
 #
-# Included by _cast.pyx (x86-64-v2 baseline), _cast_avx2.pyx (x86-64-v3) and _cast_avx512.pyx
-# (x86-64-v4): one source compiled for three instruction-set levels; zdt/_kernels.py picks the
-# best level the CPU runs. See docs/design.md.
+# Included by _kernels_v2.pyx (x86-64-v2 baseline), _kernels_v3.pyx and _kernels_v4.pyx: one
+# source compiled for three instruction-set levels; zdt/_kernels.py picks the best level the CPU
+# runs. See docs/design.md.
 #
 # Each fast loop writes every element and reports whether any element needs the exact path in
 # _exact.pxd; only then is the block run again writing a mask byte per element. Loops are

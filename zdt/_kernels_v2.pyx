@@ -1,7 +1,8 @@
 # cython: language_level=3, cdivision=True
-"""cast_value kernels compiled for x86-64-v2 (the baseline NumPy requires)."""
+"""zdt kernels (cast_value, scale_offset) compiled for x86-64-v2 (the baseline NumPy requires)."""
 
-include "_cast_impl.pxi"
+include "_cast.pxi"
+include "_scale_offset.pxi"
 
 
 cdef extern from *:

@@ -1,0 +1,5 @@
+# cython: language_level=3, cdivision=True
+"""zdt kernels (cast_value, scale_offset) compiled for x86-64-v3 (AVX2, FMA, BMI2)."""
+
+include "_cast.pxi"
+include "_scale_offset.pxi"

@@ -1,0 +1,402 @@
+# scale_offset kernels: encode out = (x - offset) * scale, decode out = x / scale + offset, in the
+# array's own data type, checked. Included by _kernels_v2/v3/v4.pyx after _cast.pxi (whose
+# helpers it uses).
+#
+# Integers: every intermediate and final value must be representable, and decode division must
+# be exact. Types up to 32 bits compute in 64 bits and range-check (branch-free, vectorises);
+# 64-bit types use the compilers' overflow builtins. Floats: IEEE arithmetic in the type
+# (float16: each operation in float64 - exact for + - * of float16 values, and double rounding
+# is innocuous for / since 53 >= 2*11 + 2 - then rounded to float16); a finite input whose result
+# is not finite is an error; NaN and infinities propagate.
+#
+# Fast loops only report whether a block holds a failing element; then the block is walked with
+# the per-element checked functions to find the first one and what overflowed.
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define zdt_sub_i64(a, b, r) __builtin_sub_overflow((int64_t)(a), (int64_t)(b), (int64_t *)(r))
+    #define zdt_mul_i64(a, b, r) __builtin_mul_overflow((int64_t)(a), (int64_t)(b), (int64_t *)(r))
+    #define zdt_add_i64(a, b, r) __builtin_add_overflow((int64_t)(a), (int64_t)(b), (int64_t *)(r))
+    #define zdt_sub_u64(a, b, r) __builtin_sub_overflow((uint64_t)(a), (uint64_t)(b), (uint64_t *)(r))
+    #define zdt_mul_u64(a, b, r) __builtin_mul_overflow((uint64_t)(a), (uint64_t)(b), (uint64_t *)(r))
+    #define zdt_add_u64(a, b, r) __builtin_add_overflow((uint64_t)(a), (uint64_t)(b), (uint64_t *)(r))
+    #else
+    #error "zdt needs __builtin_*_overflow (gcc or clang)"
+    #endif
+    """
+    bint zdt_sub_i64(int64_t a, int64_t b, int64_t* r) noexcept nogil
+    bint zdt_mul_i64(int64_t a, int64_t b, int64_t* r) noexcept nogil
+    bint zdt_add_i64(int64_t a, int64_t b, int64_t* r) noexcept nogil
+    bint zdt_sub_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
+    bint zdt_mul_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
+    bint zdt_add_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
+
+
+cdef enum SOStatus:
+    SO_OK = 0
+    SO_SUB = 1      # x - offset is not representable
+    SO_MUL = 2      # (x - offset) * scale is not representable
+    SO_REM = 3      # x / scale leaves a remainder (integers)
+    SO_DIV = 4      # x / scale is not representable
+    SO_ADD = 5      # x / scale + offset is not representable
+
+# scale_offset on float16 sees its values as float64 (bit patterns in, bit patterns out)
+ctypedef fused so_int_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+
+# --- float16 helpers ---------------------------------------------------------------------------
+
+cdef inline double half_round(double x) noexcept nogil:
+    """x rounded to the nearest float16 value (ties to even), +-inf beyond the finite range."""
+    cdef uint64_t xb
+    cdef int64_t e
+    cdef double v
+    memcpy(&xb, &x, 8)
+    e = <int64_t>((xb >> 52) & 0x7FF) - 1023
+    e = e if e > -14 else -14
+    e = e if e < 16 else 16
+    v = rint(x * pow2(<int>(10 - e), <double*>NULL)) * pow2(<int>(e - 10), <double*>NULL)
+    v = (v * 1e300 * 1e300) if fabs(v) > 65504.0 else v       # -> +-inf (NaN stays NaN)
+    return v
+
+
+cdef inline uint16_t half_bits(double v) noexcept nogil:
+    """Bit pattern of v, which is already a float16 value (or +-inf, NaN)."""
+    cdef uint64_t vb
+    cdef double av = fabs(v)
+    cdef uint64_t sub, nrm, hb
+    memcpy(&vb, &v, 8)
+    sub = <uint64_t>(<int32_t>((av if av < 6.103515625e-05 else 0.0) * 16777216.0))
+    nrm = ((((vb >> 52) & 0x7FF) - 1008) << 10) | ((vb >> 42) & 0x3FF)
+    hb = sub if av < 6.103515625e-05 else nrm
+    hb = 0x7C00 if av > 65504.0 else hb
+    hb = 0x7E00 if v != v else hb
+    return <uint16_t>(((vb >> 48) & 0x8000) | hb)
+
+
+# --- one element, checked (the slow path that names what failed) ----------------------------------
+
+cdef inline int so_int_encode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out) noexcept nogil:
+    cdef int64_t t, p
+    cdef uint64_t tu, pu
+    if so_int_t is int64_t:
+        if zdt_sub_i64(x, o, &t):
+            return SO_SUB
+        if zdt_mul_i64(t, s, &p):
+            return SO_MUL
+        out[0] = p
+    elif so_int_t is uint64_t:
+        if zdt_sub_u64(x, o, &tu):
+            return SO_SUB
+        if zdt_mul_u64(tu, s, &pu):
+            return SO_MUL
+        out[0] = pu
+    elif so_int_t is uint32_t:
+        t = <int64_t>x - <int64_t>o
+        if t < 0 or t > 4294967295LL:
+            return SO_SUB
+        pu = <uint64_t>t * <uint64_t>s
+        if pu > 4294967295ULL:
+            return SO_MUL
+        out[0] = <uint32_t>pu
+    else:
+        t = <int64_t>x - <int64_t>o
+        if t < int_min64(out) or t > <int64_t>int_max64(out):
+            return SO_SUB
+        p = t * <int64_t>s
+        if p < int_min64(out) or p > <int64_t>int_max64(out):
+            return SO_MUL
+        out[0] = <so_int_t>p
+    return SO_OK
+
+
+cdef inline int so_int_decode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out) noexcept nogil:
+    cdef so_int_t q
+    cdef int64_t r
+    cdef uint64_t ru
+    if int_signed(out) and s == <so_int_t>-1 and x == int_min(out):
+        return SO_DIV                       # -MIN does not fit
+    if x % s != 0:
+        return SO_REM
+    q = <so_int_t>(x / s)
+    if so_int_t is int64_t:
+        if zdt_add_i64(q, o, &r):
+            return SO_ADD
+        out[0] = r
+    elif so_int_t is uint64_t:
+        if zdt_add_u64(q, o, &ru):
+            return SO_ADD
+        out[0] = ru
+    else:
+        r = <int64_t>q + <int64_t>o
+        if r < int_min64(out) or r > <int64_t>int_max64(out):
+            return SO_ADD
+        out[0] = <so_int_t>r
+    return SO_OK
+
+
+# --- fast loops (block-level flag only) ------------------------------------------------------------
+
+cdef bint so_int_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o, so_int_t s,
+                      bint decode) noexcept nogil:
+    """Whole block; True if some element fails (the caller finds which with the checked
+    per-element functions)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef int64_t lo = int_min64(dst), hi = <int64_t>int_max64(dst)
+    cdef int64_t t, p, q
+    cdef uint64_t tu, pu
+    cdef double qd
+    cdef bint bad
+    cdef so_int_t v
+    if so_int_t is int64_t or so_int_t is uint64_t:
+        for i in range(n):
+            if decode:
+                bad = so_int_decode(src[i], o, s, &v) != SO_OK
+            else:
+                bad = so_int_encode(src[i], o, s, &v) != SO_OK
+            dst[i] = v if not bad else 0
+            acc |= bad
+        return acc
+    elif so_int_t is uint32_t:
+        if decode:
+            for i in range(n):
+                qd = <double>src[i] / <double>s           # exact when the quotient is an integer
+                q = <int64_t>qd
+                p = q + <int64_t>o
+                acc |= (q * <int64_t>s != <int64_t>src[i]) | (p < 0) | (p > hi)
+                dst[i] = <uint32_t>p
+        else:
+            for i in range(n):
+                t = <int64_t>src[i] - <int64_t>o
+                pu = <uint64_t>(t if t >= 0 else 0) * <uint64_t>s
+                acc |= (t < 0) | (t > hi) | (pu > <uint64_t>hi)
+                dst[i] = <uint32_t>pu
+        return acc
+    else:
+        if decode:
+            if s == 1:
+                for i in range(n):
+                    p = <int64_t>src[i] + <int64_t>o
+                    acc |= (p < lo) | (p > hi)
+                    dst[i] = <so_int_t>p
+            else:
+                for i in range(n):
+                    qd = <double>src[i] / <double>s
+                    q = <int64_t>qd
+                    p = q + <int64_t>o
+                    acc |= (q * <int64_t>s != <int64_t>src[i]) | (p < lo) | (p > hi)
+                    dst[i] = <so_int_t>p
+        else:
+            for i in range(n):
+                t = <int64_t>src[i] - <int64_t>o
+                p = t * <int64_t>s
+                acc |= (t < lo) | (t > hi) | (p < lo) | (p > hi)
+                dst[i] = <so_int_t>p
+        return acc
+
+
+cdef bint so_float_loop(const float_t* src, float_t* dst, Py_ssize_t n, float_t o, float_t s,
+                        bint decode) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef float_t x, r
+    cdef float_t fmax = max_finite(<float_t*>NULL)
+    if decode:
+        for i in range(n):
+            x = src[i]
+            r = x / s + o
+            acc |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
+            dst[i] = r
+    else:
+        for i in range(n):
+            x = src[i]
+            r = (x - o) * s
+            acc |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
+            dst[i] = r
+    return acc
+
+
+cdef bint so_half_loop(const uint16_t* src, uint16_t* dst, Py_ssize_t n, double o, double s,
+                       bint decode) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef double x, r
+    for i in range(n):
+        x = <double>half_to_float(src[i])
+        if decode:
+            r = half_round(half_round(x / s) + o)
+        else:
+            r = half_round(half_round(x - o) * s)
+        acc |= (fabs(x) <= 1.7976931348623157e308) & (not (fabs(r) <= 1.7976931348623157e308))
+        dst[i] = half_bits(r)
+    return acc
+
+
+# --- first failure in a flagged block ---------------------------------------------------------------
+
+cdef Py_ssize_t so_int_first(const so_int_t* src, Py_ssize_t n, so_int_t o, so_int_t s,
+                             bint decode, int* status) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int st
+    cdef so_int_t v
+    for i in range(n):
+        st = so_int_decode(src[i], o, s, &v) if decode else so_int_encode(src[i], o, s, &v)
+        if st != SO_OK:
+            status[0] = st
+            return i
+    return -1
+
+
+cdef Py_ssize_t so_float_first(const float_t* src, Py_ssize_t n, float_t o, float_t s,
+                               bint decode, int* status) noexcept nogil:
+    """The first element whose finite value gives a non-finite result, and in which operation;
+    the same arithmetic as so_float_loop, one operation at a time."""
+    cdef Py_ssize_t i
+    cdef float_t x, t
+    cdef float_t fmax = max_finite(<float_t*>NULL)
+    for i in range(n):
+        x = src[i]
+        if not (fabs_t(x) <= fmax):
+            continue
+        if decode:
+            t = x / s
+            if not (fabs_t(t) <= fmax):
+                status[0] = SO_DIV
+                return i
+            t = t + o
+            if not (fabs_t(t) <= fmax):
+                status[0] = SO_ADD
+                return i
+        else:
+            t = x - o
+            if not (fabs_t(t) <= fmax):
+                status[0] = SO_SUB
+                return i
+            t = t * s
+            if not (fabs_t(t) <= fmax):
+                status[0] = SO_MUL
+                return i
+    return -1
+
+
+cdef Py_ssize_t so_half_first(const uint16_t* src, Py_ssize_t n, double o, double s,
+                              bint decode, int* status) noexcept nogil:
+    """As so_float_first for float16 (each operation rounded to float16, as so_half_loop)."""
+    cdef Py_ssize_t i
+    cdef double x, t
+    for i in range(n):
+        x = half_to_float(src[i])
+        if not (fabs(x) <= 65504.0):
+            continue
+        t = half_round(x / s) if decode else half_round(x - o)
+        if not (fabs(t) <= 65504.0):
+            status[0] = SO_DIV if decode else SO_SUB
+            return i
+        t = half_round(t + o) if decode else half_round(t * s)
+        if not (fabs(t) <= 65504.0):
+            status[0] = SO_ADD if decode else SO_MUL
+            return i
+    return -1
+
+
+# --- driver -------------------------------------------------------------------------------------------
+
+cdef Py_ssize_t so_run_int(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o,
+                           so_int_t s, bint decode, int* status) noexcept nogil:
+    cdef Py_ssize_t start = 0, m, bad
+    while start < n:
+        m = n - start if n - start < BLOCK else BLOCK
+        if so_int_loop(src + start, dst + start, m, o, s, decode):
+            bad = so_int_first(src + start, m, o, s, decode, status)
+            if bad >= 0:
+                return start + bad
+        start += m
+    return -1
+
+
+cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int code, uint64_t o_bits,
+                       uint64_t s_bits, bint decode, int* status) noexcept nogil:
+    """scale_offset over n elements of type `code`; offset and scale are bit patterns of that
+    type. -1 on success, else the first failing index (status says which operation)."""
+    cdef Py_ssize_t start = 0, m, bad
+    cdef bint flagged
+    cdef float of, sf
+    cdef double od, sd
+    cdef uint16_t oh, sh
+    status[0] = SO_OK
+    if code == T_I8:
+        return so_run_int(<const int8_t*>src, <int8_t*>dst, n, from_bits(o_bits, <int8_t*>NULL), from_bits(s_bits, <int8_t*>NULL), decode, status)
+    elif code == T_U8:
+        return so_run_int(<const uint8_t*>src, <uint8_t*>dst, n, from_bits(o_bits, <uint8_t*>NULL), from_bits(s_bits, <uint8_t*>NULL), decode, status)
+    elif code == T_I16:
+        return so_run_int(<const int16_t*>src, <int16_t*>dst, n, from_bits(o_bits, <int16_t*>NULL), from_bits(s_bits, <int16_t*>NULL), decode, status)
+    elif code == T_U16:
+        return so_run_int(<const uint16_t*>src, <uint16_t*>dst, n, from_bits(o_bits, <uint16_t*>NULL), from_bits(s_bits, <uint16_t*>NULL), decode, status)
+    elif code == T_I32:
+        return so_run_int(<const int32_t*>src, <int32_t*>dst, n, from_bits(o_bits, <int32_t*>NULL), from_bits(s_bits, <int32_t*>NULL), decode, status)
+    elif code == T_U32:
+        return so_run_int(<const uint32_t*>src, <uint32_t*>dst, n, from_bits(o_bits, <uint32_t*>NULL), from_bits(s_bits, <uint32_t*>NULL), decode, status)
+    elif code == T_I64:
+        return so_run_int(<const int64_t*>src, <int64_t*>dst, n, from_bits(o_bits, <int64_t*>NULL), from_bits(s_bits, <int64_t*>NULL), decode, status)
+    elif code == T_U64:
+        return so_run_int(<const uint64_t*>src, <uint64_t*>dst, n, from_bits(o_bits, <uint64_t*>NULL), from_bits(s_bits, <uint64_t*>NULL), decode, status)
+    if code == T_F32:
+        of = from_bits(o_bits, <float*>NULL)
+        sf = from_bits(s_bits, <float*>NULL)
+        od, sd = of, sf
+    elif code == T_F64:
+        od = from_bits(o_bits, <double*>NULL)
+        sd = from_bits(s_bits, <double*>NULL)
+    else:
+        oh = <uint16_t>o_bits
+        sh = <uint16_t>s_bits
+        od = half_to_float(oh)
+        sd = half_to_float(sh)
+    while start < n:
+        m = n - start if n - start < BLOCK else BLOCK
+        if code == T_F32:
+            flagged = so_float_loop(<const float*>src + start, <float*>dst + start, m, of, sf, decode)
+        elif code == T_F64:
+            flagged = so_float_loop(<const double*>src + start, <double*>dst + start, m, od, sd, decode)
+        else:
+            flagged = so_half_loop(<const uint16_t*>src + start, <uint16_t*>dst + start, m, od, sd, decode)
+        if flagged:
+            if code == T_F32:
+                bad = so_float_first(<const float*>src + start, m, of, sf, decode, status)
+            elif code == T_F64:
+                bad = so_float_first(<const double*>src + start, m, od, sd, decode, status)
+            else:
+                bad = so_half_first(<const uint16_t*>src + start, m, od, sd, decode, status)
+            if bad >= 0:
+                return start + bad
+        start += m
+    return -1
+
+
+def scale_offset_flat(src, dst, int code, uint64_t offset_bits, uint64_t scale_bits, bint decode):
+    """scale_offset over the 1-d native-order uint8 views src -> dst (same element type `code`,
+    a TypeCode). Returns (index, status): -1 on success, else the first failing element and
+    which operation failed (SOStatus). The GIL is released."""
+    cdef const uint8_t[::1] sv = src
+    cdef uint8_t[::1] dv = dst
+    cdef int itemsize = {T_I8: 1, T_U8: 1, T_I16: 2, T_U16: 2, T_I32: 4, T_U32: 4, T_I64: 8,
+                         T_U64: 8, T_F16: 2, T_F32: 4, T_F64: 8}[code]
+    cdef Py_ssize_t n = sv.shape[0] // itemsize, idx
+    cdef int status = SO_OK
+    if sv.shape[0] != dv.shape[0] or sv.shape[0] % itemsize:
+        raise ValueError("scale_offset: source and destination sizes differ")
+    if n == 0:
+        return -1, SO_OK
+    with nogil:
+        idx = so_run(&sv[0], &dv[0], n, code, offset_bits, scale_bits, decode, &status)
+    return idx, status
