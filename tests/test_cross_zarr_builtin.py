@@ -160,3 +160,99 @@ def test_zdt_is_stricter_where_the_spec_says_so():
                           filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
     with pytest.raises(CastError):
         CastPlan(FORMATS["float64"], FORMATS["int8"]).cast(np.array([np.nan]))
+
+
+# --- scale_offset -------------------------------------------------------------------------------------
+
+from zarr.codecs.scale_offset import ScaleOffset as ZarrScaleOffset  # noqa: E402
+
+from zdt.scale_offset import ScaleOffsetError, plan_for  # noqa: E402
+
+
+def builtin_scale_offset(arr, offset, scale, decode):
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.buffer.cpu import NDBuffer
+    from zarr.core.dtype import get_data_type_from_json
+
+    codec = ZarrScaleOffset(offset=offset, scale=scale)
+    dtype = get_data_type_from_json(arr.dtype.name, zarr_format=3)
+    codec.validate(shape=arr.shape, dtype=dtype, chunk_grid=None)
+    spec = ArraySpec(shape=arr.shape, dtype=dtype, fill_value=dtype.default_scalar(),
+                     config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
+    method = codec._decode_sync if decode else codec._encode_sync
+    with np.errstate(all="ignore"):
+        return method(NDBuffer.from_numpy_array(arr), spec).as_numpy_array()
+
+
+@pytest.mark.parametrize("dtype", ALL_NAMES)
+@given(data=st.data())
+def test_scale_offset_same_bytes_wherever_the_builtin_is_right(dtype, data):
+    """Where zarr's ScaleOffset is right (agrees with the exact reference), zdt gives the same
+    bytes; where the reference says the element must fail, zdt raises although the built-in
+    may return a value (it wraps int64 silently and range-checks only final values)."""
+    dt = np.dtype(dtype)
+    arr = data.draw(arrays(dtype), label="arr")
+    small = st.integers(-5, 5) if dt.kind == "i" else st.integers(0, 5)
+    offset = data.draw(small, label="offset")
+    scale = data.draw(small.filter(lambda v: v != 0) if dt.kind in "iu"
+                      else st.sampled_from([1, 2, -3, 0.5, 0.1, 1e30]), label="scale")
+    decode = data.draw(st.booleans(), label="decode")
+    with np.errstate(over="ignore"):
+        scale_v = np.array(scale, dtype=np.float64 if isinstance(scale, float) else object).astype(dt)[()]
+    if not np.isfinite(scale_v):
+        with pytest.raises(ConfigError, match="beyond the range"):
+            plan_for(dtype, offset, scale)
+        return
+    try:
+        theirs = builtin_scale_offset(arr, offset, scale, decode)
+    except (ValueError, TypeError, OverflowError, FloatingPointError):
+        theirs = None
+    expected = reference.scale_offset_array(arr, dt.type(offset), scale_v, decode)
+    plan = plan_for(dtype, offset, scale)
+    if isinstance(expected, tuple):
+        with pytest.raises(ScaleOffsetError):
+            plan.decode(arr) if decode else plan.encode(arr)
+        return
+    ours = plan.decode(arr) if decode else plan.encode(arr)
+    assert reference.same_bits_or_nan(ours, expected).all()
+    if theirs is not None and reference.same_bits_or_nan(theirs, expected).all():
+        assert reference.same_bits_or_nan(ours, theirs).all()
+
+
+@pytest.mark.parametrize(("dtype", "config", "fill"), [
+    ("float64", {"offset": -10, "scale": 0.1}, 0.0),
+    ("int32", {"offset": 1000, "scale": 3}, 1000),
+    ("uint16", {"offset": 1000}, 1000),
+    ("float32", {"scale": 4.0}, 1.5),
+])
+def test_scale_offset_arrays_written_by_either_are_read_by_the_other(tmp_path, dtype, config, fill):
+    rng = np.random.default_rng(3)
+    if np.dtype(dtype).kind == "f":
+        data = rng.uniform(0, 100, 40).astype(dtype)
+    else:
+        data = rng.integers(1000, 3000, 40).astype(dtype)
+    impls = ["zdt.codecs.scale_offset.ScaleOffsetCodec", "zarr.codecs.scale_offset.ScaleOffset"]
+    results = {}
+    for writer, reader in [impls, impls[::-1]]:
+        path = tmp_path / writer.split(".")[0]
+        with zarr.config.set({"codecs.scale_offset": writer}):
+            a = zarr.create_array(store=path, shape=data.shape, chunks=(16,), dtype=dtype,
+                                  fill_value=fill, compressors=None,
+                                  filters=[{"name": "scale_offset", "configuration": config}])
+            a[:] = data
+        with zarr.config.set({"codecs.scale_offset": reader}):
+            b = zarr.open_array(path)
+            assert type(b.metadata.codecs[0]).__module__.split(".")[0] == reader.split(".")[0]
+            results[writer] = b[:]
+        results[writer + " bytes"] = b"".join(p.read_bytes() for p in sorted((path / "c").iterdir()))
+    assert np.array_equal(results[impls[0]], results[impls[1]])
+    assert results[impls[0] + " bytes"] == results[impls[1] + " bytes"]
+
+
+def test_scale_offset_builtin_wraps_int64_where_zdt_raises():
+    arr = np.array([2**62], np.int64)
+    theirs = builtin_scale_offset(arr, -(2**62), 1, False)      # silently wrapped
+    assert int(theirs[0]) == -(2**63)
+    with pytest.raises(ScaleOffsetError, match="subtraction"):
+        plan_for("int64", -(2**62), 1).encode(arr)

@@ -4,7 +4,9 @@ Public names load lazily so ``import zdt`` stays cheap and does not import zarr:
 
 * ``zdt.CastValueCodec``  the zarr v3 ``cast_value`` codec
 * ``zdt.CastValue``       the same as a numcodecs codec (zarr format 2 filter)
-* ``zdt.cast_array``      cast a NumPy array with cast_value semantics
+* ``zdt.ScaleOffsetCodec`` / ``zdt.ScaleOffset``  the ``scale_offset`` codec (v3 / numcodecs)
+* ``zdt.cast_array``, ``zdt.scale_offset_encode`` / ``_decode``  the same on NumPy arrays
+* ``zdt.fixedscaleoffset_to_codecs`` / ``_to_filters``  numcodecs FixedScaleOffset -> both
 """
 
 from importlib import import_module
@@ -13,9 +15,16 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "CastValueCodec": "zdt.codecs.cast_value",
+    "ScaleOffsetCodec": "zdt.codecs.scale_offset",
     "CastValue": "zdt.numcodecs_codecs",
+    "ScaleOffset": "zdt.numcodecs_codecs",
     "cast_array": "zdt.cast",
+    "scale_offset_encode": "zdt.scale_offset",
+    "scale_offset_decode": "zdt.scale_offset",
+    "fixedscaleoffset_to_codecs": "zdt.legacy",
+    "fixedscaleoffset_to_filters": "zdt.legacy",
     "CastError": "zdt.errors",
+    "ScaleOffsetError": "zdt.scale_offset",
     "ConfigError": "zdt.errors",
     "FillValueError": "zdt.errors",
 }

@@ -194,7 +194,8 @@ cdef bint so_int_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t
                     qd = <double>src[i] / <double>s
                     q = <int64_t>qd
                     p = q + <int64_t>o
-                    acc |= (q * <int64_t>s != <int64_t>src[i]) | (p < lo) | (p > hi)
+                    # the quotient itself must fit too (MIN / -1)
+                    acc |= (q * <int64_t>s != <int64_t>src[i]) | (q < lo) | (q > hi) | (p < lo) | (p > hi)
                     dst[i] = <so_int_t>p
         else:
             for i in range(n):

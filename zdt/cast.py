@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from zdt import _kernels, json_scalar
+from zdt import _kernels, _layout, json_scalar
 from zdt.errors import CastError, ConfigError, FillValueError
 from zdt.formats import NumberFormat, format_for, format_for_dtype
 
@@ -280,62 +280,24 @@ class CastPlan:
     def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True,
              where: str = "element") -> np.ndarray:
         """Cast every element of `arr` (any layout, any byte order); shape and element order are
-        kept, the result is native-order, C- or F-ordered like the input. `where` names an
-        element in errors ("chunk element" from the codecs, which only see one chunk).
-
-        `out`, if given, receives the result: a native-order array of the target type with the
-        same shape and the same contiguous order as the walk (C, or F for F-ordered input). If
-        the cast fails its contents are unspecified. `fast=False` sends every element through
-        the exact path (tests use it to check both paths)."""
-        arr = np.asarray(arr)
-        if arr.dtype.kind not in "iuf" or arr.dtype.newbyteorder("=") != self.source.dtype:
-            raise TypeError(
-                f"{CODEC}: expected an array of {self.source.name}, got {arr.dtype}"
-            )
-        if not arr.dtype.isnative:
-            arr = arr.astype(arr.dtype.newbyteorder("="))
-        if not arr.flags.aligned:
-            arr = arr.copy()            # the kernels read elements through typed pointers
-        if arr.flags.c_contiguous:
-            order = "C"
-        elif arr.flags.f_contiguous:
-            order = "F"
-        else:
-            arr = np.ascontiguousarray(arr)
-            order = "C"
-        if out is not None and (np.may_share_memory(arr, out) or not out.flags.aligned):
-            # the exact path re-reads the source after the fast loop has written the block
-            result = self.cast(arr, fast=fast, where=where)
-            if (out.dtype != self.target.dtype or out.shape != arr.shape or not out.flags.writeable):
-                raise ValueError(
-                    f"{CODEC}: out must be a writeable {self.target.name} array of shape "
-                    f"{arr.shape}, got {out.dtype} {out.shape}")
-            np.copyto(out, result)
-            return out
-        if out is None:
-            out = np.empty(arr.shape, dtype=self.target.dtype, order=order)
-        elif (out.dtype != self.target.dtype or out.shape != arr.shape or not out.flags.writeable
-              or not out.flags[f"{order}_CONTIGUOUS"]):
-            raise ValueError(
-                f"{CODEC}: out must be a writeable {order}-contiguous {self.target.name} array "
-                f"of shape {arr.shape}, got {out.dtype} {out.shape}"
-            )
+        kept, the result is native-order, C- or F-ordered like the input (see zdt._layout).
+        `out`, if given, receives the result (its contents are unspecified if the cast fails).
+        `where` names an element in errors ("chunk element" from the codecs, which only see
+        one chunk). `fast=False` sends every element through the exact path (tests use it)."""
+        walk = _layout.prepare(arr, self.source.dtype, self.target.dtype, out, CODEC)
         if self.source is self.target and not self.entries and fast:
-            np.copyto(out, arr)       # the identity cast (NaN payloads and -0.0 kept)
-            return out
-        flat_in = arr.reshape(-1, order=order).view(np.uint8)
-        flat_out = out.reshape(-1, order=order).view(np.uint8)
-        index, status = _kernels.module().cast_flat(flat_in, flat_out, *self._params, self.entries,
-                                           self._fast if fast else None)
+            np.copyto(walk.out, walk.arr)       # the identity cast (NaN payloads, -0.0 kept)
+            return walk.finish()
+        index, status = _kernels.module().cast_flat(walk.flat_in, walk.flat_out, *self._params,
+                                                    self.entries, self._fast if fast else None)
         if index >= 0:
-            raise self._element_error(arr, order, index, status, where)
-        return out
+            raise self._element_error(walk, index, status, where)
+        return walk.finish()
 
     # --- messages ---
-    def _element_error(self, arr: np.ndarray, order: str, flat: int, status: int,
-                       where: str) -> CastError:
-        nd = tuple(int(i) for i in np.unravel_index(flat, arr.shape, order=order)) if arr.ndim else ()
-        value = arr.reshape(-1, order=order)[flat]
+    def _element_error(self, walk: _layout.Walk, flat: int, status: int, where: str) -> CastError:
+        nd = walk.nd_index(flat)
+        value = walk.value_at(flat)
         src, tgt = self.source.name, self.target.name
         map_key = f"scalar_map.{self.direction}"
         if status == ST_NAN:

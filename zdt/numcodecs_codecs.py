@@ -1,9 +1,10 @@
 """numcodecs facades over zdt's kernels, for zarr format 2 filters (entry point group
-``numcodecs.codecs``).
+``numcodecs.codecs``): ``CastValue`` (id ``cast_value``) and ``ScaleOffset`` (``scale_offset``).
 
 Like numcodecs' FixedScaleOffset, the configuration carries the array's data type (``dtype``,
 a NumPy dtype string with byte order), because a format 2 filter is not told it. Encoded data
-is little-endian whatever the host; decoded data has ``dtype``'s byte order.
+is little-endian whatever the host; decoded data has ``dtype``'s byte order. A format 2 filter
+never sees the array's fill value (zarr fills missing chunks after decoding).
 """
 
 from __future__ import annotations
@@ -124,6 +125,71 @@ class CastValue(Codec):
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
         dec = self._decode.cast(_as_array(buf, self._encoded_dtype))
         dec = dec.astype(self.dtype, copy=False)
+        return ndarray_copy(dec, out)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items() if k != "id")
+        return f"{type(self).__name__}({args})"
+
+
+class ScaleOffset(Codec):
+    """scale_offset as a numcodecs codec: encode ``(x - offset) * scale``, decode
+    ``x / scale + offset``, in ``dtype``, checked (see zdt.ScaleOffsetCodec).
+
+    Parameters
+    ----------
+    dtype
+        Data type of the array, e.g. ``"<f8"``; encoded data has the same type, little-endian.
+    offset, scale
+        JSON scalars in the fill-value encoding of ``dtype``.
+    """
+
+    codec_id = "scale_offset"
+    _keys = ("dtype", "offset", "scale")
+
+    def __init__(self, dtype: Any, offset: Any = 0, scale: Any = 1) -> None:
+        from zdt.scale_offset import parse_scalar_config, plan_for
+
+        try:
+            self.dtype = np.dtype(dtype) if dtype is not None else None
+        except TypeError:
+            self.dtype = None
+        if self.dtype is None:
+            raise ConfigError(f"scale_offset: dtype must be a NumPy dtype string such as '<f8', "
+                              f"got {dtype!r}", config_key="dtype")
+        fmt = format_for_dtype(self.dtype, role="dtype", config_key="dtype")
+        self.offset = parse_scalar_config(offset, "offset")
+        self.scale = parse_scalar_config(scale, "scale")
+        self._plan = plan_for(fmt.name, self.offset, self.scale)
+        self._encoded_dtype = fmt.dtype.newbyteorder("<")
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> ScaleOffset:
+        config = dict(config)
+        config.pop("id", None)
+        unknown = sorted(set(config) - set(cls._keys))
+        if unknown:
+            raise ConfigError(f"scale_offset: unknown configuration key(s) "
+                              f"{', '.join(map(repr, unknown))}; allowed: {', '.join(cls._keys)}",
+                              config_key=unknown[0])
+        if "dtype" not in config:
+            raise ConfigError("scale_offset: configuration needs 'dtype'", config_key="dtype")
+        return cls(**config)
+
+    def get_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"id": self.codec_id, "dtype": self.dtype.str}
+        if not (isinstance(self.offset, (int, float)) and self.offset == 0):
+            config["offset"] = self.offset
+        if not (isinstance(self.scale, (int, float)) and self.scale == 1):
+            config["scale"] = self.scale
+        return config
+
+    def encode(self, buf: Any) -> np.ndarray:
+        out = self._plan.encode(_as_array(buf, self.dtype))
+        return out.astype(self._encoded_dtype, copy=False)
+
+    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+        dec = self._plan.decode(_as_array(buf, self._encoded_dtype)).astype(self.dtype, copy=False)
         return ndarray_copy(dec, out)
 
     def __repr__(self) -> str:

@@ -3,7 +3,8 @@ points) makes zdt the configured implementation where zarr ships a codec of the 
 
 from zdt._compat import register_config_defaults
 from zdt.codecs.cast_value import CastValueCodec
+from zdt.codecs.scale_offset import ScaleOffsetCodec
 
-__all__ = ["CastValueCodec"]
+__all__ = ["CastValueCodec", "ScaleOffsetCodec"]
 
 register_config_defaults()
