@@ -140,8 +140,12 @@ def test_out_parameter():
     assert out.tolist() == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="out must be"):
         p.cast(np.arange(5.0), out=np.empty(5, np.int32))
+    # an out of another memory order is filled through a temporary
+    f_out = np.empty((2, 3), np.int16, order="F")
+    assert p.cast(np.arange(6.0).reshape(2, 3), out=f_out) is f_out
+    assert f_out.tolist() == [[0, 1, 2], [3, 4, 5]]
     with pytest.raises(ValueError, match="out must be"):
-        p.cast(np.arange(6.0).reshape(2, 3), out=np.empty((2, 3), np.int16, order="F"))
+        p.cast(np.arange(6.0), out=np.empty(6, np.int16)[::-1].copy().reshape(2, 3))
 
 
 def test_out_sharing_memory_with_the_input():
