@@ -433,3 +433,34 @@ def test_v3_metadata_rewritten_reads_the_same(tmp_path, dtype, astype, offset, s
     meta_path.write_text(json.dumps(meta))
     after = zarr.open_array(tmp_path / "a")[:]
     assert np.array_equal(after, before)
+
+
+def test_codec_decode_never_modifies_a_callers_array():
+    from zarr.core.buffer.cpu import NDBuffer
+
+    codec = ScaleOffsetCodec(offset=1, scale=2)
+    spec = _spec(zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=1.0))
+    arr = np.array([2.0, 4.0])
+    out = codec._decode_sync(NDBuffer.from_numpy_array(arr), spec).as_numpy_array()
+    assert arr.tolist() == [2.0, 4.0] and out.tolist() == [2.0, 3.0]
+    # a private temporary (nothing else references it) is decoded in place, correctly
+    out = codec._decode_sync(NDBuffer.from_numpy_array(np.array([2.0, 4.0, 6.0])), spec)
+    assert out.as_numpy_array().tolist() == [2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint64", "float32", "float16"])
+def test_in_place_kernel_matches_out_of_place(dtype):
+    rng = np.random.default_rng(4)
+    x = (rng.integers(0, 50, 5000) * 6).astype(dtype)
+    p = plan_for(dtype, 3, 2)
+    expected = p.decode(x)
+    y = x.copy()
+    assert p.decode(y, out=y) is y
+    assert np.array_equal(y, expected)
+    bad = x.copy()
+    bad[4000] = 7 if np.dtype(dtype).kind in "iu" else np.finfo(dtype).max
+    if np.dtype(dtype).kind == "f":
+        p = plan_for(dtype, 3, 0.5)
+    with pytest.raises(ScaleOffsetError) as info:
+        p.decode(bad, out=bad)
+    assert info.value.index == (4000,)

@@ -39,7 +39,8 @@ class Walk:
 
 
 def prepare(arr: np.ndarray, source: np.dtype, target: np.dtype, out: np.ndarray | None,
-            codec: str) -> Walk:
+            codec: str, in_place_ok: bool = False) -> Walk:
+    """`in_place_ok`: the kernel can write into its own input (same type, same buffer)."""
     arr = np.asarray(arr)
     if arr.dtype.kind not in "iuf" or arr.dtype.newbyteorder("=") != source:
         raise TypeError(f"{codec}: expected an array of {source}, got {arr.dtype}")
@@ -59,7 +60,9 @@ def prepare(arr: np.ndarray, source: np.dtype, target: np.dtype, out: np.ndarray
         if out.dtype != target or out.shape != arr.shape or not out.flags.writeable:
             raise ValueError(f"{codec}: out must be a writeable {target} array of shape "
                              f"{arr.shape}, got {out.dtype} {out.shape}")
-        if (np.may_share_memory(arr, out) or not out.flags.aligned
+        same_buffer = (in_place_ok and out.__array_interface__["data"][0] == arr.__array_interface__["data"][0]
+                       and out.strides == arr.strides)
+        if ((np.may_share_memory(arr, out) and not same_buffer) or not out.flags.aligned
                 or not out.flags[f"{order}_CONTIGUOUS"]):
             out = None
     if out is None:

@@ -314,11 +314,19 @@ cdef Py_ssize_t so_half_first(const uint16_t* src, Py_ssize_t n, double o, doubl
 
 cdef Py_ssize_t so_run_int(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o,
                            so_int_t s, bint decode, int* status) noexcept nogil:
+    cdef so_int_t saved[BLOCK]
+    cdef const so_int_t* blk
     cdef Py_ssize_t start = 0, m, bad
+    cdef bint in_place = <const void*>src == <const void*>dst
     while start < n:
         m = n - start if n - start < BLOCK else BLOCK
-        if so_int_loop(src + start, dst + start, m, o, s, decode):
-            bad = so_int_first(src + start, m, o, s, decode, status)
+        blk = src + start
+        if in_place:
+            # in place: keep the block's inputs, the failure search reads them after the loop
+            memcpy(saved, blk, m * sizeof(so_int_t))
+            blk = saved
+        if so_int_loop(blk, dst + start, m, o, s, decode):
+            bad = so_int_first(blk, m, o, s, decode, status)
             if bad >= 0:
                 return start + bad
         start += m
@@ -331,6 +339,10 @@ cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int code,
     type. -1 on success, else the first failing index (status says which operation)."""
     cdef Py_ssize_t start = 0, m, bad
     cdef bint flagged
+    cdef double saved[BLOCK]
+    cdef const uint8_t* blk
+    cdef int isz = 8 if code == T_F64 else (4 if code == T_F32 else 2)
+    cdef bint in_place = src == dst
     cdef float of, sf
     cdef double od, sd
     cdef uint16_t oh, sh
@@ -365,19 +377,23 @@ cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int code,
         sd = half_to_float(sh)
     while start < n:
         m = n - start if n - start < BLOCK else BLOCK
+        blk = src + start * isz
+        if in_place:
+            memcpy(saved, blk, m * isz)      # see so_run_int
+            blk = <const uint8_t*>saved
         if code == T_F32:
-            flagged = so_float_loop(<const float*>src + start, <float*>dst + start, m, of, sf, decode)
+            flagged = so_float_loop(<const float*>blk, <float*>dst + start, m, of, sf, decode)
         elif code == T_F64:
-            flagged = so_float_loop(<const double*>src + start, <double*>dst + start, m, od, sd, decode)
+            flagged = so_float_loop(<const double*>blk, <double*>dst + start, m, od, sd, decode)
         else:
-            flagged = so_half_loop(<const uint16_t*>src + start, <uint16_t*>dst + start, m, od, sd, decode)
+            flagged = so_half_loop(<const uint16_t*>blk, <uint16_t*>dst + start, m, od, sd, decode)
         if flagged:
             if code == T_F32:
-                bad = so_float_first(<const float*>src + start, m, of, sf, decode, status)
+                bad = so_float_first(<const float*>blk, m, of, sf, decode, status)
             elif code == T_F64:
-                bad = so_float_first(<const double*>src + start, m, od, sd, decode, status)
+                bad = so_float_first(<const double*>blk, m, od, sd, decode, status)
             else:
-                bad = so_half_first(<const uint16_t*>src + start, m, od, sd, decode, status)
+                bad = so_half_first(<const uint16_t*>blk, m, od, sd, decode, status)
             if bad >= 0:
                 return start + bad
         start += m

@@ -100,7 +100,7 @@ class ScaleOffsetPlan:
         return self._run(arr, out, True, where)
 
     def _run(self, arr: np.ndarray, out: np.ndarray | None, decode: bool, where: str) -> np.ndarray:
-        walk = _layout.prepare(arr, self.fmt.dtype, self.fmt.dtype, out, CODEC)
+        walk = _layout.prepare(arr, self.fmt.dtype, self.fmt.dtype, out, CODEC, in_place_ok=True)
         if self.identity:
             np.copyto(walk.out, walk.arr)
             return walk.finish()

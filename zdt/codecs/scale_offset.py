@@ -6,6 +6,7 @@ the rulings of zdt's SPEC_NOTES. Semantics live in `zdt.scale_offset`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +97,15 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        out = self.plan(chunk_spec.dtype).decode(np.asarray(chunk_array.as_ndarray_like()),
+        arr = chunk_array.as_ndarray_like()
+        # Decoding usually receives the previous codec's fresh output (cast_value's, say),
+        # referenced by nothing but the buffer object: then it is decoded in place, sparing a
+        # second full-size allocation (~3.5 ms of page faults per 80 MB). Only when the array
+        # owns its memory and the only references are chunk_array's, this frame's and
+        # getrefcount's: anything shared (a view, a user's array, a cached buffer) is copied.
+        private = (isinstance(arr, np.ndarray) and arr.flags.owndata and arr.flags.writeable
+                   and sys.getrefcount(arr) <= 3)
+        out = self.plan(chunk_spec.dtype).decode(np.asarray(arr), out=arr if private else None,
                                                  where="chunk element")
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
 
