@@ -39,6 +39,15 @@ def kernel(name: str, march: str) -> Extension:
 extensions = [kernel("_kernels_v2", "x86-64-v2")]
 if X86_64:
     extensions += [kernel("_kernels_v3", "x86-64-v3"), kernel("_kernels_v4", "x86-64-v4")]
+# Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
+import numpy  # noqa: E402
+
+extensions.append(Extension(
+    "zdt._vlen", ["zdt/_vlen.pyx"], extra_compile_args=COMMON_ARGS + (["-march=x86-64-v2"] if X86_64 else []),
+    include_dirs=[numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
+                   ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")],
+))
 # One copy of Cython's memoryview/utility code shared by every kernel module.
 extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"], extra_compile_args=COMMON_ARGS))
 

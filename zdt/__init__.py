@@ -7,6 +7,8 @@ Public names load lazily so ``import zdt`` stays cheap and does not import zarr:
 * ``zdt.ScaleOffsetCodec`` / ``zdt.ScaleOffset``  the ``scale_offset`` codec (v3 / numcodecs)
 * ``zdt.cast_array``, ``zdt.scale_offset_encode`` / ``_decode``  the same on NumPy arrays
 * ``zdt.fixedscaleoffset_to_codecs`` / ``_to_filters``  numcodecs FixedScaleOffset -> both
+* ``zdt.VLenUTF8Codec`` / ``VLenBytesCodec`` / ``VLenArrowCodec``  strings and bytes
+* ``zdt.use_string_codecs()``  make zarr read and write vlen-utf8 / vlen-bytes with zdt
 """
 
 from importlib import import_module
@@ -18,6 +20,10 @@ _LAZY = {
     "ScaleOffsetCodec": "zdt.codecs.scale_offset",
     "CastValue": "zdt.numcodecs_codecs",
     "ScaleOffset": "zdt.numcodecs_codecs",
+    "VLenUTF8Codec": "zdt.codecs.vlen",
+    "VLenBytesCodec": "zdt.codecs.vlen",
+    "VLenArrowCodec": "zdt.codecs.vlen",
+    "use_string_codecs": "zdt.codecs.vlen",
     "cast_array": "zdt.cast",
     "scale_offset_encode": "zdt.scale_offset",
     "scale_offset_decode": "zdt.scale_offset",

@@ -1,0 +1,521 @@
+# cython: language_level=3, cdivision=True, freethreading_compatible=True
+"""Variable-length strings and bytes: the vlen-utf8 / vlen-bytes chunk layout and the
+Arrow-style offsets layout, to and from NumPy StringDType and object arrays.
+
+vlen layout:   u32le n | n x (u32le length | bytes)
+arrow layout:  (n + 1) offsets (int32le or int64le, first 0, non-decreasing, last = data
+               length) | zero padding to a multiple of 64 bytes | data (no trailing padding)
+
+Decoding first validates the whole chunk in a nogil pass (count against the chunk shape, every
+length / offset against the buffer, UTF-8 for strings, no trailing bytes) and only then builds
+the result, so a corrupt chunk is a ValueError naming what and where, never an out-of-bounds
+read. StringDType arrays are read and written through NumPy's string C API (NpyString_load /
+NpyString_pack) under the array's allocator lock, without a Python object per element; the
+lock is never held while calling into Python.
+
+The only module that needs NumPy's headers (STYLE: isolate the StringDType C API).
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
+from cpython.unicode cimport PyUnicode_Check
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+cnp.import_array()
+
+cdef extern from "numpy/ndarraytypes.h":
+    ctypedef struct npy_string_allocator:
+        pass
+    ctypedef struct npy_packed_static_string:
+        pass
+    ctypedef struct npy_static_string:
+        size_t size
+        const char* buf
+    ctypedef struct PyArray_StringDTypeObject:
+        PyObject* na_object
+
+# numpy's own declarations lack nogil
+cdef extern from "numpy/arrayobject.h" nogil:
+    npy_string_allocator* NpyString_acquire_allocator(const PyArray_StringDTypeObject*)
+    void NpyString_release_allocator(npy_string_allocator*)
+    int NpyString_load(npy_string_allocator*, const npy_packed_static_string*, npy_static_string*)
+    int NpyString_pack(npy_string_allocator*, npy_packed_static_string*, const char*, size_t)
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
+    object PyUnicode_DecodeUTF8(const char*, Py_ssize_t, const char*)
+    object PyUnicode_New(Py_ssize_t, Py_UCS4)
+    void* PyUnicode_DATA(object)
+
+
+cdef inline bint is_ascii(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w, acc = 0
+    while i + 8 <= n:
+        memcpy(&w, s + i, 8)
+        acc |= w
+        i += 8
+    while i < n:
+        acc |= s[i]
+        i += 1
+    return (acc & 0x8080808080808080ULL) == 0
+
+
+cdef inline object ascii_str(const uint8_t* s, Py_ssize_t n):
+    """A compact ASCII str filled directly: what the UTF-8 decoder would build, minus its work."""
+    cdef object obj = PyUnicode_New(n, 127)
+    memcpy(PyUnicode_DATA(obj), s, n)
+    return obj
+
+cpdef enum Layout:
+    VLEN = 0
+    ARROW = 1
+
+cdef enum Problem:
+    OK = 0
+    TRUNCATED_HEADER = 1     # fewer than 4 bytes (vlen) / than the offsets (arrow)
+    COUNT_MISMATCH = 2       # header count != elements of the chunk
+    LENGTH_PAST_END = 3      # element's length runs past the buffer
+    TRAILING = 4             # bytes after the last element
+    BAD_UTF8 = 5             # element is not valid UTF-8
+    FIRST_OFFSET = 6         # arrow: first offset is not 0
+    DECREASING = 7           # arrow: offset smaller than the previous one
+    LAST_OFFSET = 8          # arrow: last offset != data length
+    PADDING = 9              # arrow: padding bytes not zero
+    MISSING = 10             # encode: missing value (NA / None)
+    NO_LENGTH = 12           # vlen: the chunk ends where an element's length should be
+    TOO_LONG = 11            # encode: does not fit the layout's integer width
+
+_PROBLEMS = {
+    TRUNCATED_HEADER: "the chunk is shorter than its header",
+    COUNT_MISMATCH: "the chunk holds {value} elements but its shape needs {n}",
+    LENGTH_PAST_END: "element {index}: its length {value} runs past the end of the chunk",
+    TRAILING: "{value} bytes follow the last element",
+    BAD_UTF8: "element {index} is not valid UTF-8 (byte {value} of it)",
+    FIRST_OFFSET: "the first offset is {value}, not 0",
+    DECREASING: "offset number {offset} ({value}) is smaller than the one before it",
+    LAST_OFFSET: "the last offset ({value}) is not the length of the data",
+    PADDING: "padding byte {value} after the offsets is not zero",
+    NO_LENGTH: "element {index}: the chunk ends before its length",
+}
+
+
+# --- UTF-8 ----------------------------------------------------------------------------------------
+
+cdef inline Py_ssize_t utf8_error(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """-1 if s[:n] is valid UTF-8 (RFC 3629: no overlongs, no surrogates, <= U+10FFFF), else
+    the offset of the first byte of the first invalid sequence. ASCII runs go 8 bytes at a time."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    cdef uint8_t c, c1
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&w, s + i, 8)
+            if (w & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xC2:
+            return i
+        elif c < 0xE0:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return i
+            i += 2
+        elif c < 0xF0:
+            if i + 2 >= n:
+                return i
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+                return i
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+                return i      # overlong, or a UTF-16 surrogate
+            i += 3
+        elif c < 0xF5:
+            if i + 3 >= n:
+                return i
+            c1 = s[i + 1]
+            if ((c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80
+                    or (s[i + 3] & 0xC0) != 0x80):
+                return i
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return i      # overlong, or beyond U+10FFFF
+            i += 4
+        else:
+            return i
+    return -1
+
+
+# --- little-endian integers -----------------------------------------------------------------------
+
+cdef inline uint32_t load_u32(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef inline void store_u32(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0] = v & 0xFF
+    p[1] = (v >> 8) & 0xFF
+    p[2] = (v >> 16) & 0xFF
+    p[3] = (v >> 24) & 0xFF
+
+
+cdef inline int64_t load_offset(const uint8_t* p, int width) noexcept nogil:
+    cdef uint64_t v = load_u32(p)
+    if width == 8:
+        v |= (<uint64_t>load_u32(p + 4)) << 32
+        return <int64_t>v
+    return <int64_t>(<int32_t>(<uint32_t>v))
+
+
+cdef inline void store_offset(uint8_t* p, int width, int64_t v) noexcept nogil:
+    store_u32(p, <uint32_t>(<uint64_t>v & 0xFFFFFFFFULL))
+    if width == 8:
+        store_u32(p + 4, <uint32_t>(<uint64_t>v >> 32))
+
+
+cdef inline Py_ssize_t padded(Py_ssize_t x) noexcept nogil:
+    return (x + 63) // 64 * 64
+
+
+# --- validation (nogil) ---------------------------------------------------------------------------
+
+ctypedef struct Found:
+    int problem
+    Py_ssize_t index
+    int64_t value
+
+
+cdef int validate_vlen(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, bint utf8,
+                       Found* f) noexcept nogil:
+    cdef Py_ssize_t pos = 4, i, bad
+    cdef uint32_t length
+    if size < 4:
+        f.problem = TRUNCATED_HEADER
+        return 1
+    if <Py_ssize_t>load_u32(b) != n:
+        f.problem = COUNT_MISMATCH
+        f.value = load_u32(b)
+        return 1
+    for i in range(n):
+        if size - pos < 4:
+            f.problem = NO_LENGTH
+            f.index = i
+            return 1
+        length = load_u32(b + pos)
+        pos += 4
+        if <uint64_t>length > <uint64_t>(size - pos):
+            f.problem = LENGTH_PAST_END
+            f.index = i
+            f.value = length
+            return 1
+        if utf8:
+            bad = utf8_error(b + pos, length)
+            if bad >= 0:
+                f.problem = BAD_UTF8
+                f.index = i
+                f.value = bad
+                return 1
+        pos += length
+    if pos != size:
+        f.problem = TRAILING
+        f.value = size - pos
+        return 1
+    return 0
+
+
+cdef int validate_arrow(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, int width, bint utf8,
+                        Found* f) noexcept nogil:
+    """Every offset is checked before any data byte is read."""
+    cdef Py_ssize_t head = (n + 1) * width, start = padded(head), i, bad
+    cdef int64_t prev = 0, cur, data_len
+    if size < start:
+        f.problem = TRUNCATED_HEADER
+        return 1
+    data_len = size - start
+    cur = load_offset(b, width)
+    if cur != 0:
+        f.problem = FIRST_OFFSET
+        f.value = cur
+        return 1
+    for i in range(1, n + 1):
+        cur = load_offset(b + i * width, width)
+        if cur < prev:
+            f.problem = DECREASING
+            f.index = i
+            f.value = cur
+            return 1
+        if cur > data_len:
+            f.problem = LENGTH_PAST_END
+            f.index = i - 1
+            f.value = cur - prev
+            return 1
+        prev = cur
+    if prev != data_len:
+        f.problem = LAST_OFFSET if prev < data_len else LENGTH_PAST_END
+        f.value = prev
+        return 1
+    for i in range(head, start):
+        if b[i] != 0:
+            f.problem = PADDING
+            f.value = i - head
+            return 1
+    if utf8:
+        prev = 0
+        for i in range(n):
+            cur = load_offset(b + (i + 1) * width, width)
+            bad = utf8_error(b + start + prev, cur - prev)
+            if bad >= 0:
+                f.problem = BAD_UTF8
+                f.index = i
+                f.value = bad
+                return 1
+            prev = cur
+    return 0
+
+
+cdef raise_found(Found* f, Py_ssize_t n, str codec, tuple shape):
+    index = (tuple(int(i) for i in np.unravel_index(f.index, shape))
+             if shape and 0 <= f.index < n else (f.index,))
+    msg = _PROBLEMS[f.problem].format(index=index, value=f.value, n=n, offset=f.index)
+    raise ValueError(f"{codec}: corrupt chunk: {msg}")
+
+
+def validate(buf, Py_ssize_t n, int layout, int width, bint utf8, str codec, tuple shape):
+    """Check a chunk; ValueError naming the problem and where, else None."""
+    cdef const uint8_t[::1] b = buf
+    cdef Found f
+    cdef int bad
+    cdef const uint8_t* p = &b[0] if b.shape[0] else <const uint8_t*>""
+    f.problem = OK
+    f.index = 0
+    f.value = 0
+    with nogil:
+        if layout == VLEN:
+            bad = validate_vlen(p, b.shape[0], n, utf8, &f)
+        else:
+            bad = validate_arrow(p, b.shape[0], n, width, utf8, &f)
+    if bad:
+        raise_found(&f, n, codec, shape)
+
+
+# --- spans of a validated chunk -------------------------------------------------------------------
+
+cdef inline void span(const uint8_t* b, Py_ssize_t i, int layout, int width, Py_ssize_t* pos,
+                      const uint8_t** start, Py_ssize_t* length) noexcept nogil:
+    """Element i's bytes. vlen: walks `pos` forward (call with i = 0, 1, ...)."""
+    cdef int64_t o0, o1
+    if layout == VLEN:
+        length[0] = load_u32(b + pos[0])
+        start[0] = b + pos[0] + 4
+        pos[0] += 4 + length[0]
+    else:
+        o0 = load_offset(b + i * width, width)
+        o1 = load_offset(b + (i + 1) * width, width)
+        start[0] = b + pos[0] + o0         # pos = start of the data region
+        length[0] = o1 - o0
+
+
+def decode_strings(buf, Py_ssize_t n, int layout, int width):
+    """A validated chunk -> 1-d StringDType array (no Python object per element)."""
+    cdef const uint8_t[::1] b = buf
+    cdef cnp.ndarray out = np.empty(n, dtype=np.dtypes.StringDType())
+    cdef PyArray_StringDTypeObject* descr = <PyArray_StringDTypeObject*>cnp.PyArray_DESCR(out)
+    cdef char* base = cnp.PyArray_BYTES(out)
+    cdef Py_ssize_t stride = cnp.PyArray_STRIDES(out)[0] if n else 0
+    cdef Py_ssize_t i, pos, length
+    cdef const uint8_t* start
+    cdef const uint8_t* p = &b[0] if b.shape[0] else <const uint8_t*>""
+    cdef int rc = 0
+    cdef npy_string_allocator* alloc
+    if n == 0:
+        return out
+    pos = 4 if layout == VLEN else padded((n + 1) * width)
+    with nogil:
+        alloc = NpyString_acquire_allocator(descr)
+        for i in range(n):
+            span(p, i, layout, width, &pos, &start, &length)
+            rc = NpyString_pack(alloc, <npy_packed_static_string*>(base + i * stride),
+                                <const char*>start, <size_t>length)
+            if rc < 0:
+                break
+        NpyString_release_allocator(alloc)
+    if rc < 0:
+        raise MemoryError("packing a string into StringDType failed")
+    return out
+
+
+def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8):
+    """A validated chunk -> 1-d object array of str (utf8) or bytes."""
+    cdef const uint8_t[::1] b = buf
+    cdef cnp.ndarray out = np.empty(n, dtype=object)
+    cdef PyObject** items = <PyObject**>cnp.PyArray_DATA(out)
+    cdef Py_ssize_t i, pos, length
+    cdef const uint8_t* start
+    cdef const uint8_t* p = &b[0] if b.shape[0] else <const uint8_t*>""
+    cdef object obj
+    if n == 0:
+        return out
+    pos = 4 if layout == VLEN else padded((n + 1) * width)
+    for i in range(n):
+        span(p, i, layout, width, &pos, &start, &length)
+        if utf8:
+            if is_ascii(start, length):
+                obj = ascii_str(start, length)
+            else:
+                obj = PyUnicode_DecodeUTF8(<const char*>start, length, NULL)
+        else:
+            obj = PyBytes_FromStringAndSize(<const char*>start, length)
+        Py_INCREF(obj)
+        Py_XDECREF(items[i])             # np.empty(object) holds None
+        items[i] = <PyObject*>obj
+    return out
+
+
+# --- encoding -------------------------------------------------------------------------------------
+
+cdef object encode_error(int problem, Py_ssize_t index, str codec, tuple shape, str detail=""):
+    where = tuple(int(i) for i in np.unravel_index(index, shape)) if shape else ()
+    if problem == MISSING:
+        return ValueError(f"{codec}: element {where} is a missing value; {codec} has no way to "
+                          f"store one (a missing value never becomes '')")
+    return ValueError(f"{codec}: {detail}")
+
+
+cdef object new_chunk(Py_ssize_t size):
+    return np.empty(size, dtype=np.uint8)
+
+
+cdef Py_ssize_t layout_size(Py_ssize_t n, int64_t total, int layout, int width) except -1:
+    if layout == VLEN:
+        return 4 + 4 * n + total
+    return padded((n + 1) * width) + total
+
+
+def _check_limits(Py_ssize_t n, int64_t total, int64_t longest, int layout, int width, str codec):
+    if layout == VLEN:
+        if n > 4294967295:
+            raise ValueError(f"{codec}: {n} elements do not fit the 32-bit element count")
+        if longest > 0xFFFFFFFF:
+            raise ValueError(f"{codec}: an element of {longest} bytes does not fit a 32-bit length")
+    elif width == 4 and total > 0x7FFFFFFF:
+        raise ValueError(f"{codec}: the chunk holds {total} bytes of data, more than int32 offsets "
+                         f"can address; configure {{\"offsets\": \"int64\"}}")
+
+
+cdef void write_header(uint8_t* o, Py_ssize_t n, int layout, int width) noexcept nogil:
+    cdef Py_ssize_t head
+    if layout == VLEN:
+        store_u32(o, <uint32_t>n)
+    else:
+        head = (n + 1) * width
+        memset(o + head, 0, padded(head) - head)
+        store_offset(o, width, 0)
+
+
+cdef inline void write_item(uint8_t* o, Py_ssize_t i, Py_ssize_t n, int layout, int width,
+                            Py_ssize_t* pos, int64_t* acc, const char* s, Py_ssize_t length) noexcept nogil:
+    if layout == VLEN:
+        store_u32(o + pos[0], <uint32_t>length)
+        memcpy(o + pos[0] + 4, s, length)
+        pos[0] += 4 + length
+    else:
+        memcpy(o + pos[0] + acc[0], s, length)
+        acc[0] += length
+        store_offset(o + (i + 1) * width, width, acc[0])
+
+
+def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shape):
+    """1-d C-contiguous StringDType array -> chunk (uint8 array)."""
+    cdef Py_ssize_t n = arr.shape[0], i, pos
+    cdef PyArray_StringDTypeObject* descr = <PyArray_StringDTypeObject*>cnp.PyArray_DESCR(arr)
+    cdef const char* base = cnp.PyArray_BYTES(arr)
+    cdef Py_ssize_t stride = cnp.PyArray_STRIDES(arr)[0] if n else 0
+    cdef bint has_na = descr.na_object != NULL
+    cdef npy_string_allocator* alloc
+    cdef npy_static_string s
+    cdef int rc = 0
+    cdef int64_t total = 0, longest = 0, acc = 0
+    cdef Py_ssize_t bad = -1
+    cdef cnp.ndarray out
+    cdef uint8_t* o
+    cdef const char* empty = ""
+    with nogil:
+        alloc = NpyString_acquire_allocator(descr)
+        for i in range(n):
+            rc = NpyString_load(alloc, <const npy_packed_static_string*>(base + i * stride), &s)
+            if rc < 0 or (rc == 1 and has_na):
+                bad = i
+                break
+            total += s.size       # without an na_object a null string *is* "" (size 0)
+            if <int64_t>s.size > longest:
+                longest = s.size
+        NpyString_release_allocator(alloc)
+    if bad >= 0:
+        if rc < 0:
+            raise MemoryError("reading a StringDType element failed")
+        raise encode_error(MISSING, bad, codec, shape)
+    _check_limits(n, total, longest, layout, width, codec)
+    out = new_chunk(layout_size(n, total, layout, width))
+    o = <uint8_t*>cnp.PyArray_DATA(out)
+    pos = 4 if layout == VLEN else padded((n + 1) * width)
+    with nogil:
+        write_header(o, n, layout, width)
+        alloc = NpyString_acquire_allocator(descr)
+        for i in range(n):
+            rc = NpyString_load(alloc, <const npy_packed_static_string*>(base + i * stride), &s)
+            if rc != 0:
+                s.buf = empty
+                s.size = 0
+            write_item(o, i, n, layout, width, &pos, &acc, s.buf, s.size)
+        NpyString_release_allocator(alloc)
+    return out
+
+
+def encode_objects(cnp.ndarray arr, int layout, int width, bint utf8, str codec, tuple shape):
+    """1-d object array of str (utf8) or bytes -> chunk. None is a missing value: an error."""
+    cdef Py_ssize_t n = arr.shape[0], i, pos, length
+    cdef PyObject** items = <PyObject**>cnp.PyArray_DATA(arr)
+    cdef object item
+    cdef int64_t total = 0, longest = 0, acc = 0
+    cdef const char* s
+    cdef cnp.ndarray out
+    cdef uint8_t* o
+    for i in range(n):
+        item = <object>items[i]
+        if utf8 and PyUnicode_Check(item):
+            try:
+                PyUnicode_AsUTF8AndSize(item, &length)   # caches the UTF-8 form in the str
+            except UnicodeEncodeError as e:
+                where = tuple(int(j) for j in np.unravel_index(i, shape)) if shape else ()
+                raise ValueError(f"{codec}: element {where} cannot be encoded as UTF-8 "
+                                 f"({e.reason})") from None
+        elif not utf8 and PyBytes_Check(item):
+            length = PyBytes_GET_SIZE(item)
+        elif item is None:
+            raise encode_error(MISSING, i, codec, shape)
+        else:
+            where = tuple(int(j) for j in np.unravel_index(i, shape)) if shape else ()
+            raise TypeError(f"{codec}: element {where} is a {type(item).__name__}, expected "
+                            f"{'str' if utf8 else 'bytes'}")
+        total += length
+        if length > longest:
+            longest = length
+    _check_limits(n, total, longest, layout, width, codec)
+    out = new_chunk(layout_size(n, total, layout, width))
+    o = <uint8_t*>cnp.PyArray_DATA(out)
+    pos = 4 if layout == VLEN else padded((n + 1) * width)
+    write_header(o, n, layout, width)
+    for i in range(n):
+        item = <object>items[i]
+        if utf8:
+            s = PyUnicode_AsUTF8AndSize(item, &length)      # cached: no second encoding
+        else:
+            s = PyBytes_AS_STRING(item)
+            length = PyBytes_GET_SIZE(item)
+        write_item(o, i, n, layout, width, &pos, &acc, s, length)
+    return out
