@@ -393,3 +393,8 @@ def test_chunk_to_arrow_validates_first():
 
     with pytest.raises(ValueError, match="not valid UTF-8"):
         chunk_to_arrow(achunk([0, 1], b"\xff"), 1)
+
+
+def test_invalid_utf8_is_caught_when_decoding_into_objects_too():
+    with pytest.raises(ValueError, match=r"element \(1, 0\) is not valid UTF-8 \(byte 1 of it\)"):
+        vlen.decode(vchunk(b"a", b"b", b"x\xff", b"d"), (2, 2), utf8=True, dtype=object)

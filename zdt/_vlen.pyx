@@ -106,12 +106,37 @@ _PROBLEMS = {
 
 # --- UTF-8 ----------------------------------------------------------------------------------------
 
-cdef inline Py_ssize_t utf8_error(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+cdef extern from *:
+    """
+    /* mask of the first k (0..7) bytes, in memory order, of a 64-bit word loaded with memcpy */
+    static inline uint64_t zdt_first_bytes_mask(int k) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        return k ? ~((((uint64_t)1) << (8 * (8 - k))) - 1) : 0;
+    #else
+        return (((uint64_t)1) << (8 * k)) - 1;
+    #endif
+    }
+    """
+    uint64_t zdt_first_bytes_mask(int k) noexcept nogil
+
+
+cdef inline Py_ssize_t utf8_error(const uint8_t* s, Py_ssize_t n, Py_ssize_t avail) noexcept nogil:
     """-1 if s[:n] is valid UTF-8 (RFC 3629: no overlongs, no surrogates, <= U+10FFFF), else
-    the offset of the first byte of the first invalid sequence. ASCII runs go 8 bytes at a time."""
+    the offset of the first byte of the first invalid sequence. `avail` (>= n) bytes may be
+    read from s: the all-ASCII test (almost every string) is then whole 64-bit words, the last
+    one masked, with no per-byte branches."""
     cdef Py_ssize_t i = 0
     cdef uint64_t w
     cdef uint8_t c, c1
+    while i + 8 <= n:
+        memcpy(&w, s + i, 8)
+        if (w & 0x8080808080808080ULL) != 0:
+            break
+        i += 8
+    if i + 8 > n and avail - i >= 8:
+        memcpy(&w, s + i, 8)
+        if (w & 0x8080808080808080ULL & zdt_first_bytes_mask(<int>(n - i))) == 0:
+            return -1
     while i < n:
         if i + 8 <= n:
             memcpy(&w, s + i, 8)
@@ -214,7 +239,7 @@ cdef int validate_vlen(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, bint utf
             f.value = length
             return 1
         if utf8:
-            bad = utf8_error(b + pos, length)
+            bad = utf8_error(b + pos, length, size - pos)
             if bad >= 0:
                 f.problem = BAD_UTF8
                 f.index = i
@@ -268,7 +293,7 @@ cdef int validate_arrow(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, int wid
         prev = 0
         for i in range(n):
             cur = load_offset(b + (i + 1) * width, width)
-            bad = utf8_error(b + start + prev, cur - prev)
+            bad = utf8_error(b + start + prev, cur - prev, size - start - prev)
             if bad >= 0:
                 f.problem = BAD_UTF8
                 f.index = i
@@ -320,14 +345,17 @@ cdef inline void span(const uint8_t* b, Py_ssize_t i, int layout, int width, Py_
         length[0] = o1 - o0
 
 
-def decode_strings(buf, Py_ssize_t n, int layout, int width):
-    """A validated chunk -> 1-d StringDType array (no Python object per element)."""
+def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf8",
+                   tuple shape=None):
+    """A chunk validated for its structure -> 1-d StringDType array (no Python object per
+    element). UTF-8 is checked here, string by string, just before each is packed (its bytes
+    are in cache then): one pass over the data instead of two."""
     cdef const uint8_t[::1] b = buf
     cdef cnp.ndarray out = np.empty(n, dtype=np.dtypes.StringDType())
     cdef PyArray_StringDTypeObject* descr = <PyArray_StringDTypeObject*>cnp.PyArray_DESCR(out)
     cdef char* base = cnp.PyArray_BYTES(out)
     cdef Py_ssize_t stride = cnp.PyArray_STRIDES(out)[0] if n else 0
-    cdef Py_ssize_t i, pos, length
+    cdef Py_ssize_t i, pos, length, size = b.shape[0], bad_at = -1, bad_byte = 0
     cdef const uint8_t* start
     cdef const uint8_t* p = &b[0] if b.shape[0] else <const uint8_t*>""
     cdef int rc = 0
@@ -339,18 +367,28 @@ def decode_strings(buf, Py_ssize_t n, int layout, int width):
         alloc = NpyString_acquire_allocator(descr)
         for i in range(n):
             span(p, i, layout, width, &pos, &start, &length)
+            bad_byte = utf8_error(start, length, size - (start - p))
+            if bad_byte >= 0:
+                bad_at = i
+                break
             rc = NpyString_pack(alloc, <npy_packed_static_string*>(base + i * stride),
                                 <const char*>start, <size_t>length)
             if rc < 0:
                 break
         NpyString_release_allocator(alloc)
+    if bad_at >= 0:
+        where = (tuple(int(j) for j in np.unravel_index(bad_at, shape)) if shape else (bad_at,))
+        raise ValueError(f"{codec}: corrupt chunk: element {where} is not valid UTF-8 "
+                         f"(byte {bad_byte} of it)")
     if rc < 0:
         raise MemoryError("packing a string into StringDType failed")
     return out
 
 
-def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8):
-    """A validated chunk -> 1-d object array of str (utf8) or bytes."""
+def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8, str codec="vlen-utf8",
+                   tuple shape=None):
+    """A chunk validated for its structure -> 1-d object array of str (utf8) or bytes. UTF-8 is
+    checked here, by the str construction itself (ASCII strings are built directly)."""
     cdef const uint8_t[::1] b = buf
     cdef cnp.ndarray out = np.empty(n, dtype=object)
     cdef PyObject** items = <PyObject**>cnp.PyArray_DATA(out)
@@ -367,7 +405,12 @@ def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8):
             if is_ascii(start, length):
                 obj = ascii_str(start, length)
             else:
-                obj = PyUnicode_DecodeUTF8(<const char*>start, length, NULL)
+                try:
+                    obj = PyUnicode_DecodeUTF8(<const char*>start, length, NULL)
+                except UnicodeDecodeError as e:
+                    where = (tuple(int(j) for j in np.unravel_index(i, shape)) if shape else (i,))
+                    raise ValueError(f"{codec}: corrupt chunk: element {where} is not valid "
+                                     f"UTF-8 (byte {e.start} of it)") from None
         else:
             obj = PyBytes_FromStringAndSize(<const char*>start, length)
         Py_INCREF(obj)

@@ -63,12 +63,14 @@ def decode(buf: object, shape: tuple[int, ...], *, utf8: bool, layout: int = VLE
            width: int = 4, codec: str = "vlen-utf8", dtype: np.dtype | None = None) -> np.ndarray:
     """One encoded chunk -> an array of `shape`: StringDType for strings unless `dtype` is
     object; object arrays of bytes for the bytes kind."""
-    raw = validate(buf, shape, utf8=utf8, layout=layout, width=width, codec=codec)
     n = _count(shape)
+    # the structure (count, lengths / offsets, trailing bytes) is checked before anything is
+    # read; UTF-8 is checked string by string as the result is built
+    raw = validate(buf, shape, utf8=False, layout=layout, width=width, codec=codec)
     if utf8 and (dtype is None or isinstance(np.dtype(dtype), np.dtypes.StringDType)):
-        out = _vlen.decode_strings(raw, n, layout, width)
+        out = _vlen.decode_strings(raw, n, layout, width, codec, tuple(shape))
         if dtype is not None and np.dtype(dtype) != out.dtype:
             out = out.astype(dtype)
     else:
-        out = _vlen.decode_objects(raw, n, layout, width, utf8)
+        out = _vlen.decode_objects(raw, n, layout, width, utf8, codec, tuple(shape))
     return out.reshape(shape)
