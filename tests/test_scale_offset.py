@@ -141,6 +141,15 @@ def test_64_bit_overflow_raises(dtype, x, offset, scale, op):
     assert info.value.operation == op
 
 
+def test_remainders_in_messages_are_exact_for_64_bit_values():
+    with pytest.raises(ScaleOffsetError, match="leaves the remainder 1;"):
+        plan_for("uint64", 0, 2).decode(np.array([2**64 - 1], np.uint64))
+    with pytest.raises(ScaleOffsetError, match="leaves the remainder 1;"):
+        plan_for("int64", 0, 3).decode(np.array([2**63 - 1], np.int64))
+    with pytest.raises(ScaleOffsetError, match="leaves the remainder -1;"):
+        plan_for("int64", 0, 3).decode(np.array([-(2**63) + 1], np.int64))
+
+
 def test_decode_division_must_be_exact():
     p = plan_for("int32", offset=0, scale=4)
     assert p.decode(np.array([8, -12], np.int32)).tolist() == [2, -3]
@@ -157,12 +166,12 @@ def test_min_divided_by_minus_one():
 
 
 def test_float_overflow_of_a_finite_value_is_an_error():
-    with pytest.raises(ScaleOffsetError, match="overflows float32") as info:
+    with pytest.raises(ScaleOffsetError, match="is not finite in float32") as info:
         plan_for("float32", 0, 1e30).encode(np.array([1.0, 1e10], np.float32))
     assert info.value.index == (1,) and info.value.operation == "multiplication"
     with pytest.raises(ScaleOffsetError, match="division"):
         plan_for("float64", 0, 1e-300).decode(np.array([1e300]))
-    with pytest.raises(ScaleOffsetError, match="overflows float16"):
+    with pytest.raises(ScaleOffsetError, match="is not finite in float16"):
         plan_for("float16", -60000, 1).encode(np.array([10000], np.float16))
 
 
@@ -319,6 +328,11 @@ def test_v2_filter_chain(tmp_path, dtype):
         "id": "scale_offset", "dtype": np.dtype(dtype).str, "offset": -10, "scale": 0.1}
 
 
+def test_unsupported_dtype_errors_name_scale_offset():
+    with pytest.raises(ConfigError, match="^scale_offset: dtype 'bool'"):
+        ScaleOffset(dtype="|b1")
+
+
 def test_numcodecs_codec():
     codec = numcodecs.get_codec({"id": "scale_offset", "dtype": ">i4", "offset": 3, "scale": 2})
     assert isinstance(codec, ScaleOffset)
@@ -357,6 +371,24 @@ def test_conversion_follows_the_spec_example():
     so, cv = fixedscaleoffset_to_codecs({"id": "fixedscaleoffset", "offset": 10, "scale": 0.1,
                                          "dtype": "<f4", "astype": "|u1"})
     assert isinstance(so, ScaleOffsetCodec) and isinstance(cv, CastValueCodec)
+
+
+@pytest.mark.parametrize(("config", "match"), [
+    ({"id": "fixedscaleoffset", "offset": "5", "scale": 10, "dtype": "<f8", "astype": "<i2"}, "must be a JSON number"),
+    ({"id": "fixedscaleoffset", "offset": True, "scale": 10, "dtype": "<f8", "astype": "<i2"}, "must be a JSON number"),
+    ({"id": "fixedscaleoffset", "offset": float("nan"), "scale": 1, "dtype": "<i4", "astype": "<i2"}, "not an integer"),
+    ({"id": "fixedscaleoffset", "offset": 0, "scale": 1, "dtype": "<f8"}, "missing 'astype'"),
+    ({"name": "numcodecs.fixedscaleoffset", "configuration": {}, "x": 1}, "unknown key"),
+])
+def test_conversion_input_is_checked(config, match):
+    with pytest.raises(ConfigError, match=match):
+        fixedscaleoffset_to_json(config)
+
+
+def test_conversion_keeps_64_bit_offsets_exact():
+    so, _ = fixedscaleoffset_to_json({"id": "fixedscaleoffset", "offset": 2**60 + 1, "scale": 1,
+                                      "dtype": "<i8", "astype": "<i4"})
+    assert so["configuration"]["offset"] == 2**60 + 1
 
 
 def test_conversion_refuses_what_it_cannot_express():
@@ -443,9 +475,11 @@ def test_codec_decode_never_modifies_a_callers_array():
     arr = np.array([2.0, 4.0])
     out = codec._decode_sync(NDBuffer.from_numpy_array(arr), spec).as_numpy_array()
     assert arr.tolist() == [2.0, 4.0] and out.tolist() == [2.0, 3.0]
-    # a private temporary (nothing else references it) is decoded in place, correctly
-    out = codec._decode_sync(NDBuffer.from_numpy_array(np.array([2.0, 4.0, 6.0])), spec)
+    # nor one the caller reaches only through its buffer object
+    buf = NDBuffer.from_numpy_array(np.array([2.0, 4.0, 6.0]))
+    out = codec._decode_sync(buf, spec)
     assert out.as_numpy_array().tolist() == [2.0, 3.0, 4.0]
+    assert buf.as_numpy_array().tolist() == [2.0, 4.0, 6.0]
 
 
 @pytest.mark.parametrize("dtype", ["int16", "uint64", "float32", "float16"])

@@ -398,3 +398,42 @@ def test_chunk_to_arrow_validates_first():
 def test_invalid_utf8_is_caught_when_decoding_into_objects_too():
     with pytest.raises(ValueError, match=r"element \(1, 0\) is not valid UTF-8 \(byte 1 of it\)"):
         vlen.decode(vchunk(b"a", b"b", b"x\xff", b"d"), (2, 2), utf8=True, dtype=object)
+
+
+def test_huge_chunk_shapes_do_not_overflow_the_header_size():
+    for n in (2**62, 2**61 + 5, 2**40):
+        with pytest.raises(ValueError, match="shorter than its header"):
+            vlen.decode(b"\0" * 4096, (n,), utf8=True, layout=vlen.ARROW)
+        with pytest.raises(ValueError, match="shape needs"):
+            vlen.decode(b"\0" * 4096, (n,), utf8=True, layout=vlen.VLEN)
+    with pytest.raises(ValueError, match="negative extent"):
+        vlen.decode(b"", (-1,), utf8=True, layout=vlen.ARROW)
+
+
+def test_a_buffer_changing_between_the_passes_is_caught():
+    """The decode pass re-checks every span against the buffer: a caller mutating its bytearray
+    between validation and decoding gets an error, never an out-of-bounds read."""
+    from zdt import _vlen
+
+    buf = bytearray(vchunk(b"ab", b"cd"))
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    _vlen.validate(raw, 2, vlen.VLEN, 4, True, "vlen-utf8", (2,))
+    buf[4:8] = struct.pack("<I", 10**6)          # after validation, as a racing thread could
+    with pytest.raises(ValueError, match="changed while it was being decoded"):
+        _vlen.decode_strings(raw, 2, vlen.VLEN, 4, "vlen-utf8", (2,))
+    with pytest.raises(ValueError, match="changed while it was being decoded"):
+        _vlen.decode_objects(raw, 2, vlen.VLEN, 4, False, "vlen-bytes", (2,))
+
+
+def test_arrow_codec_offsets_must_be_a_name():
+    with pytest.raises(ConfigError, match="offsets"):
+        VLenArrowCodec(offsets=["int32"])
+
+
+def test_arrow_to_chunk_rejects_other_types():
+    import pyarrow as pa
+
+    from zdt.arrow import arrow_to_chunk
+
+    with pytest.raises(TypeError, match="expected a \\(large\\) string or binary array"):
+        arrow_to_chunk(pa.array([1, 2]))

@@ -219,7 +219,7 @@ cdef int validate_vlen(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, bint utf
                        Found* f) noexcept nogil:
     cdef Py_ssize_t pos = 4, i, bad
     cdef uint32_t length
-    if size < 4:
+    if size < 4 or n < 0:
         f.problem = TRUNCATED_HEADER
         return 1
     if <Py_ssize_t>load_u32(b) != n:
@@ -256,8 +256,13 @@ cdef int validate_vlen(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, bint utf
 cdef int validate_arrow(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, int width, bint utf8,
                         Found* f) noexcept nogil:
     """Every offset is checked before any data byte is read."""
-    cdef Py_ssize_t head = (n + 1) * width, start = padded(head), i, bad
+    cdef Py_ssize_t head, start, i, bad
     cdef int64_t prev = 0, cur, data_len
+    if n < 0 or n >= size // width:          # the offsets alone need (n + 1) * width bytes
+        f.problem = TRUNCATED_HEADER
+        return 1
+    head = (n + 1) * width
+    start = padded(head)
     if size < start:
         f.problem = TRUNCATED_HEADER
         return 1
@@ -330,19 +335,30 @@ def validate(buf, Py_ssize_t n, int layout, int width, bint utf8, str codec, tup
 
 # --- spans of a validated chunk -------------------------------------------------------------------
 
-cdef inline void span(const uint8_t* b, Py_ssize_t i, int layout, int width, Py_ssize_t* pos,
-                      const uint8_t** start, Py_ssize_t* length) noexcept nogil:
-    """Element i's bytes. vlen: walks `pos` forward (call with i = 0, 1, ...)."""
+cdef inline bint span(const uint8_t* b, Py_ssize_t size, Py_ssize_t i, int layout, int width,
+                      Py_ssize_t* pos, const uint8_t** start, Py_ssize_t* length) noexcept nogil:
+    """Element i's bytes (vlen: walks `pos` forward; call with i = 0, 1, ...). The chunk was
+    validated, but the caller's buffer may be mutable and change between the passes: every span
+    is checked against the buffer again (False: it no longer fits)."""
     cdef int64_t o0, o1
+    cdef uint32_t len32
     if layout == VLEN:
-        length[0] = load_u32(b + pos[0])
+        if size - pos[0] < 4:
+            return False
+        len32 = load_u32(b + pos[0])
+        if <uint64_t>len32 > <uint64_t>(size - pos[0] - 4):
+            return False
+        length[0] = len32
         start[0] = b + pos[0] + 4
-        pos[0] += 4 + length[0]
+        pos[0] += 4 + len32
     else:
         o0 = load_offset(b + i * width, width)
         o1 = load_offset(b + (i + 1) * width, width)
+        if o0 < 0 or o1 < o0 or o1 > size - pos[0]:
+            return False
         start[0] = b + pos[0] + o0         # pos = start of the data region
         length[0] = o1 - o0
+    return True
 
 
 def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf8",
@@ -359,6 +375,7 @@ def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf
     cdef const uint8_t* start
     cdef const uint8_t* p = &b[0] if b.shape[0] else <const uint8_t*>""
     cdef int rc = 0
+    cdef bint changed = False
     cdef npy_string_allocator* alloc
     if n == 0:
         return out
@@ -366,7 +383,9 @@ def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf
     with nogil:
         alloc = NpyString_acquire_allocator(descr)
         for i in range(n):
-            span(p, i, layout, width, &pos, &start, &length)
+            if not span(p, size, i, layout, width, &pos, &start, &length):
+                changed = True
+                break
             bad_byte = utf8_error(start, length, size - (start - p))
             if bad_byte >= 0:
                 bad_at = i
@@ -376,6 +395,8 @@ def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf
             if rc < 0:
                 break
         NpyString_release_allocator(alloc)
+    if changed:
+        raise ValueError(f"{codec}: the chunk's buffer changed while it was being decoded")
     if bad_at >= 0:
         where = (tuple(int(j) for j in np.unravel_index(bad_at, shape)) if shape else (bad_at,))
         raise ValueError(f"{codec}: corrupt chunk: element {where} is not valid UTF-8 "
@@ -400,7 +421,8 @@ def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8, str code
         return out
     pos = 4 if layout == VLEN else padded((n + 1) * width)
     for i in range(n):
-        span(p, i, layout, width, &pos, &start, &length)
+        if not span(p, b.shape[0], i, layout, width, &pos, &start, &length):
+            raise ValueError(f"{codec}: the chunk's buffer changed while it was being decoded")
         if utf8:
             if is_ascii(start, length):
                 obj = ascii_str(start, length)
@@ -460,16 +482,31 @@ cdef void write_header(uint8_t* o, Py_ssize_t n, int layout, int width) noexcept
         store_offset(o, width, 0)
 
 
-cdef inline void write_item(uint8_t* o, Py_ssize_t i, Py_ssize_t n, int layout, int width,
-                            Py_ssize_t* pos, int64_t* acc, const char* s, Py_ssize_t length) noexcept nogil:
+cdef inline bint write_item(uint8_t* o, Py_ssize_t out_size, Py_ssize_t i, Py_ssize_t n,
+                            int layout, int width, Py_ssize_t* pos, int64_t* acc, const char* s,
+                            Py_ssize_t length) noexcept nogil:
+    """Append element i; False (nothing written) if it no longer fits the chunk sized by the
+    first pass: the array changed between the passes (another thread wrote to it)."""
     if layout == VLEN:
+        if length > out_size - pos[0] - 4:
+            return False
         store_u32(o + pos[0], <uint32_t>length)
         memcpy(o + pos[0] + 4, s, length)
         pos[0] += 4 + length
     else:
+        if length > out_size - pos[0] - acc[0]:
+            return False
         memcpy(o + pos[0] + acc[0], s, length)
         acc[0] += length
         store_offset(o + (i + 1) * width, width, acc[0])
+    return True
+
+
+cdef inline bint filled(Py_ssize_t out_size, int layout, Py_ssize_t pos, int64_t acc) noexcept nogil:
+    return (pos if layout == VLEN else pos + acc) == out_size
+
+
+_CHANGED = "the array changed while it was being encoded (is another thread writing to it?)"
 
 
 def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shape):
@@ -487,6 +524,8 @@ def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shap
     cdef cnp.ndarray out
     cdef uint8_t* o
     cdef const char* empty = ""
+    cdef Py_ssize_t out_size
+    cdef bint ok = True
     with nogil:
         alloc = NpyString_acquire_allocator(descr)
         for i in range(n):
@@ -503,7 +542,8 @@ def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shap
             raise MemoryError("reading a StringDType element failed")
         raise encode_error(MISSING, bad, codec, shape)
     _check_limits(n, total, longest, layout, width, codec)
-    out = new_chunk(layout_size(n, total, layout, width))
+    out_size = layout_size(n, total, layout, width)
+    out = new_chunk(out_size)
     o = <uint8_t*>cnp.PyArray_DATA(out)
     pos = 4 if layout == VLEN else padded((n + 1) * width)
     with nogil:
@@ -514,8 +554,12 @@ def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shap
             if rc != 0:
                 s.buf = empty
                 s.size = 0
-            write_item(o, i, n, layout, width, &pos, &acc, s.buf, s.size)
+            if not write_item(o, out_size, i, n, layout, width, &pos, &acc, s.buf, s.size):
+                ok = False
+                break
         NpyString_release_allocator(alloc)
+    if not ok or not filled(out_size, layout, pos, acc):
+        raise RuntimeError(f"{codec}: {_CHANGED}")
     return out
 
 
@@ -528,6 +572,7 @@ def encode_objects(cnp.ndarray arr, int layout, int width, bint utf8, str codec,
     cdef const char* s
     cdef cnp.ndarray out
     cdef uint8_t* o
+    cdef Py_ssize_t out_size
     for i in range(n):
         item = <object>items[i]
         if utf8 and PyUnicode_Check(item):
@@ -549,16 +594,22 @@ def encode_objects(cnp.ndarray arr, int layout, int width, bint utf8, str codec,
         if length > longest:
             longest = length
     _check_limits(n, total, longest, layout, width, codec)
-    out = new_chunk(layout_size(n, total, layout, width))
+    out_size = layout_size(n, total, layout, width)
+    out = new_chunk(out_size)
     o = <uint8_t*>cnp.PyArray_DATA(out)
     pos = 4 if layout == VLEN else padded((n + 1) * width)
     write_header(o, n, layout, width)
     for i in range(n):
         item = <object>items[i]
-        if utf8:
+        if utf8 and PyUnicode_Check(item):
             s = PyUnicode_AsUTF8AndSize(item, &length)      # cached: no second encoding
-        else:
+        elif not utf8 and PyBytes_Check(item):
             s = PyBytes_AS_STRING(item)
             length = PyBytes_GET_SIZE(item)
-        write_item(o, i, n, layout, width, &pos, &acc, s, length)
+        else:
+            raise RuntimeError(f"{codec}: {_CHANGED}")
+        if not write_item(o, out_size, i, n, layout, width, &pos, &acc, s, length):
+            raise RuntimeError(f"{codec}: {_CHANGED}")
+    if not filled(out_size, layout, pos, acc):
+        raise RuntimeError(f"{codec}: {_CHANGED}")
     return out

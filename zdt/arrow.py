@@ -48,6 +48,10 @@ def arrow_to_chunk(array) -> np.ndarray:
     array: its offsets rebased to 0, zero padding, and its data."""
     import pyarrow as pa
 
+    t = array.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)):
+        raise TypeError(f"arrow_to_chunk: expected a (large) string or binary array, got {t}")
     if array.null_count:
         raise ValueError("arrow_to_chunk: the array has nulls; the layout cannot store them")
     large = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)

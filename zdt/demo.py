@@ -1,10 +1,16 @@
-"""`python -m zdt demo`: cast_value on real data, written to and read back from a zarr v3 array.
+"""`python -m zdt demo`: zdt's codecs on real data, written to and read back from zarr v3 arrays.
 
-The data are the hourly air temperatures of Seattle and San Francisco for 2010 (degrees
-Fahrenheit, 0.1 degree resolution; 17,518 readings) shipped with the vega_datasets package
-(install with ``pip install 'zdt[demo]'``). Each configuration stores the float64 readings
-through cast_value, reads them back, and reports what is stored, the bytes saved, the largest
-error, and the write+read time next to zarr's own cast_value where this zarr has one.
+The data ship with the vega_datasets package (``pip install 'zdt[demo]'``):
+
+* the hourly air temperatures of Seattle and San Francisco for 2010 (degrees Fahrenheit, 0.1
+  degree resolution; 17,518 readings), stored as float64 through ``cast_value`` alone and
+  through the ``[scale_offset, cast_value]`` chain of the scale_offset spec;
+* the daily weather of Seattle 2012-2015 ("drizzle", "rain", ...), stored as strings with
+  ``vlen-utf8`` and with the Arrow-offsets layout, handed to pyarrow without a copy if pyarrow
+  is installed.
+
+For each it prints the codec metadata zarr stored, the bytes saved, the largest error and the
+create+write+read time, next to zarr's own implementation where this zarr has one.
 """
 
 from __future__ import annotations
@@ -21,43 +27,67 @@ from pathlib import Path
 
 import numpy as np
 
+NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+
+CONFIGS = [
+    ("cast_value float32", [{"name": "cast_value", "configuration": {"data_type": "float32"}}]),
+    ("cast_value float16", [{"name": "cast_value", "configuration": {"data_type": "float16"}}]),
+    ("cast_value uint8, whole degrees",
+     [{"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp",
+                                               "scalar_map": NAN_MAP}}]),
+    ("scale_offset x10 + cast_value int16: lossless",
+     [{"name": "scale_offset", "configuration": {"scale": 10}},
+      {"name": "cast_value", "configuration": {
+          "data_type": "int16",
+          "scalar_map": {"encode": [["NaN", -32768]], "decode": [[-32768, "NaN"]]}}}]),
+    ("scale_offset (t - 30) x5 + cast_value uint8: 0.2 F steps",
+     [{"name": "scale_offset", "configuration": {"offset": 30, "scale": 5}},
+      {"name": "cast_value", "configuration": {"data_type": "uint8", "scalar_map": NAN_MAP}}]),
+]
+
+
+def _data_dir():
+    try:
+        return resources.files("vega_datasets") / "_data"
+    except ModuleNotFoundError:
+        sys.exit("zdt demo: the demo data come with vega_datasets; pip install 'zdt[demo]'")
+
 
 def load_temperatures() -> np.ndarray:
     """Seattle then San Francisco, hourly, 2010, as float64 degrees Fahrenheit."""
-    try:
-        data = resources.files("vega_datasets") / "_data"
-    except ModuleNotFoundError:
-        sys.exit("zdt demo: the demo data come with vega_datasets; pip install 'zdt[demo]'")
     values = []
     for name in ("seattle-temps.csv", "sf-temps.csv"):
-        rows = csv.DictReader(io.StringIO((data / name).read_text()))
+        rows = csv.DictReader(io.StringIO((_data_dir() / name).read_text()))
         values += [float(r["temp"]) for r in rows]
     return np.array(values, dtype=np.float64)
 
 
-CONFIGS = [
-    ("float32", {"data_type": "float32"}),
-    ("float16", {"data_type": "float16"}),
-    ("uint8, whole degrees", {"data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp",
-                              "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}),
-]
+def load_weather() -> np.ndarray:
+    rows = csv.DictReader(io.StringIO((_data_dir() / "seattle-weather.csv").read_text()))
+    return np.array([r["weather"] for r in rows], dtype=np.dtypes.StringDType())
 
 
-def _write_read(path: Path, data: np.ndarray, config: dict, impl: str | None,
+def _impl_config(codecs: list[dict], impl: str | None) -> dict:
+    if impl != "zarr":
+        return {}
+    return {f"codecs.{c['name']}": {"cast_value": "zarr.codecs.cast_value.CastValue",
+                                    "scale_offset": "zarr.codecs.scale_offset.ScaleOffset"}[c["name"]]
+            for c in codecs}
+
+
+def _write_read(path: Path, data: np.ndarray, codecs: list[dict], impl: str | None,
                 repeat: int = 5) -> tuple[np.ndarray, float]:
     """Create, write and read back the array; best time of `repeat` runs."""
     import zarr
 
-    settings = {"codecs.cast_value": impl} if impl else {}
     best = float("inf")
-    with zarr.config.set(settings):
+    with zarr.config.set(_impl_config(codecs, impl)):
         for _ in range(repeat):
             t0 = time.perf_counter()
             # one chunk per city
             arr = zarr.create_array(store=path, shape=data.shape, chunks=(data.size // 2,),
                                     dtype="float64", fill_value=np.nan, compressors=None,
-                                    filters=[{"name": "cast_value", "configuration": config}],
-                                    overwrite=True)
+                                    filters=codecs, overwrite=True)
             arr[:] = data
             back = zarr.open_array(path)[:]
             best = min(best, time.perf_counter() - t0)
@@ -68,40 +98,83 @@ def _stored_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path / "c").rglob("*") if p.is_file())
 
 
-def main() -> None:
-    import zarr
-
+def _zarr_has_builtins() -> bool:
     from zdt import _compat
 
-    data = load_temperatures()
-    builtin = _compat.zarr_builtin("cast_value")
     try:
-        import cast_value_rs  # noqa: F401  zarr's built-in needs it
+        import cast_value_rs  # noqa: F401  zarr's cast_value needs it
     except ImportError:
-        builtin = None
-    print(f"zdt demo: {data.size} hourly temperatures (Seattle and San Francisco, 2010), "
+        return False
+    return _compat.zarr_builtin("cast_value") is not None and _compat.zarr_builtin("scale_offset") is not None
+
+
+def numbers(tmp: Path) -> None:
+    import zarr
+
+    data = load_temperatures()
+    builtin = _zarr_has_builtins()
+    print(f"== {data.size} hourly temperatures (Seattle and San Francisco, 2010), "
           f"{data.min():.1f} to {data.max():.1f} F, float64 = {data.nbytes} bytes")
-    print(f"zarr {zarr.__version__}; zarr's own cast_value: {builtin or 'not available'}\n")
+    print(f"zarr {zarr.__version__}; zarr's own cast_value / scale_offset: "
+          f"{'available' if builtin else 'not available'}\n")
+    for i, (label, codecs) in enumerate(CONFIGS):
+        path = tmp / f"t{i}"
+        back, seconds = _write_read(path, data, codecs, None)
+        meta = json.loads((path / "zarr.json").read_text())
+        stored = _stored_bytes(path)
+        err = float(np.max(np.abs(back - data)))
+        print(f"-- {label}")
+        print(f"   codecs: {json.dumps(meta['codecs'])}")
+        print(f"   stored {stored} bytes, saved {1 - stored / data.nbytes:.1%}; max error {err:.3g} F")
+        line = f"   create+write+read (best of 5): zdt {seconds * 1e3:.2f} ms"
+        if builtin:
+            theirs, their_seconds = _write_read(tmp / f"t{i}-zarr", data, codecs, "zarr")
+            same = np.array_equal(theirs, back, equal_nan=True)
+            line += (f", zarr built-in {their_seconds * 1e3:.2f} ms "
+                     f"({'same values' if same else 'DIFFERENT values'})")
+        print(line)
+
+
+def strings(tmp: Path) -> None:
+    import zarr
+
+    from zdt import use_string_codecs
+    from zdt.codecs import VLenArrowCodec, VLenUTF8Codec
+
+    weather = load_weather()
+    print(f"\n== {weather.size} days of Seattle weather (2012-2015), StringDType: "
+          f"{sorted(set(weather.tolist()))}")
+    for label, serializer in [("vlen-utf8", VLenUTF8Codec()), ("zdt.vlen_arrow", VLenArrowCodec())]:
+        path = tmp / label
+        t0 = time.perf_counter()
+        a = zarr.create_array(store=path, shape=weather.shape, chunks=(weather.size,),
+                              dtype=weather.dtype, serializer=serializer, compressors=None)
+        a[:] = weather
+        with use_string_codecs():
+            back = zarr.open_array(path)[:]
+        seconds = time.perf_counter() - t0
+        meta = json.loads((path / "zarr.json").read_text())
+        print(f"-- {label}: codecs {json.dumps(meta['codecs'])}; {_stored_bytes(path)} bytes; "
+              f"read back {back.dtype}, equal: {bool((back == weather).all())}; {seconds * 1e3:.1f} ms")
+    try:
+        from zdt.arrow import chunk_to_arrow
+
+        raw = np.frombuffer((tmp / "zdt.vlen_arrow" / "c" / "0").read_bytes(), dtype=np.uint8)
+        arr = chunk_to_arrow(raw, weather.size)
+        data_start = ((weather.size + 1) * 4 + 63) // 64 * 64
+        shared = arr.buffers()[2].address == raw.ctypes.data + data_start
+        counts = {d["values"]: d["counts"] for d in arr.value_counts().to_pylist()}
+        print(f"-- the zdt.vlen_arrow chunk as a pyarrow {arr.type} array without a copy "
+              f"(its data buffer is the chunk's memory: {shared}); value counts {counts}")
+    except ImportError:
+        print("-- (pip install pyarrow to see the chunk handed to Arrow without a copy)")
+
+
+def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="zdt-demo-"))
     try:
-        for label, config in CONFIGS:
-            path = tmp / label.split(",")[0]
-            back, seconds = _write_read(path, data, config, None)
-            meta = json.loads((path / "zarr.json").read_text())
-            stored = _stored_bytes(path)
-            err = float(np.max(np.abs(back - data)))
-            print(f"== {label}")
-            print(f"   codecs: {json.dumps(meta['codecs'])}")
-            print(f"   stored {stored} bytes, saved {1 - stored / data.nbytes:.1%}; "
-                  f"max error {err:.3g} F")
-            line = f"   create+write+read (best of 5): zdt {seconds * 1e3:.2f} ms"
-            if builtin:
-                other = tmp / f"{path.name}-zarr"
-                theirs, their_seconds = _write_read(other, data, config, builtin)
-                same = np.array_equal(theirs, back, equal_nan=True)
-                line += (f", zarr built-in {their_seconds * 1e3:.2f} ms "
-                         f"({'same values' if same else 'DIFFERENT values'})")
-            print(line)
+        numbers(tmp)
+        strings(tmp)
         print(f"\narrays were written under {tmp} (removed now)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -143,7 +143,8 @@ PLANNED = (
 )
 
 
-def format_for(name: str, *, role: str = "data type", config_key: str = "data_type") -> NumberFormat:
+def format_for(name: str, *, role: str = "data type", config_key: str = "data_type",
+               codec: str = "cast_value") -> NumberFormat:
     """The NumberFormat of a zarr v3 data type name, or a ConfigError that says why not."""
     try:
         return FORMATS[name]
@@ -151,17 +152,17 @@ def format_for(name: str, *, role: str = "data type", config_key: str = "data_ty
         pass
     if name in PLANNED:
         raise ConfigError(
-            f"cast_value: {role} {name!r} is defined by the cast_value spec but zdt does not "
+            f"{codec}: {role} {name!r} is defined by the {codec} spec but zdt does not "
             f"support it yet (supported: {', '.join(FORMATS)})", config_key=config_key,
         )
     raise ConfigError(
-        f"cast_value: {role} {name!r} is not an integer or floating-point data type; cast_value "
+        f"{codec}: {role} {name!r} is not an integer or floating-point data type; {codec} "
         f"supports {', '.join(FORMATS)}", config_key=config_key,
     )
 
 
 def format_for_dtype(dtype: np.dtype, *, role: str = "data type",
-                     config_key: str = "data_type") -> NumberFormat:
+                     config_key: str = "data_type", codec: str = "cast_value") -> NumberFormat:
     dtype = np.dtype(dtype)
     return format_for(dtype.name if dtype.kind in "iuf" else str(dtype), role=role,
-                      config_key=config_key)
+                      config_key=config_key, codec=codec)

@@ -23,6 +23,7 @@ even). Differences that remain, by construction of the spec:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -35,10 +36,14 @@ _KEYS = {"offset", "scale", "dtype", "astype"}
 
 def _legacy_config(config: dict[str, Any]) -> dict[str, Any]:
     """The four fields of a v2 (``{"id": "fixedscaleoffset", ...}``) or v3
-    (``{"name": "numcodecs.fixedscaleoffset", "configuration": {...}}``) configuration."""
+    (``{"name": "numcodecs.fixedscaleoffset", "configuration": {...}}``) configuration, all
+    required, offset and scale JSON numbers."""
     if config.get("id") == "fixedscaleoffset":
         fields = {k: v for k, v in config.items() if k != "id"}
     elif config.get("name") == "numcodecs.fixedscaleoffset":
+        extra = set(config) - {"name", "configuration"}
+        if extra:
+            raise ConfigError(f"fixedscaleoffset: unknown key(s) {sorted(extra)}", config_key=sorted(extra)[0])
         fields = dict(config.get("configuration") or {})
     else:
         raise ConfigError("not a numcodecs fixedscaleoffset configuration: expected id "
@@ -47,17 +52,22 @@ def _legacy_config(config: dict[str, Any]) -> dict[str, Any]:
     unknown = set(fields) - _KEYS
     if unknown:
         raise ConfigError(f"fixedscaleoffset: unknown key(s) {sorted(unknown)}", config_key=sorted(unknown)[0])
-    for key in ("offset", "scale", "dtype"):
+    for key in ("offset", "scale", "dtype", "astype"):
         if key not in fields:
             raise ConfigError(f"fixedscaleoffset: missing {key!r}", config_key=key)
-    fields.setdefault("astype", fields["dtype"])
+    for key in ("offset", "scale"):
+        v = fields[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ConfigError(f"fixedscaleoffset: {key} must be a JSON number, got {v!r}", config_key=key)
     return fields
 
 
 def _in_dtype(value: float | int, dtype: np.dtype, key: str) -> int | float:
     """The offset/scale as a JSON scalar of the array's type (integers must be integral)."""
     if dtype.kind in "iu":
-        if float(value) != int(value):
+        if isinstance(value, int):
+            return value
+        if not math.isfinite(value) or not value.is_integer():
             raise ConfigError(
                 f"fixedscaleoffset: {key}={value!r} is not an integer, so no scale_offset on the "
                 f"integer type {dtype} computes the same (numcodecs computed in float64)",

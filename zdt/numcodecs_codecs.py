@@ -157,7 +157,7 @@ class ScaleOffset(Codec):
         if self.dtype is None:
             raise ConfigError(f"scale_offset: dtype must be a NumPy dtype string such as '<f8', "
                               f"got {dtype!r}", config_key="dtype")
-        fmt = format_for_dtype(self.dtype, role="dtype", config_key="dtype")
+        fmt = format_for_dtype(self.dtype, role="dtype", config_key="dtype", codec="scale_offset")
         self.offset = parse_scalar_config(offset, "offset")
         self.scale = parse_scalar_config(scale, "scale")
         self._plan = plan_for(fmt.name, self.offset, self.scale)

@@ -56,6 +56,12 @@ def parse_scalar_config(value: object, key: str) -> int | float | str:
     return value
 
 
+def _trunc_div(a: int, b: int) -> int:
+    """a / b rounded towards zero, exactly (C's integer division)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
 def _value(bits: int, fmt: NumberFormat) -> np.generic:
     return np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype)[()]
 
@@ -127,18 +133,18 @@ class ScaleOffsetPlan:
                 SO_SUB: (f"{xi} - {oi} = {xi - oi} is out of range for {name} {rng}", "subtraction", "offset"),
                 SO_MUL: (f"({xi} - {oi}) * {si} = {(xi - oi) * si} is out of range for {name} {rng}",
                          "multiplication", "scale"),
-                SO_REM: (f"{xi} / {si} leaves the remainder {xi - si * int(xi / si)}; integer "
-                         f"decoding must divide exactly", "division", "scale"),
+                SO_REM: (f"{xi} / {si} leaves the remainder {xi - si * _trunc_div(xi, si)}; "
+                         f"integer decoding must divide exactly", "division", "scale"),
                 SO_DIV: (f"{xi} / {si} = {-xi} is out of range for {name} {rng}", "division", "scale"),
-                SO_ADD: (f"{xi} / {si} + {oi} = {xi // si + oi} is out of range for {name} {rng}",
+                SO_ADD: (f"{xi} / {si} + {oi} = {_trunc_div(xi, si) + oi} is out of range for {name} {rng}",
                          "addition", "offset"),
             }[status]
         else:
             detail = {
-                SO_SUB: (f"{xs} - {o} overflows {name}", "subtraction", "offset"),
-                SO_MUL: (f"({xs} - {o}) * {s} overflows {name}", "multiplication", "scale"),
-                SO_DIV: (f"{xs} / {s} overflows {name}", "division", "scale"),
-                SO_ADD: (f"{xs} / {s} + {o} overflows {name}", "addition", "offset"),
+                SO_SUB: (f"{xs} - {o} is not finite in {name}", "subtraction", "offset"),
+                SO_MUL: (f"({xs} - {o}) * {s} is not finite in {name}", "multiplication", "scale"),
+                SO_DIV: (f"{xs} / {s} is not finite in {name}", "division", "scale"),
+                SO_ADD: (f"{xs} / {s} + {o} is not finite in {name}", "addition", "offset"),
             }[status]
         text, operation, key = detail
         text = f"{operation} fails: {text}"
@@ -152,7 +158,7 @@ class ScaleOffsetPlan:
 
 @lru_cache(maxsize=256, typed=True)
 def _cached_plan(dtype: str, offset: object, scale: object) -> ScaleOffsetPlan:
-    return ScaleOffsetPlan(format_for(dtype, role="data type"), offset, scale)
+    return ScaleOffsetPlan(format_for(dtype, role="data type", codec=CODEC), offset, scale)
 
 
 def plan_for(dtype: str, offset: object = 0, scale: object = 1) -> ScaleOffsetPlan:
@@ -160,7 +166,7 @@ def plan_for(dtype: str, offset: object = 0, scale: object = 1) -> ScaleOffsetPl
     try:
         return _cached_plan(dtype, offset, scale)
     except TypeError:      # unhashable: build it uncached (it will raise a ConfigError)
-        return ScaleOffsetPlan(format_for(dtype, role="data type"), offset, scale)
+        return ScaleOffsetPlan(format_for(dtype, role="data type", codec=CODEC), offset, scale)
 
 
 def scale_offset_encode(arr: np.ndarray, *, offset: object = 0, scale: object = 1) -> np.ndarray:

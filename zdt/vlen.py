@@ -28,6 +28,8 @@ OFFSET_WIDTHS = {"int32": 4, "int64": 8}
 
 
 def _count(shape: tuple[int, ...]) -> int:
+    if any(int(d) < 0 for d in shape):
+        raise ValueError(f"chunk shape {tuple(shape)} has a negative extent")
     return math.prod(shape)
 
 

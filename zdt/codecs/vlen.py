@@ -126,7 +126,7 @@ class VLenArrowCodec(_VLenBase):
     offsets: str = "int32"
 
     def __init__(self, *, offsets: str = "int32") -> None:
-        if offsets not in vlen.OFFSET_WIDTHS:
+        if not isinstance(offsets, str) or offsets not in vlen.OFFSET_WIDTHS:
             raise ConfigError(f"{self._name}: offsets {offsets!r} is not one of 'int32', 'int64'",
                               config_key="offsets")
         object.__setattr__(self, "offsets", offsets)
@@ -214,5 +214,6 @@ class use_string_codecs:
         import zarr
 
         config, patched = self._previous
-        zarr.config.update({"codecs": {k: v for k, v in config.items() if v is not None}})
+        # a key that was not set before goes back to zarr's own class
+        zarr.config.update({"codecs": {k: (v if v is not None else _ZARR[k]) for k, v in config.items()}})
         _patch_creation(patched)
