@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference
-from strategies import ALL_NAMES, arrays, elements
+from strategies import ALL_NAMES, arrays, elements, json_scalar_of
 from zdt import ScaleOffset, ScaleOffsetCodec, _kernels
 from zdt.codecs import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
@@ -25,16 +25,9 @@ LEVELS = _kernels.available()
 
 
 def json_of(value: np.generic) -> object:
-    """An independent fill-value JSON encoding of an offset/scale."""
-    dtype = np.asarray(value).dtype
-    if dtype.kind in "iu":
-        return int(value)
-    f = float(value)
-    if np.isnan(f):
-        return "NaN"
-    if np.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    return f
+    """offset/scale in the fill-value JSON encoding ("NaN" rather than a hex NaN)."""
+    out = json_scalar_of(value)
+    return "NaN" if isinstance(out, str) and np.isnan(value) else out
 
 
 def check(arr, dtype, offset, scale, decode):

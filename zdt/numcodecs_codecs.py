@@ -43,6 +43,32 @@ def _as_array(buf: Any, dtype: np.dtype) -> np.ndarray:
     return ensure_contiguous_ndarray(buf).view(dtype)
 
 
+def _checked_config(config: dict[str, Any], keys: tuple[str, ...], required: tuple[str, ...],
+                    codec: str) -> dict[str, Any]:
+    """A numcodecs config without its id: unknown keys and missing required keys are
+    ConfigErrors (numcodecs would pass them to __init__ and get a TypeError)."""
+    config = dict(config)
+    config.pop("id", None)
+    unknown = sorted(set(config) - set(keys))
+    if unknown:
+        raise ConfigError(f"{codec}: unknown configuration key(s) {', '.join(map(repr, unknown))}; "
+                          f"allowed: {', '.join(keys)}", config_key=unknown[0])
+    for key in required:
+        if key not in config:
+            raise ConfigError(f"{codec}: configuration needs {key!r}", config_key=key)
+    return config
+
+
+def _parse_dtype(dtype: Any, codec: str) -> np.dtype:
+    try:
+        if dtype is not None:
+            return np.dtype(dtype)
+    except TypeError:
+        pass
+    raise ConfigError(f"{codec}: dtype must be a NumPy dtype string such as '<f8', got {dtype!r}",
+                      config_key="dtype")
+
+
 class CastValue(Codec):
     """cast_value as a numcodecs codec.
 
@@ -67,13 +93,7 @@ class CastValue(Codec):
         out_of_range: str | None = None,
         scalar_map: Any = None,
     ) -> None:
-        try:
-            self.dtype = np.dtype(dtype) if dtype is not None else None
-        except TypeError:
-            self.dtype = None
-        if self.dtype is None:
-            raise ConfigError(f"{CODEC}: dtype must be a NumPy dtype string such as '<f8', "
-                              f"got {dtype!r}", config_key="dtype")
+        self.dtype = _parse_dtype(dtype, CODEC)
         source = format_for_dtype(self.dtype, role="dtype", config_key="dtype")
         target = format_for(data_type_name(data_type), role="target data_type")
         self.data_type = target.name
@@ -91,18 +111,7 @@ class CastValue(Codec):
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> CastValue:
-        config = dict(config)
-        config.pop("id", None)
-        unknown = sorted(set(config) - set(cls._keys))
-        if unknown:
-            raise ConfigError(
-                f"{CODEC}: unknown configuration key(s) {', '.join(map(repr, unknown))}; "
-                f"allowed: {', '.join(cls._keys)}",
-                config_key=unknown[0],
-            )
-        for key in ("dtype", "data_type"):
-            if key not in config:
-                raise ConfigError(f"{CODEC}: configuration needs {key!r}", config_key=key)
+        config = _checked_config(config, cls._keys, ("dtype", "data_type"), CODEC)
         if "scalar_map" in config:
             parse_scalar_map(config["scalar_map"], from_json=True)
         return cls(**config)
@@ -150,13 +159,7 @@ class ScaleOffset(Codec):
     def __init__(self, dtype: Any, offset: Any = 0, scale: Any = 1) -> None:
         from zdt.scale_offset import parse_scalar_config, plan_for
 
-        try:
-            self.dtype = np.dtype(dtype) if dtype is not None else None
-        except TypeError:
-            self.dtype = None
-        if self.dtype is None:
-            raise ConfigError(f"scale_offset: dtype must be a NumPy dtype string such as '<f8', "
-                              f"got {dtype!r}", config_key="dtype")
+        self.dtype = _parse_dtype(dtype, "scale_offset")
         fmt = format_for_dtype(self.dtype, role="dtype", config_key="dtype", codec="scale_offset")
         self.offset = parse_scalar_config(offset, "offset")
         self.scale = parse_scalar_config(scale, "scale")
@@ -165,16 +168,7 @@ class ScaleOffset(Codec):
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> ScaleOffset:
-        config = dict(config)
-        config.pop("id", None)
-        unknown = sorted(set(config) - set(cls._keys))
-        if unknown:
-            raise ConfigError(f"scale_offset: unknown configuration key(s) "
-                              f"{', '.join(map(repr, unknown))}; allowed: {', '.join(cls._keys)}",
-                              config_key=unknown[0])
-        if "dtype" not in config:
-            raise ConfigError("scale_offset: configuration needs 'dtype'", config_key="dtype")
-        return cls(**config)
+        return cls(**_checked_config(config, cls._keys, ("dtype",), "scale_offset"))
 
     def get_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"id": self.codec_id, "dtype": self.dtype.str}

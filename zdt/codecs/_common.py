@@ -42,3 +42,14 @@ def parse_codec_json(data: object, name: str, *, allowed: set[str],
         raise ConfigError(f"{name}: configuration key {nulls[0]!r} is null; leave it out instead",
                           config_key=nulls[0])
     return dict(config)
+
+
+class SyncCodec:
+    """zarr's async codec entry points over the synchronous ``_encode_sync`` / ``_decode_sync``
+    (the kernels release the GIL; zarr runs these in its thread pool)."""
+
+    async def _encode_single(self, chunk: Any, chunk_spec: Any) -> Any:
+        return self._encode_sync(chunk, chunk_spec)  # type: ignore[attr-defined]
+
+    async def _decode_single(self, chunk: Any, chunk_spec: Any) -> Any:
+        return self._decode_sync(chunk, chunk_spec)  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ from zdt.cast import (
     parse_scalar_map,
     plan_for,
 )
-from zdt.codecs._common import parse_codec_json
+from zdt.codecs._common import SyncCodec, parse_codec_json
 from zdt.errors import ConfigError
 from zdt.formats import NumberFormat, format_for
 
@@ -75,7 +75,7 @@ class ScalarMap(Mapping):
 
 
 @dataclass(frozen=True)
-class CastValueCodec(ArrayArrayCodec):
+class CastValueCodec(SyncCodec, ArrayArrayCodec):
     """Value-converting cast to another integer or floating-point data type.
 
     Parameters
@@ -214,11 +214,7 @@ class CastValueCodec(ArrayArrayCodec):
         out = self.decode_plan(data_type_name(chunk_spec.dtype)).cast(arr, where="chunk element")
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
 
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return self._encode_sync(chunk_array, chunk_spec)
 
-    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_array, chunk_spec)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         source = format_for(data_type_name(chunk_spec.dtype))

@@ -14,7 +14,7 @@ from zarr.abc.codec import ArrayArrayCodec
 
 from zdt import _compat
 from zdt.cast import data_type_name, describe_value
-from zdt.codecs._common import parse_codec_json
+from zdt.codecs._common import SyncCodec, parse_codec_json
 from zdt.errors import FillValueError
 from zdt.scale_offset import CODEC, ScaleOffsetError, ScaleOffsetPlan, parse_scalar_config, plan_for
 
@@ -31,7 +31,7 @@ def _is_default(value: object, default: int) -> bool:
 
 
 @dataclass(frozen=True)
-class ScaleOffsetCodec(ArrayArrayCodec):
+class ScaleOffsetCodec(SyncCodec, ArrayArrayCodec):
     """Encode ``(x - offset) * scale``, decode ``x / scale + offset``, in the array's data type.
 
     ``offset`` and ``scale`` are JSON scalars in the fill-value encoding of the array's data
@@ -103,11 +103,7 @@ class ScaleOffsetCodec(ArrayArrayCodec):
                                                  where="chunk element")
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
 
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return self._encode_sync(chunk_array, chunk_spec)
 
-    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_array, chunk_spec)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         return input_byte_length

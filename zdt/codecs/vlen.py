@@ -19,7 +19,7 @@ from zarr.abc.codec import ArrayBytesCodec
 
 from zdt import vlen
 from zdt.cast import data_type_name
-from zdt.codecs._common import parse_codec_json
+from zdt.codecs._common import SyncCodec, parse_codec_json
 from zdt.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _kind(dtype: Any, codec: str, allowed: set[str]) -> bool:
     return name in STRING_TYPES
 
 
-class _VLenBase(ArrayBytesCodec):
+class _VLenBase(SyncCodec, ArrayBytesCodec):
     is_fixed_size = False
     _name: str
     _allowed: set[str]
@@ -68,46 +68,40 @@ class _VLenBase(ArrayBytesCodec):
                           width=self._width, codec=self._name)
         return chunk_spec.prototype.buffer.from_array_like(out)
 
-    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._decode_sync(chunk_bytes, chunk_spec)
 
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        return self._encode_sync(chunk_array, chunk_spec)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         raise NotImplementedError(f"{self._name}: encoded size depends on the strings")
 
 
+class _NoConfiguration:
+    """from_dict / to_dict of a codec without configuration, written as zarr-python writes it."""
+
+    _name: str
+
+    @classmethod
+    def from_dict(cls, data: dict[str, JSON]) -> Self:
+        parse_codec_json(data, cls._name, allowed=set(), require_configuration=False)
+        return cls()
+
+    def to_dict(self) -> dict[str, JSON]:
+        return {"name": self._name, "configuration": {}}
+
+
 @dataclass(frozen=True)
-class VLenUTF8Codec(_VLenBase):
+class VLenUTF8Codec(_NoConfiguration, _VLenBase):
     """vlen-utf8: the ``string`` data type, decoded straight into StringDType."""
 
     _name = "vlen-utf8"
     _allowed = STRING_TYPES
 
-    @classmethod
-    def from_dict(cls, data: dict[str, JSON]) -> Self:
-        parse_codec_json(data, cls._name, allowed=set(), require_configuration=False)
-        return cls()
-
-    def to_dict(self) -> dict[str, JSON]:
-        return {"name": self._name, "configuration": {}}
-
 
 @dataclass(frozen=True)
-class VLenBytesCodec(_VLenBase):
+class VLenBytesCodec(_NoConfiguration, _VLenBase):
     """vlen-bytes: the ``bytes`` (variable_length_bytes) data type, as object arrays of bytes."""
 
     _name = "vlen-bytes"
     _allowed = BYTES_TYPES
-
-    @classmethod
-    def from_dict(cls, data: dict[str, JSON]) -> Self:
-        parse_codec_json(data, cls._name, allowed=set(), require_configuration=False)
-        return cls()
-
-    def to_dict(self) -> dict[str, JSON]:
-        return {"name": self._name, "configuration": {}}
 
 
 @dataclass(frozen=True)
