@@ -195,15 +195,17 @@ def test_threads_cast_concurrently_with_correct_results():
         assert np.array_equal(got, exp)
 
 
-def test_kernel_levels():
+def test_kernel_levels(tmp_path):
     """The best build the CPU runs is active; ZDT_KERNEL_LEVEL caps it."""
     import subprocess
     import sys
 
     assert _kernels.level() == max(_kernels.available())
     assert 2 in _kernels.available()
+    # run outside the source tree: `python -c` puts the working directory first on sys.path
     out = subprocess.run([sys.executable, "-c", "from zdt import _kernels; print(_kernels.level())"],
-                         env={"ZDT_KERNEL_LEVEL": "2", "PATH": ""}, capture_output=True, text=True)
+                         env={"ZDT_KERNEL_LEVEL": "2", "PATH": ""}, capture_output=True, text=True,
+                         cwd=tmp_path)
     assert out.stdout.strip() == "2", out.stderr
     with pytest.raises(ValueError, match="not available"):
         with _kernels.use(5):
