@@ -55,6 +55,8 @@ def alone(args: argparse.Namespace) -> list:
     cases = [
         ("float64", rng.uniform(0, 2540, args.n), -10, 0.1),
         ("int32", rng.integers(1000, 500_000, args.n, dtype=np.int32), 1000, 3),
+        ("int16", rng.integers(-3000, 3000, args.n, dtype=np.int16), -100, 7),
+        ("uint8", rng.integers(20, 80, args.n, dtype=np.uint8), 20, 3),
     ]
     rows = []
     for dtype, data, offset, scale in cases:

@@ -87,6 +87,98 @@ def test_decode_of_encoded_values(dtype, data):
         assert np.array_equal(dec, arr)
 
 
+# --- exhaustive integer checks ----------------------------------------------------------------------
+# The 8/16-bit kernels compute in 32 bits and divide by multiplying with a float32 reciprocal, the
+# 32-bit kernels in 64 bits with a float64 reciprocal; each element's result is then verified in
+# integers. These tests walk every input of the narrow types (and the extremes of the 32-bit
+# ones) for many scales, so a quotient the rounding gets wrong or an overflow in the check shows.
+
+def integer_expected(xs: np.ndarray, offset: int, scale: int, decode: bool):
+    """Exact results in Python integers: (values, ok mask, failing operation per element)."""
+    lo, hi = reference.int_range(xs.dtype)
+    values, ok, ops = [], [], []
+    for x in xs.tolist():
+        if decode:
+            q, r = divmod(abs(x), abs(scale))
+            q = q if (x >= 0) == (scale > 0) else -q
+            steps = [("division", r == 0 and lo <= q <= hi), ("addition", lo <= q + offset <= hi)]
+            v = q + offset
+        else:
+            t = x - offset
+            steps = [("subtraction", lo <= t <= hi), ("multiplication", lo <= t * scale <= hi)]
+            v = t * scale
+        failed = next((name for name, fine in steps if not fine), None)
+        values.append(v if failed is None else 0)
+        ok.append(failed is None)
+        ops.append(failed)
+    return np.array(values, dtype=xs.dtype), np.array(ok, dtype=bool), ops
+
+
+def check_exhaustive(xs: np.ndarray, offset: int, scale: int, decode: bool, singles: int = 8):
+    values, ok, ops = integer_expected(xs, offset, scale, decode)
+    plan = plan_for(xs.dtype.name, offset, scale)
+    run = plan.decode if decode else plan.encode
+    bad = np.flatnonzero(~ok)
+    for level in LEVELS:
+        with _kernels.use(level):
+            got = run(xs[ok])
+            assert np.array_equal(got, values[ok]), (level, xs[ok][got != values[ok]][:5])
+            if len(bad):
+                with pytest.raises(ScaleOffsetError) as info:
+                    run(xs)
+                assert info.value.index == (int(bad[0]),), (level, info.value)
+                assert info.value.operation == ops[bad[0]], (level, info.value)
+            # a failing element alone, behind valid ones (the fast loop must flag it itself)
+            for i in bad[:: max(1, len(bad) // singles)][:singles]:
+                arr = np.concatenate([xs[ok][:100], xs[i:i + 1]])
+                with pytest.raises(ScaleOffsetError) as info:
+                    run(arr)
+                assert info.value.index == (len(arr) - 1,) and info.value.operation == ops[i]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("decode", [False, True], ids=["encode", "decode"])
+def test_8_bit_every_input_every_scale(dtype, decode):
+    lo, hi = reference.int_range(np.dtype(dtype))
+    xs = np.arange(lo, hi + 1).astype(dtype)
+    for scale in range(lo, hi + 1):
+        if scale == 0:
+            continue
+        offset = (scale * 37) % (hi + 1) if lo == 0 else (scale * 37) % 256 - 128
+        check_exhaustive(xs, offset, scale, decode, singles=2)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint16"])
+@pytest.mark.parametrize("decode", [False, True], ids=["encode", "decode"])
+def test_16_bit_every_input(dtype, decode):
+    lo, hi = reference.int_range(np.dtype(dtype))
+    xs = np.arange(lo, hi + 1).astype(dtype)
+    scales = [1, 2, 3, 7, 100, 255, 256, 257, 4099, hi - 1, hi]
+    if lo < 0:
+        scales += [-1, -2, -3, -255, -256, lo + 1, lo]
+    for scale in scales:
+        for offset in (0, 1, hi, lo if lo < 0 else hi // 2):
+            check_exhaustive(xs, offset, scale, decode)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32"])
+@pytest.mark.parametrize("decode", [False, True], ids=["encode", "decode"])
+def test_32_bit_extremes(dtype, decode):
+    lo, hi = reference.int_range(np.dtype(dtype))
+    rng = np.random.default_rng(7)
+    edges = [lo, lo + 1, lo + 2, -3, -2, -1, 0, 1, 2, 3, hi - 2, hi - 1, hi]
+    scales = [1, 2, 3, 10, 65535, 65536, 2**31 - 1, hi, hi - 1, 12345679]
+    if lo < 0:
+        scales += [-1, -2, -3, -65536, lo, lo + 1]
+    for scale in scales:
+        # multiples of the scale across the whole range, the edges and random values
+        ks = rng.integers(lo // abs(scale), hi // abs(scale), 2000, endpoint=True, dtype=np.int64)
+        pool = np.concatenate([ks * scale, edges, rng.integers(lo, hi, 2000, endpoint=True)])
+        xs = pool[(pool >= lo) & (pool <= hi)].astype(dtype)
+        for offset in (0, 5, hi, lo if lo < 0 else hi // 3):
+            check_exhaustive(xs, offset, scale, decode)
+
+
 # --- rules --------------------------------------------------------------------------------------------
 
 def test_integer_overflow_is_an_error_at_every_step():
