@@ -63,12 +63,13 @@ def print_table(title: str, results: dict[str, float], floor: float, ours: str,
     peers = {k: v for k, v in results.items() if not k.startswith("zdt")}
     fastest_peer = min(peers.values()) if peers else None
     print(f"\n{title}{'  (' + note + ')' if note else ''}")
-    print(f"  {'implementation':34s} {'ms':>8s} {'/fastest peer':>14s} {'/copy floor':>12s}")
+    print(f"  {'implementation':40s} {'ms':>8s} {'/fastest peer':>14s} {'/copy floor':>12s}")
     for name, t in sorted(results.items(), key=lambda kv: kv[1]):
         rel = f"{t / fastest_peer:14.2f}" if fastest_peer else f"{'-':>14s}"
-        print(f"  {name:34s} {t * 1e3:8.2f} {rel} {t / floor:12.2f}")
-    print(f"  {'np.copyto (same input bytes)':34s} {floor * 1e3:8.2f}")
-    return {"ours": results[ours], "fastest_peer": fastest_peer or float("nan"), "floor": floor}
+        print(f"  {name:40s} {t * 1e3:8.2f} {rel} {t / floor:12.2f}")
+    print(f"  {'np.copyto (same input bytes)':40s} {floor * 1e3:8.2f}")
+    return {"ours": results[ours], "fastest_peer": fastest_peer or float("nan"), "floor": floor,
+            "times": results}
 
 
 def header(name: str) -> None:

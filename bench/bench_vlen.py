@@ -6,7 +6,8 @@ Data: 1M strings of 0..32 characters, 20% with non-ASCII characters (and the sam
 bytes for vlen-bytes). Encode and decode, from / to StringDType (what zarr's string data type
 holds) and object arrays. zarr's built-in codecs are driven through their codec objects, as
 zarr's pipeline does; pyarrow builds / converts a StringArray. The Arrow-offsets layout
-(zdt.vlen_arrow) is timed next to vlen-utf8. Ratios are to the fastest peer.
+(zdt.vlen_arrow) is timed next to vlen-utf8. Ratios are to the fastest peer and to np.copyto of
+the vlen chunk's bytes (what every implementation must at least read or write).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numcodecs
 import numpy as np
 
-from _common import header, interleaved
+from _common import copy_floor, header, interleaved, print_table
 from zdt import vlen
 
 try:
@@ -48,16 +49,6 @@ def zarr_spec(n: int, dtype):
 
     return ArraySpec(shape=(n,), dtype=dtype, fill_value=dtype.default_scalar(),
                      config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
-
-
-def table(title: str, times: dict[str, float], ours: list[str]) -> dict[str, float]:
-    peers = {k: v for k, v in times.items() if k not in ours}
-    fastest = min(peers.values())
-    print(f"\n{title}")
-    print(f"  {'implementation':44s} {'ms':>8s} {'/fastest peer':>14s}")
-    for name, t in sorted(times.items(), key=lambda kv: kv[1]):
-        print(f"  {name:44s} {t * 1e3:8.2f} {t / fastest:14.2f}")
-    return times
 
 
 def main() -> None:
@@ -100,8 +91,11 @@ def main() -> None:
     pa_arr = pa.array(obj, type=pa.string()) if pa else None
     pa_arr_b = pa.array(obj_bytes, type=pa.binary()) if pa else None
     r = args.repeat
-    ours = ["zdt vlen-utf8 codec", "zdt zdt.vlen_arrow codec", "zdt vlen-utf8 (objects)",
-            "zdt vlen-bytes codec", "zdt zdt.vlen_arrow codec (bytes)"]
+    floor_s = copy_floor(np.frombuffer(chunk, np.uint8), r)
+    floor_b = copy_floor(np.frombuffer(chunk_b, np.uint8), r)
+
+    def table(title, impls, ours, floor):
+        return print_table(title, interleaved(impls, r), floor, ours)["times"]
 
     results = {}
     impls = {
@@ -112,7 +106,7 @@ def main() -> None:
     }
     if pa:
         impls["pyarrow pa.array(StringDType)"] = lambda: pa.array(sdt)
-    results["encode from StringDType"] = table("encode from StringDType", interleaved(impls, r), ours)
+    results["encode from StringDType"] = table("encode from StringDType", impls, "zdt vlen-utf8 codec", floor_s)
 
     impls = {
         "zdt vlen-utf8 codec": lambda: ours_s._decode_sync(cb, spec_s),
@@ -121,7 +115,7 @@ def main() -> None:
     }
     if pa:
         impls["pyarrow StringArray -> StringDType"] = lambda: pa_arr.to_numpy(zero_copy_only=False).astype(SDT)
-    results["decode into StringDType"] = table("decode into StringDType", interleaved(impls, r), ours)
+    results["decode into StringDType"] = table("decode into StringDType", impls, "zdt vlen-utf8 codec", floor_s)
 
     impls = {
         "zdt vlen-utf8 (objects)": lambda: vlen.encode(obj, utf8=True),
@@ -129,7 +123,7 @@ def main() -> None:
     }
     if pa:
         impls["pyarrow pa.array(objects)"] = lambda: pa.array(obj, type=pa.string())
-    results["encode from objects (str)"] = table("encode from object arrays of str", interleaved(impls, r), ours)
+    results["encode from objects (str)"] = table("encode from object arrays of str", impls, "zdt vlen-utf8 (objects)", floor_s)
 
     impls = {
         "zdt vlen-utf8 (objects)": lambda: vlen.decode(chunk, (n,), utf8=True, dtype=object),
@@ -137,7 +131,7 @@ def main() -> None:
     }
     if pa:
         impls["pyarrow StringArray.to_numpy"] = lambda: pa_arr.to_numpy(zero_copy_only=False)
-    results["decode into objects (str)"] = table("decode into object arrays of str", interleaved(impls, r), ours)
+    results["decode into objects (str)"] = table("decode into object arrays of str", impls, "zdt vlen-utf8 (objects)", floor_s)
 
     impls = {
         "zdt vlen-bytes codec": lambda: ours_b._encode_sync(objb_buf, spec_b),
@@ -147,7 +141,7 @@ def main() -> None:
     }
     if pa:
         impls["pyarrow pa.array(bytes objects)"] = lambda: pa.array(obj_bytes, type=pa.binary())
-    results["vlen-bytes encode"] = table("vlen-bytes encode (object arrays of bytes)", interleaved(impls, r), ours)
+    results["vlen-bytes encode"] = table("vlen-bytes encode (object arrays of bytes)", impls, "zdt vlen-bytes codec", floor_b)
 
     impls = {
         "zdt vlen-bytes codec": lambda: ours_b._decode_sync(cb_b, spec_b),
@@ -157,7 +151,7 @@ def main() -> None:
     }
     if pa:
         impls["pyarrow BinaryArray.to_numpy"] = lambda: pa_arr_b.to_numpy(zero_copy_only=False)
-    results["vlen-bytes decode"] = table("vlen-bytes decode (object arrays of bytes)", interleaved(impls, r), ours)
+    results["vlen-bytes decode"] = table("vlen-bytes decode (object arrays of bytes)", impls, "zdt vlen-bytes codec", floor_b)
 
     print("\nsummary (speed-up = peer time / zdt time; > 1 means zdt is faster)")
     rows = [

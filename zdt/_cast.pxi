@@ -14,16 +14,16 @@ from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, tru
 from libc.stdint cimport (
     int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
 )
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy
 
-from zdt._exact cimport convert_element, zdt_clz64
+from zdt._exact cimport convert_element
 from zdt._types cimport (
     CastSpec, Format, MapEntry,
     float_t, float2_t, int_t, int2_t, num_t, num2_t,
     rmode_t, RNearestEven, RTowardsZero, RTowardsPositive, RTowardsNegative, RNearestAway,
     omode_t, OError, OClamp, OWrap,
-    NEAREST_EVEN, TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
-    OOR_ERROR, OOR_CLAMP, OOR_WRAP,
+    TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
+    OOR_CLAMP, OOR_WRAP,
     KEY_VALUE, KEY_ANY_NAN, KEY_NAN_BITS,
     T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_F16,
     ST_OK,

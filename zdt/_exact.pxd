@@ -55,7 +55,6 @@ cdef inline uint64_t low_mask(int nbits) noexcept nogil:
 
 cdef inline uint64_t load_bits(const uint8_t* p, int itemsize) noexcept nogil:
     """The element at p as an unsigned integer of its own width (native byte order)."""
-    cdef uint8_t u8
     cdef uint16_t u16
     cdef uint32_t u32
     cdef uint64_t u64

@@ -4,7 +4,7 @@
 #
 # Integers: every intermediate and final value must be representable, and decode division must
 # be exact. 8- and 16-bit types compute in 32 bits, 32-bit types in 64 bits, and range-check
-# (branch-free, vectorises); 64-bit types use the compilers' overflow builtins. Floats: IEEE arithmetic in the type
+# (branch-free, vectorises); 64-bit types use the compilers' overflow builtins in one checked pass. Floats: IEEE arithmetic in the type
 # (float16: each operation in float64 - exact for + - * of float16 values, and double rounding
 # is innocuous for / since 53 >= 2*11 + 2 - then rounded to float16); a finite input whose result
 # is not finite is an error; NaN and infinities propagate.
@@ -145,110 +145,66 @@ cdef inline int so_int_decode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out)
 
 
 # --- fast loops (block-level flag only) ------------------------------------------------------------
+# Integers up to 32 bits compute in a wider "lane" type: int32 for 8/16-bit types (twice the
+# vector lanes of int64), int64 for 32-bit types. |x - o| < 2**(2w) and |s| < 2**w for a w-bit
+# type, so (x - o) * s fits the lane except for the widest unsigned type of each lane (uint16:
+# up to 65535**2, uint32: up to (2**32-1)**2), which multiplies unsigned after clamping x - o at 0.
+#
+# Decoding divides by multiplying with the reciprocal (float for the int32 lane, double for
+# int64) and rounding to the nearest integer q, then checks q * scale == x exactly in integers.
+# When scale divides x the rounded product is the quotient: the product's relative error is below
+# 2**-23 (float, |x| < 2**16) or 2**-52 (double, |x| < 2**32), under 1/2 in absolute terms. When it
+# does not, no q passes the check. A multiply vectorises at several times the throughput of a
+# divide. |q * s| <= |x| + |s| fits the lane.
 
-cdef bint so_int_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o, so_int_t s,
-                      bint decode) noexcept nogil:
+ctypedef fused lane_t:
+    int32_t
+    int64_t
+
+
+cdef bint so_lane_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o, so_int_t s,
+                       bint decode, lane_t* lane) noexcept nogil:
     """Whole block; True if some element fails (the caller finds which with the checked
     per-element functions)."""
     cdef Py_ssize_t i
     cdef uint8_t acc = 0
-    cdef int64_t lo = int_min64(dst), hi = <int64_t>int_max64(dst)
-    cdef int64_t t, p, q
-    cdef uint64_t tu, pu
-    cdef double qd
-    cdef bint bad
-    cdef so_int_t v
-    if so_int_t is int64_t or so_int_t is uint64_t:
-        for i in range(n):
-            if decode:
-                bad = so_int_decode(src[i], o, s, &v) != SO_OK
-            else:
-                bad = so_int_encode(src[i], o, s, &v) != SO_OK
-            dst[i] = v if not bad else 0
-            acc |= bad
-        return acc
-    elif so_int_t is int32_t or so_int_t is uint32_t:
-        return so_int32_loop(src, dst, n, o, s, decode)
-    else:
-        return so_narrow_loop(src, dst, n, o, s, decode)
-
-
-# Decoding divides by multiplying with the reciprocal and rounding to the nearest integer q, then
-# checks q * scale == x exactly in integers. When scale divides x the rounded product is the
-# quotient: the product's relative error is below 2**-52 (double, |x| < 2**32) or 2**-23 (float,
-# |x| < 2**16), under 1/2 in absolute terms. When it does not, no q passes the check. A
-# multiply vectorises at several times the throughput of a divide.
-
-cdef bint so_int32_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o,
-                        so_int_t s, bint decode) noexcept nogil:
-    """32-bit types, computed in 64 bits: |(x - o) * s| < 2**64 and |q * s| <= |x| + |s|."""
-    cdef Py_ssize_t i
-    cdef uint8_t acc = 0
-    cdef int64_t lo = int_min64(dst), hi = <int64_t>int_max64(dst)
-    cdef int64_t t, p, q, s64 = <int64_t>s, o64 = <int64_t>o
-    cdef uint64_t pu
-    cdef double r = 1.0 / <double>s
+    cdef lane_t lo = <lane_t>int_min64(dst), hi = <lane_t>int_max64(dst)
+    cdef lane_t t, p, q, sl = <lane_t>s, ol = <lane_t>o
+    cdef uint64_t pu64
+    cdef uint32_t pu32
+    cdef double rd = 1.0 / <double>s
+    cdef float rf = <float>rd
     if decode:
         if s == 1:
             for i in range(n):
-                p = <int64_t>src[i] + o64
+                p = <lane_t>src[i] + ol
                 acc |= (p < lo) | (p > hi)
                 dst[i] = <so_int_t>p
         else:
             for i in range(n):
-                q = <int64_t>rint(<double>src[i] * r)
-                p = q + o64
+                if lane_t is int64_t:
+                    q = <lane_t>rint(<double>src[i] * rd)
+                else:
+                    q = <lane_t>rintf(<float>src[i] * rf)
+                p = q + ol
                 # the quotient itself must fit too (MIN / -1)
-                acc |= (q * s64 != <int64_t>src[i]) | (q < lo) | (q > hi) | (p < lo) | (p > hi)
+                acc |= (q * sl != <lane_t>src[i]) | (q < lo) | (q > hi) | (p < lo) | (p > hi)
                 dst[i] = <so_int_t>p
-    elif so_int_t is uint32_t:
+    elif so_int_t is uint16_t or so_int_t is uint32_t:
         for i in range(n):
-            t = <int64_t>src[i] - o64
-            pu = <uint64_t>(t if t >= 0 else 0) * <uint64_t>s
-            acc |= (t < 0) | (pu > <uint64_t>hi)
-            dst[i] = <uint32_t>pu
+            t = <lane_t>src[i] - ol
+            if lane_t is int64_t:
+                pu64 = <uint64_t>(t if t >= 0 else 0) * <uint64_t>s
+                acc |= (t < 0) | (pu64 > <uint64_t>hi)
+                dst[i] = <so_int_t>pu64
+            else:
+                pu32 = <uint32_t>(t if t >= 0 else 0) * <uint32_t>s
+                acc |= (t < 0) | (pu32 > <uint32_t>hi)
+                dst[i] = <so_int_t>pu32
     else:
         for i in range(n):
-            t = <int64_t>src[i] - o64
-            p = t * s64
-            acc |= (t < lo) | (t > hi) | (p < lo) | (p > hi)
-            dst[i] = <so_int_t>p
-    return acc
-
-
-cdef bint so_narrow_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o,
-                         so_int_t s, bint decode) noexcept nogil:
-    """8- and 16-bit types, computed in 32 bits (and float32 for the quotient): twice the vector
-    lanes of 64-bit arithmetic. |x - o| < 2**17 and |s| < 2**16, so (x - o) * s fits int32
-    except for uint16 (up to 65535**2), which multiplies in uint32 after clamping x - o at 0."""
-    cdef Py_ssize_t i
-    cdef uint8_t acc = 0
-    cdef int32_t lo = <int32_t>int_min64(dst), hi = <int32_t>int_max64(dst)
-    cdef int32_t t, p, q, s32 = <int32_t>s, o32 = <int32_t>o
-    cdef uint32_t pu
-    cdef float r = 1.0 / <float>s
-    if decode:
-        if s == 1:
-            for i in range(n):
-                p = <int32_t>src[i] + o32
-                acc |= (p < lo) | (p > hi)
-                dst[i] = <so_int_t>p
-        else:
-            for i in range(n):
-                q = <int32_t>rintf(<float>src[i] * r)
-                p = q + o32
-                acc |= (q * s32 != <int32_t>src[i]) | (q < lo) | (q > hi) | (p < lo) | (p > hi)
-                dst[i] = <so_int_t>p
-    elif so_int_t is uint16_t:
-        for i in range(n):
-            t = <int32_t>src[i] - o32
-            pu = <uint32_t>(t if t >= 0 else 0) * <uint32_t>s
-            acc |= (t < 0) | (pu > <uint32_t>hi)
-            dst[i] = <uint16_t>pu
-    else:
-        for i in range(n):
-            t = <int32_t>src[i] - o32
-            p = t * s32
+            t = <lane_t>src[i] - ol
+            p = t * sl
             acc |= (t < lo) | (t > hi) | (p < lo) | (p > hi)
             dst[i] = <so_int_t>p
     return acc
@@ -364,8 +320,21 @@ cdef Py_ssize_t so_run_int(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_
                            so_int_t s, bint decode, int* status) noexcept nogil:
     cdef so_int_t saved[BLOCK]
     cdef const so_int_t* blk
-    cdef Py_ssize_t start = 0, m, bad
+    cdef Py_ssize_t start = 0, m, bad, i
     cdef bint in_place = <const void*>src == <const void*>dst
+    cdef bint flagged
+    cdef int st
+    cdef so_int_t v
+    if so_int_t is int64_t or so_int_t is uint64_t:
+        # no wider lane: the checked per-element functions are the loop, one pass, stopping at
+        # the first failure (in place, the failing element is still the input)
+        for i in range(n):
+            st = so_int_decode(src[i], o, s, &v) if decode else so_int_encode(src[i], o, s, &v)
+            if st != SO_OK:
+                status[0] = st
+                return i
+            dst[i] = v
+        return -1
     while start < n:
         m = n - start if n - start < BLOCK else BLOCK
         blk = src + start
@@ -373,9 +342,15 @@ cdef Py_ssize_t so_run_int(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_
             # in place: keep the block's inputs, the failure search reads them after the loop
             memcpy(saved, blk, m * sizeof(so_int_t))
             blk = saved
-        if so_int_loop(blk, dst + start, m, o, s, decode):
+        if so_int_t is int32_t or so_int_t is uint32_t:
+            flagged = so_lane_loop(blk, dst + start, m, o, s, decode, <int64_t*>NULL)
+        else:
+            flagged = so_lane_loop(blk, dst + start, m, o, s, decode, <int32_t*>NULL)
+        if flagged:
             bad = so_int_first(blk, m, o, s, decode, status)
             if bad >= 0:
+                if in_place:
+                    memcpy(dst + start, saved, m * sizeof(so_int_t))   # the error shows inputs
                 return start + bad
         start += m
     return -1
@@ -414,7 +389,6 @@ cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int code,
     if code == T_F32:
         of = from_bits(o_bits, <float*>NULL)
         sf = from_bits(s_bits, <float*>NULL)
-        od, sd = of, sf
     elif code == T_F64:
         od = from_bits(o_bits, <double*>NULL)
         sd = from_bits(s_bits, <double*>NULL)
@@ -443,6 +417,8 @@ cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int code,
             else:
                 bad = so_half_first(<const uint16_t*>blk, m, od, sd, decode, status)
             if bad >= 0:
+                if in_place:
+                    memcpy(dst + start * isz, saved, m * isz)       # the error shows inputs
                 return start + bad
         start += m
     return -1
@@ -460,6 +436,9 @@ def scale_offset_flat(src, dst, int code, uint64_t offset_bits, uint64_t scale_b
     cdef int status = SO_OK
     if sv.shape[0] != dv.shape[0] or sv.shape[0] % itemsize:
         raise ValueError("scale_offset: source and destination sizes differ")
+    if code <= T_U64 and scale_bits == 0:
+        # integer division by zero would trap; ScaleOffsetPlan rejects it first
+        raise ValueError("scale_offset: scale must not be zero (decoding divides by it)")
     if n == 0:
         return -1, SO_OK
     with nogil:

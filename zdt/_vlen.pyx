@@ -86,9 +86,7 @@ cdef enum Problem:
     DECREASING = 7           # arrow: offset smaller than the previous one
     LAST_OFFSET = 8          # arrow: last offset != data length
     PADDING = 9              # arrow: padding bytes not zero
-    MISSING = 10             # encode: missing value (NA / None)
-    NO_LENGTH = 12           # vlen: the chunk ends where an element's length should be
-    TOO_LONG = 11            # encode: does not fit the layout's integer width
+    NO_LENGTH = 10           # vlen: the chunk ends where an element's length should be
 
 _PROBLEMS = {
     TRUNCATED_HEADER: "the chunk is shorter than its header",
@@ -286,7 +284,7 @@ cdef int validate_arrow(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, int wid
             return 1
         prev = cur
     if prev != data_len:
-        f.problem = LAST_OFFSET if prev < data_len else LENGTH_PAST_END
+        f.problem = LAST_OFFSET        # the loop above caught offsets past the end
         f.value = prev
         return 1
     for i in range(head, start):
@@ -308,9 +306,16 @@ cdef int validate_arrow(const uint8_t* b, Py_ssize_t size, Py_ssize_t n, int wid
     return 0
 
 
+cdef tuple nd_index(Py_ssize_t i, tuple shape):
+    """Element i (C order) of a chunk of `shape` as an n-d index; (i,) when no shape is known."""
+    if shape is None:
+        return (i,)
+    return tuple(int(j) for j in np.unravel_index(i, shape)) if shape else ()
+
+
 cdef raise_found(Found* f, Py_ssize_t n, str codec, tuple shape):
-    index = (tuple(int(i) for i in np.unravel_index(f.index, shape))
-             if shape and 0 <= f.index < n else (f.index,))
+    # header problems (an offset beyond the elements) keep the offset's flat position
+    index = nd_index(f.index, shape) if 0 <= f.index < n else (f.index,)
     msg = _PROBLEMS[f.problem].format(index=index, value=f.value, n=n, offset=f.index)
     raise ValueError(f"{codec}: corrupt chunk: {msg}")
 
@@ -398,8 +403,7 @@ def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf
     if changed:
         raise ValueError(f"{codec}: the chunk's buffer changed while it was being decoded")
     if bad_at >= 0:
-        where = (tuple(int(j) for j in np.unravel_index(bad_at, shape)) if shape else (bad_at,))
-        raise ValueError(f"{codec}: corrupt chunk: element {where} is not valid UTF-8 "
+        raise ValueError(f"{codec}: corrupt chunk: element {nd_index(bad_at, shape)} is not valid UTF-8 "
                          f"(byte {bad_byte} of it)")
     if rc < 0:
         raise MemoryError("packing a string into StringDType failed")
@@ -430,8 +434,7 @@ def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8, str code
                 try:
                     obj = PyUnicode_DecodeUTF8(<const char*>start, length, NULL)
                 except UnicodeDecodeError as e:
-                    where = (tuple(int(j) for j in np.unravel_index(i, shape)) if shape else (i,))
-                    raise ValueError(f"{codec}: corrupt chunk: element {where} is not valid "
+                    raise ValueError(f"{codec}: corrupt chunk: element {nd_index(i, shape)} is not valid "
                                      f"UTF-8 (byte {e.start} of it)") from None
         else:
             obj = PyBytes_FromStringAndSize(<const char*>start, length)
@@ -443,12 +446,9 @@ def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8, str code
 
 # --- encoding -------------------------------------------------------------------------------------
 
-cdef object encode_error(int problem, Py_ssize_t index, str codec, tuple shape, str detail=""):
-    where = tuple(int(i) for i in np.unravel_index(index, shape)) if shape else ()
-    if problem == MISSING:
-        return ValueError(f"{codec}: element {where} is a missing value; {codec} has no way to "
-                          f"store one (a missing value never becomes '')")
-    return ValueError(f"{codec}: {detail}")
+cdef object missing_error(Py_ssize_t index, str codec, tuple shape):
+    return ValueError(f"{codec}: element {nd_index(index, shape)} is a missing value; {codec} has "
+                      f"no way to store one (a missing value never becomes '')")
 
 
 cdef object new_chunk(Py_ssize_t size):
@@ -540,7 +540,7 @@ def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shap
     if bad >= 0:
         if rc < 0:
             raise MemoryError("reading a StringDType element failed")
-        raise encode_error(MISSING, bad, codec, shape)
+        raise missing_error(bad, codec, shape)
     _check_limits(n, total, longest, layout, width, codec)
     out_size = layout_size(n, total, layout, width)
     out = new_chunk(out_size)
@@ -579,16 +579,14 @@ def encode_objects(cnp.ndarray arr, int layout, int width, bint utf8, str codec,
             try:
                 PyUnicode_AsUTF8AndSize(item, &length)   # caches the UTF-8 form in the str
             except UnicodeEncodeError as e:
-                where = tuple(int(j) for j in np.unravel_index(i, shape)) if shape else ()
-                raise ValueError(f"{codec}: element {where} cannot be encoded as UTF-8 "
+                raise ValueError(f"{codec}: element {nd_index(i, shape)} cannot be encoded as UTF-8 "
                                  f"({e.reason})") from None
         elif not utf8 and PyBytes_Check(item):
             length = PyBytes_GET_SIZE(item)
         elif item is None:
-            raise encode_error(MISSING, i, codec, shape)
+            raise missing_error(i, codec, shape)
         else:
-            where = tuple(int(j) for j in np.unravel_index(i, shape)) if shape else ()
-            raise TypeError(f"{codec}: element {where} is a {type(item).__name__}, expected "
+            raise TypeError(f"{codec}: element {nd_index(i, shape)} is a {type(item).__name__}, expected "
                             f"{'str' if utf8 else 'bytes'}")
         total += length
         if length > longest:
