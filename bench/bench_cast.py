@@ -103,7 +103,7 @@ def codec_callables(wl: dict, src: np.ndarray) -> dict:
     from zarr.core.buffer.cpu import NDBuffer
     from zarr.core.dtype import get_data_type_from_json
 
-    from zdt.codecs import CastValueCodec
+    from zdt.zarr_codecs import CastValueCodec
 
     out = {}
     src_z = get_data_type_from_json(src.dtype.name, zarr_format=3)

@@ -49,7 +49,7 @@ def buffer(arr: np.ndarray):
 
 
 def alone(args: argparse.Namespace) -> list:
-    from zdt.codecs import ScaleOffsetCodec
+    from zdt.zarr_codecs import ScaleOffsetCodec
 
     rng = np.random.default_rng(1)
     cases = [
@@ -94,7 +94,7 @@ def alone(args: argparse.Namespace) -> list:
 
 def chain(args: argparse.Namespace) -> list:
     """The spec's float64 -> uint8 example: [scale_offset(-10, 0.1), cast_value(uint8, NaN<->0)]."""
-    from zdt.codecs import CastValueCodec, ScaleOffsetCodec
+    from zdt.zarr_codecs import CastValueCodec, ScaleOffsetCodec
 
     rng = np.random.default_rng(2)
     data = rng.uniform(0, 2540, args.n)

@@ -59,7 +59,7 @@ def main() -> None:
     from zarr.core.buffer.cpu import Buffer, NDBuffer
     from zarr.core.dtype import VariableLengthBytes, VariableLengthUTF8
 
-    from zdt.codecs import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec
+    from zdt.zarr_codecs import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000)

@@ -18,7 +18,7 @@ from zdt.errors import CastError
 from zdt.formats import FORMATS
 
 BLOCK = _kernels.BLOCK_SIZE
-LEVELS = _kernels.available()
+BUILDS = _kernels.available()
 
 
 def plan(source, target, **kw):
@@ -42,10 +42,10 @@ def mixed_array(dtype, n, seed):
     return arr
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("build", BUILDS)
 @pytest.mark.parametrize("target", ALL_NAMES)
 @pytest.mark.parametrize("source", ALL_NAMES)
-def test_fast_loops_agree_with_exact_path_across_blocks(source, target, level):
+def test_fast_loops_agree_with_exact_path_across_blocks(source, target, build):
     arr = mixed_array(source, 3 * BLOCK + 17, seed=zlib.crc32(f"{source}{target}".encode()))
     rounding_cycle = ["nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"]
     oors = ["clamp", "wrap"] if np.dtype(target).kind in "iu" else ["clamp"]
@@ -54,7 +54,7 @@ def test_fast_loops_agree_with_exact_path_across_blocks(source, target, level):
         pairs = [["NaN", 0]] if np.dtype(source).kind == "f" else []
         p = plan(source, target, rounding=rounding, out_of_range=oor, scalar_map=pairs)
         try:
-            with _kernels.use(level):
+            with _kernels.use(build):
                 fast = p.cast(arr)
         except CastError as e:
             # only infinities into integers can fail here (NaN is mapped); both paths agree
@@ -69,12 +69,12 @@ def test_fast_loops_agree_with_exact_path_across_blocks(source, target, level):
 
 
 @pytest.mark.parametrize("where", [0, BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK + 5, 3 * BLOCK + 15])
-@pytest.mark.parametrize(("level", "fast"), [(lv, True) for lv in LEVELS] + [(LEVELS[0], False)])
-def test_first_error_index_across_block_boundaries(where, level, fast):
+@pytest.mark.parametrize(("build", "fast"), [(lv, True) for lv in BUILDS] + [(BUILDS[0], False)])
+def test_first_error_index_across_block_boundaries(where, build, fast):
     arr = np.zeros(3 * BLOCK + 17)
     arr[where] = 1000.0
     arr[-1] = 2000.0
-    with pytest.raises(CastError) as info, _kernels.use(level):
+    with pytest.raises(CastError) as info, _kernels.use(build):
         plan("float64", "int8").cast(arr, fast=fast)
     assert info.value.index == (where,)
     assert info.value.value == 1000.0
@@ -195,18 +195,22 @@ def test_threads_cast_concurrently_with_correct_results():
         assert np.array_equal(got, exp)
 
 
-def test_kernel_levels(tmp_path):
-    """The best build the CPU runs is active; ZDT_KERNEL_LEVEL caps it."""
+def test_kernel_builds(tmp_path):
+    """The best build the CPU runs is active; ZDT_KERNELS caps it; a bad name is an error."""
     import subprocess
     import sys
 
-    assert _kernels.level() == max(_kernels.available())
-    assert 2 in _kernels.available()
+    assert _kernels.build() == _kernels.available()[-1]
+    assert _kernels.available()[0] == "baseline"
+    code = "from zdt import _kernels; print(_kernels.build())"
     # run outside the source tree: `python -c` puts the working directory first on sys.path
-    out = subprocess.run([sys.executable, "-c", "from zdt import _kernels; print(_kernels.level())"],
-                         env={"ZDT_KERNEL_LEVEL": "2", "PATH": ""}, capture_output=True, text=True,
-                         cwd=tmp_path)
-    assert out.stdout.strip() == "2", out.stderr
+    for cap in _kernels.available():
+        out = subprocess.run([sys.executable, "-c", code], env={"ZDT_KERNELS": cap, "PATH": ""},
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert out.stdout.strip() == cap, out.stderr
+    out = subprocess.run([sys.executable, "-c", code], env={"ZDT_KERNELS": "sse9", "PATH": ""},
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode != 0 and "ZDT_KERNELS='sse9' is not one of baseline, avx2, avx512" in out.stderr
     with pytest.raises(ValueError, match="not available"):
-        with _kernels.use(5):
+        with _kernels.use("avx1024"):
             pass

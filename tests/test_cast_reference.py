@@ -15,8 +15,8 @@ from zdt import _kernels
 from zdt.cast import CastPlan
 from zdt.errors import CastError
 
-# every build of the fast loops this machine runs (x86-64-v2/v3/v4), then the exact path
-PATHS = [(level, True) for level in _kernels.available()] + [(_kernels.level(), False)]
+# every build of the fast loops this machine runs (baseline, avx2, avx512), then the exact path
+PATHS = [(build, True) for build in _kernels.available()] + [(_kernels.build(), False)]
 from zdt.formats import FORMATS
 
 PAIRS = [(s, t) for s in ALL_NAMES for t in ALL_NAMES]
@@ -27,24 +27,24 @@ def check_against_reference(arr, source, target, rounding, oor, pairs, direction
                     scalar_map=pairs, direction=direction)
     expected = reference.cast_array(arr, np.dtype(target), rounding, oor,
                                     reference.compile_map(pairs, np.dtype(source), np.dtype(target)))
-    for level, fast in PATHS:
+    for build, fast in PATHS:
         if isinstance(expected, tuple):
             flat_index, reason = expected
-            with pytest.raises(CastError) as info, _kernels.use(level):
+            with pytest.raises(CastError) as info, _kernels.use(build):
                 plan.cast(arr, fast=fast)
             nd = np.unravel_index(flat_index, arr.shape) if arr.ndim else ()
-            assert info.value.index == tuple(int(i) for i in nd), (level, fast, info.value)
-            assert info.value.reason == reason, (level, fast, info.value)
+            assert info.value.index == tuple(int(i) for i in nd), (build, fast, info.value)
+            assert info.value.reason == reason, (build, fast, info.value)
             assert info.value.source == source and info.value.target == target
         else:
-            with _kernels.use(level):
+            with _kernels.use(build):
                 got = plan.cast(arr, fast=fast)
             assert got.dtype == np.dtype(target) and got.shape == arr.shape
             same = reference.same_bits_or_nan(got, expected)
             if not same.all():
                 i = np.argwhere(~same)[0] if arr.ndim else ()
                 raise AssertionError(
-                    f"level={level} fast={fast} {source}->{target} {rounding} {oor} map={pairs}: element {tuple(i)} "
+                    f"build={build} fast={fast} {source}->{target} {rounding} {oor} map={pairs}: element {tuple(i)} "
                     f"= {arr[tuple(i)]!r} gave {got[tuple(i)]!r}, reference {expected[tuple(i)]!r}"
                 )
 

@@ -13,7 +13,7 @@ import zarr
 
 import zdt
 from zdt import _compat
-from zdt.codecs import CastValueCodec
+from zdt.zarr_codecs import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
@@ -283,9 +283,9 @@ def test_data_errors_name_the_chunk_element(tmp_path):
 def test_entry_points_are_declared():
     # other packages (cast-value) may register the same name; zdt's entry must be there
     eps = {(e.name, e.value) for e in entry_points(group="zarr.codecs")}
-    assert ("cast_value", "zdt.codecs.cast_value:CastValueCodec") in eps
+    assert ("cast_value", "zdt.zarr_codecs.cast_value:CastValueCodec") in eps
     eps = {(e.name, e.value) for e in entry_points(group="numcodecs.codecs")}
-    assert ("cast_value", "zdt.numcodecs_codecs:CastValue") in eps
+    assert ("cast_value", "zdt.numcodecs_codecs.cast_value:CastValue") in eps
 
 
 def test_zdt_is_the_cast_value_implementation_without_any_config():
@@ -302,7 +302,7 @@ def test_zarr_config_selects_either_implementation(tmp_path):
     from zarr.registry import get_codec_class
 
     get_codec_class("cast_value")        # loads the entry points
-    assert zarr.config.get("codecs.cast_value") == "zdt.codecs.cast_value.CastValueCodec"
+    assert zarr.config.get("codecs.cast_value") == "zdt.zarr_codecs.cast_value.CastValueCodec"
     if _compat.zarr_builtin("cast_value") is None:
         return      # zarr 3.1.x: no implementation of its own to select
     from zarr.codecs.cast_value import CastValue
@@ -329,7 +329,7 @@ def test_first_lookup_inside_a_config_context_leaves_zdt_configured(tmp_path):
     script = """
 import warnings, zarr
 warnings.simplefilter("error")
-with zarr.config.set({"codecs.cast_value": "zdt.codecs.cast_value.CastValueCodec"}):
+with zarr.config.set({"codecs.cast_value": "zdt.zarr_codecs.cast_value.CastValueCodec"}):
     zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=0.0,
                       filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
 a = zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=0.0,
@@ -338,4 +338,4 @@ print(type(a.metadata.codecs[0]).__module__, zarr.config.get("codecs.cast_value"
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["zdt.codecs.cast_value", "zdt.codecs.cast_value.CastValueCodec"]
+    assert out.stdout.split() == ["zdt.zarr_codecs.cast_value", "zdt.zarr_codecs.cast_value.CastValueCodec"]

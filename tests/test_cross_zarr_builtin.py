@@ -119,7 +119,7 @@ def _data(dtype, n=50):
 
 @pytest.mark.parametrize(("dtype", "config", "fill"), CONFIGS)
 def test_arrays_written_by_either_are_read_by_the_other(tmp_path, dtype, config, fill):
-    zdt_cls = "zdt.codecs.cast_value.CastValueCodec"
+    zdt_cls = "zdt.zarr_codecs.cast_value.CastValueCodec"
     zarr_cls = "zarr.codecs.cast_value.CastValue"
     data = _data(dtype)
     results = {}
@@ -144,7 +144,7 @@ def test_builtin_and_zdt_configs_are_interchangeable():
     for _, config, _ in CONFIGS:
         data = {"name": "cast_value", "configuration": config}
         assert CastValue.from_dict(data).to_dict()["configuration"]["data_type"] == config["data_type"]
-        from zdt.codecs import CastValueCodec
+        from zdt.zarr_codecs import CastValueCodec
 
         assert CastValueCodec.from_dict(data).to_dict() == data
 
@@ -166,7 +166,8 @@ def test_zdt_is_stricter_where_the_spec_says_so():
 
 from zarr.codecs.scale_offset import ScaleOffset as ZarrScaleOffset  # noqa: E402
 
-from zdt.scale_offset import ScaleOffsetError, plan_for  # noqa: E402
+from zdt.errors import ScaleOffsetError
+from zdt.scale_offset import plan_for  # noqa: E402
 
 
 def builtin_scale_offset(arr, offset, scale, decode):
@@ -232,7 +233,7 @@ def test_scale_offset_arrays_written_by_either_are_read_by_the_other(tmp_path, d
         data = rng.uniform(0, 100, 40).astype(dtype)
     else:
         data = rng.integers(1000, 3000, 40).astype(dtype)
-    impls = ["zdt.codecs.scale_offset.ScaleOffsetCodec", "zarr.codecs.scale_offset.ScaleOffset"]
+    impls = ["zdt.zarr_codecs.scale_offset.ScaleOffsetCodec", "zarr.codecs.scale_offset.ScaleOffset"]
     results = {}
     for writer, reader in [impls, impls[::-1]]:
         path = tmp_path / writer.split(".")[0]

@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 import reference
 from strategies import ALL_NAMES, arrays, elements, json_scalar_of
 from zdt import ScaleOffset, ScaleOffsetCodec, _kernels
-from zdt.codecs import CastValueCodec
+from zdt.zarr_codecs import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
 from zdt.formats import FORMATS
-from zdt.scale_offset import ScaleOffsetError, ScaleOffsetPlan, plan_for
+from zdt.errors import ScaleOffsetError
+from zdt.scale_offset import ScaleOffsetPlan, plan_for
 
-LEVELS = _kernels.available()
+BUILDS = _kernels.available()
 
 
 def json_of(value: np.generic) -> object:
@@ -34,18 +35,18 @@ def check(arr, dtype, offset, scale, decode):
     expected = reference.scale_offset_array(arr, offset, scale, decode)
     plan = ScaleOffsetPlan(FORMATS[dtype], json_of(offset), json_of(scale))
     run = plan.decode if decode else plan.encode
-    for level in LEVELS:
-        with _kernels.use(level):
+    for build in BUILDS:
+        with _kernels.use(build):
             if isinstance(expected, tuple):
                 with pytest.raises(ScaleOffsetError) as info:
                     run(arr)
                 nd = np.unravel_index(expected[0], arr.shape) if arr.ndim else ()
-                assert info.value.index == tuple(int(i) for i in nd), (level, info.value)
-                assert info.value.operation == expected[1], (level, info.value)
+                assert info.value.index == tuple(int(i) for i in nd), (build, info.value)
+                assert info.value.operation == expected[1], (build, info.value)
             else:
                 got = run(arr)
                 same = reference.same_bits_or_nan(got, expected)
-                assert same.all(), (level, arr[~same], got[~same], expected[~same])
+                assert same.all(), (build, arr[~same], got[~same], expected[~same])
 
 
 def finite_elements(dtype):
@@ -119,15 +120,15 @@ def check_exhaustive(xs: np.ndarray, offset: int, scale: int, decode: bool, sing
     plan = plan_for(xs.dtype.name, offset, scale)
     run = plan.decode if decode else plan.encode
     bad = np.flatnonzero(~ok)
-    for level in LEVELS:
-        with _kernels.use(level):
+    for build in BUILDS:
+        with _kernels.use(build):
             got = run(xs[ok])
-            assert np.array_equal(got, values[ok]), (level, xs[ok][got != values[ok]][:5])
+            assert np.array_equal(got, values[ok]), (build, xs[ok][got != values[ok]][:5])
             if len(bad):
                 with pytest.raises(ScaleOffsetError) as info:
                     run(xs)
-                assert info.value.index == (int(bad[0]),), (level, info.value)
-                assert info.value.operation == ops[bad[0]], (level, info.value)
+                assert info.value.index == (int(bad[0]),), (build, info.value)
+                assert info.value.operation == ops[bad[0]], (build, info.value)
             # a failing element alone, behind valid ones (the fast loop must flag it itself)
             for i in bad[:: max(1, len(bad) // singles)][:singles]:
                 arr = np.concatenate([xs[ok][:100], xs[i:i + 1]])
@@ -435,15 +436,15 @@ def test_registration(tmp_path):
 
     from zarr.registry import get_codec_class
 
-    assert ("scale_offset", "zdt.codecs.scale_offset:ScaleOffsetCodec") in {
+    assert ("scale_offset", "zdt.zarr_codecs.scale_offset:ScaleOffsetCodec") in {
         (e.name, e.value) for e in entry_points(group="zarr.codecs")}
     assert get_codec_class("scale_offset") is ScaleOffsetCodec
-    assert zarr.config.get("codecs.scale_offset") == "zdt.codecs.scale_offset.ScaleOffsetCodec"
+    assert zarr.config.get("codecs.scale_offset") == "zdt.zarr_codecs.scale_offset.ScaleOffsetCodec"
 
 
 # --- legacy numcodecs fixedscaleoffset -------------------------------------------------------------
 
-from zdt.legacy import fixedscaleoffset_to_codecs, fixedscaleoffset_to_filters, fixedscaleoffset_to_json  # noqa: E402
+from zdt.fixedscaleoffset import fixedscaleoffset_to_codecs, fixedscaleoffset_to_filters, fixedscaleoffset_to_json  # noqa: E402
 
 
 def test_conversion_follows_the_spec_example():
@@ -498,7 +499,7 @@ LEGACY = [
 def test_converted_filters_decode_numcodecs_chunks_the_same(tmp_path, dtype, astype, offset, scale, data):
     """A zarr v2 array written with numcodecs' FixedScaleOffset; its chunks decoded by numcodecs
     and by the converted [ScaleOffset, CastValue] filters give the same values (float32 arrays:
-    within one unit in the last place, see zdt.legacy)."""
+    within one unit in the last place, see zdt.fixedscaleoffset)."""
     legacy = numcodecs.FixedScaleOffset(offset=offset, scale=scale, dtype=dtype, astype=astype)
     data = data.astype(dtype)
     a = zarr.create_array(store=tmp_path / "a", shape=data.shape, chunks=(16,), dtype=dtype,

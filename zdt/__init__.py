@@ -12,25 +12,47 @@ Public names load lazily so ``import zdt`` stays cheap and does not import zarr:
 """
 
 from importlib import import_module
+from importlib.util import find_spec
+from pathlib import Path
 
 __version__ = "0.1.0"
 
+
+def _check_built() -> None:
+    """Fail with a message that says what to do when the compiled extensions are missing: the
+    usual cause is Python importing the unbuilt source tree instead of the installed zdt."""
+    if find_spec("zdt._types") is not None:
+        return
+    here = Path(__file__).resolve().parent
+    if (here.parent / "setup.py").exists():
+        raise ImportError(
+            f"zdt is being imported from its source tree ({here}), where its compiled "
+            f"extensions are not built. Python looks in the current directory first "
+            f"(python -m, python -c), so at the repository root this tree hides an installed "
+            f"zdt. Run the installed command instead (.venv/bin/zdt demo), run Python from "
+            f"another directory, or build the extensions in place with: pip install -e .")
+    raise ImportError(f"zdt's compiled extensions are missing from {here}: reinstall zdt "
+                      f"(pip install --force-reinstall zdt)")
+
+
+_check_built()
+
 _LAZY = {
-    "CastValueCodec": "zdt.codecs.cast_value",
-    "ScaleOffsetCodec": "zdt.codecs.scale_offset",
-    "CastValue": "zdt.numcodecs_codecs",
-    "ScaleOffset": "zdt.numcodecs_codecs",
-    "VLenUTF8Codec": "zdt.codecs.vlen",
-    "VLenBytesCodec": "zdt.codecs.vlen",
-    "VLenArrowCodec": "zdt.codecs.vlen",
-    "use_string_codecs": "zdt.codecs.vlen",
+    "CastValueCodec": "zdt.zarr_codecs.cast_value",
+    "ScaleOffsetCodec": "zdt.zarr_codecs.scale_offset",
+    "CastValue": "zdt.numcodecs_codecs.cast_value",
+    "ScaleOffset": "zdt.numcodecs_codecs.scale_offset",
+    "VLenUTF8Codec": "zdt.zarr_codecs.vlen",
+    "VLenBytesCodec": "zdt.zarr_codecs.vlen",
+    "VLenArrowCodec": "zdt.zarr_codecs.vlen",
+    "use_string_codecs": "zdt.zarr_codecs.vlen",
     "cast_array": "zdt.cast",
     "scale_offset_encode": "zdt.scale_offset",
     "scale_offset_decode": "zdt.scale_offset",
-    "fixedscaleoffset_to_codecs": "zdt.legacy",
-    "fixedscaleoffset_to_filters": "zdt.legacy",
+    "fixedscaleoffset_to_codecs": "zdt.fixedscaleoffset",
+    "fixedscaleoffset_to_filters": "zdt.fixedscaleoffset",
     "CastError": "zdt.errors",
-    "ScaleOffsetError": "zdt.scale_offset",
+    "ScaleOffsetError": "zdt.errors",
     "ConfigError": "zdt.errors",
     "FillValueError": "zdt.errors",
 }

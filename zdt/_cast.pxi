@@ -1,75 +1,51 @@
-# cast_value kernels: mode-hoisted fast loops, scalar_map blends and the block driver.
+# cast_value kernels: mode-hoisted fast loops, scalar_map blends, the per-block step
+# `cast_block` and the whole-array driver. See docs/design.md.
 #
-# Included by _kernels_v2.pyx (x86-64-v2 baseline), _kernels_v3.pyx and _kernels_v4.pyx: one
-# source compiled for three instruction-set levels; zdt/_kernels.py picks the best level the CPU
-# runs. See docs/design.md.
+# Included by each kernel build (_kernels_baseline.pyx, _kernels_avx2.pyx, _kernels_avx512.pyx):
+# one source compiled for several instruction sets; zdt/_kernels.py picks the best one the CPU
+# runs.
 #
-# Each fast loop writes every element and reports whether any element needs the exact path in
-# _exact.pxd; only then is the block run again writing a mask byte per element. Loops are
+# Each fast loop writes every element and returns whether any element needs the exact path in
+# _exact.pxd; only then is the block masked and those elements converted exactly. Loops are
 # written so gcc vectorises them: int32 intermediates for targets up to 32 bits, branch-free
 # selects, mode tags passed by pointer.
+#
+# Flag conditions: each fast loop's docstring says when it flags an element. The set of source
+# values a loop never flags is an interval [safe_lo, safe_hi] around zero; zdt/fast_path.py
+# (`safe_range`) computes it exactly for every loop and mode, and tests/test_safe_range.py runs
+# both bounds and the next value beyond each through the loops alone: change a condition here
+# and that test tells you which bound in fast_path.py must follow.
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, trunc, truncf
 from libc.stdint cimport (
     int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
 )
 from libc.string cimport memcpy
 
+import numpy as np
+
 from zdt._exact cimport convert_element
+from zdt._num cimport (
+    BLOCK, fabs_t, from_bits, half_to_float, int_bits, int_max, int_max64, int_min, int_min64,
+    int_signed, max_finite, pow2, precision,
+)
 from zdt._types cimport (
-    CastSpec, Format, MapEntry,
+    CastKernel, CastKernelSpec, CastSpec, MapEntry,
     float_t, float2_t, int_t, int2_t, num_t, num2_t,
     rmode_t, RNearestEven, RTowardsZero, RTowardsPositive, RTowardsNegative, RNearestAway,
     omode_t, OError, OClamp, OWrap,
     TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
     OOR_CLAMP, OOR_WRAP,
-    KEY_VALUE, KEY_ANY_NAN, KEY_NAN_BITS,
-    T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_F16,
+    KEY_ANY_NAN, KEY_VALUE,
+    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_F16,
     ST_OK,
+    WIDEN_HALF, WIDEN_INT,
 )
 
-# Elements per block: source (<= 16 KiB), destination and mask stay in L1/L2.
-cdef enum:
-    BLOCK = 2048
 BLOCK_SIZE = BLOCK
 
 
 # --- scalar helpers -----------------------------------------------------------------------------
-
-cdef inline float_t pow2(int k, float_t* tag) noexcept nogil:
-    """2**k exactly, built from its bit pattern (k within the normal range of float_t)."""
-    cdef uint64_t b64
-    cdef uint32_t b32
-    cdef double d
-    cdef float f
-    if float_t is double:
-        b64 = (<uint64_t>(1023 + k)) << 52
-        memcpy(&d, &b64, 8)
-        return d
-    else:
-        b32 = (<uint32_t>(127 + k)) << 23
-        memcpy(&f, &b32, 4)
-        return f
-
-
-cdef inline int precision(float_t* tag) noexcept nogil:
-    if float_t is double:
-        return 53
-    return 24
-
-
-cdef inline float_t max_finite(float_t* tag) noexcept nogil:
-    if float_t is double:
-        return 1.7976931348623157e308
-    return 3.4028234663852886e38
-
-
-cdef inline float_t fabs_t(float_t x) noexcept nogil:
-    if float_t is double:
-        return fabs(x)
-    return fabsf(x)
-
 
 cdef inline float_t round_t(float_t x, rmode_t* rm) noexcept nogil:
     """x rounded to an integer in the mode of the tag; exact in float_t."""
@@ -99,34 +75,6 @@ cdef inline float_t round_t(float_t x, rmode_t* rm) noexcept nogil:
         if fabs_t(x - t) >= 0.5:
             t = t + (1 if x > 0 else -1)
         return t
-
-
-cdef inline int int_bits(int_t* tag) noexcept nogil:
-    return sizeof(int_t) * 8
-
-
-cdef inline bint int_signed(int_t* tag) noexcept nogil:
-    return (<int_t>-1) < 0
-
-
-cdef inline int_t int_max(int_t* tag) noexcept nogil:
-    if int_signed(tag):
-        return <int_t>(((<uint64_t>1) << (sizeof(int_t) * 8 - 1)) - 1)
-    return <int_t>(~(<uint64_t>0))
-
-
-cdef inline int_t int_min(int_t* tag) noexcept nogil:
-    if int_signed(tag):
-        return <int_t>((<uint64_t>1) << (sizeof(int_t) * 8 - 1))
-    return 0
-
-
-cdef inline int64_t int_min64(int_t* tag) noexcept nogil:
-    return <int64_t>int_min(tag)
-
-
-cdef inline uint64_t int_max64(int_t* tag) noexcept nogil:
-    return <uint64_t>int_max(tag)
 
 
 cdef inline int_t float_to_int(float_t c, int_t* tag) noexcept nogil:
@@ -392,23 +340,6 @@ cdef bint f2f(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm, omode_t*
 
 # --- float16 -------------------------------------------------------------------------------------
 
-cdef inline float half_to_float(uint16_t h) noexcept nogil:
-    """float16 bits -> float32, exactly. Shifting the 15 low bits into float32 position and
-    multiplying by 2**112 rebiases normal and subnormal values alike; inf/NaN get the float32
-    exponent (payload kept). Branch-free, so the widening loop vectorises."""
-    cdef uint32_t rest = h & 0x7FFF
-    cdef uint32_t b = rest << 13
-    cdef uint32_t special = b | 0x7F800000
-    cdef float f
-    memcpy(&f, &b, 4)
-    f = f * 5.192296858534828e+33
-    memcpy(&b, &f, 4)
-    b = special if rest >= 0x7C00 else b
-    b = b | ((<uint32_t>(h & 0x8000)) << 16)
-    memcpy(&f, &b, 4)
-    return f
-
-
 cdef bint f2h(const float_t* s, uint16_t* d, Py_ssize_t n, rmode_t* rm) noexcept nogil:
     """float32/float64 -> float16 bits in the mode of the tag. Each x is scaled by a power of
     two so the last float16 bit is the units digit, rounded with the float rounding functions
@@ -551,25 +482,6 @@ cdef bint f2f_modes(const float_t* s, float2_t* d, Py_ssize_t n, int rounding,
 
 
 # --- scalar_map inside a block ---------------------------------------------------------------------
-
-cdef inline num_t from_bits(uint64_t bits, num_t* tag) noexcept nogil:
-    cdef num_t v
-    cdef uint8_t b1
-    cdef uint16_t b2
-    cdef uint32_t b4
-    if sizeof(num_t) == 1:
-        b1 = <uint8_t>bits
-        memcpy(&v, &b1, 1)
-    elif sizeof(num_t) == 2:
-        b2 = <uint16_t>bits
-        memcpy(&v, &b2, 2)
-    elif sizeof(num_t) == 4:
-        b4 = <uint32_t>bits
-        memcpy(&v, &b4, 4)
-    else:
-        memcpy(&v, &bits, 8)
-    return v
-
 
 cdef void map_apply(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
     """Write the scalar_map's value and "NaN" keys as selects, last entry first so the first
@@ -748,7 +660,7 @@ cdef bint mark(const void* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) n
     return mark_block(<const double*>s, n, mask, sp)
 
 
-# --- driver ----------------------------------------------------------------------------------------
+# --- the per-block step and the driver ---------------------------------------------------------------
 
 cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uint8_t* mask,
                            const CastSpec* sp, int* status) noexcept nogil:
@@ -774,142 +686,96 @@ cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uin
     return -1
 
 
-cdef enum Widen:
-    WIDEN_NONE = 0
-    WIDEN_HALF = 1      # float16 source: fast loops read it as float32 (exact)
-    WIDEN_INT = 2       # integer -> float16: fast loops read float64 (exact below 2**53; larger
-                        # values overflow float16 anyway and are flagged)
-
-
-cdef Py_ssize_t run_cast(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const CastSpec* sp,
-                         const CastSpec* fsp, int widen, int orig_code,
-                         int* status) noexcept nogil:
-    """Cast n elements; -1 on success, else the index of the first failing element.
-    sp describes the cast for the exact path; fsp (NULL: no fast loop) the same cast as the
-    fast loops see it (after widening, with scalar_map keys in the widened type)."""
+cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const CastKernel* k,
+                           int* status) noexcept nogil:
+    """Cast one block of m <= BLOCK elements (src and dst do not overlap): -1 on success, else
+    the index in the block of the first failing element, with *status its CastStatus (what
+    was written to dst before it is unspecified). The step any driver chains (the whole-array
+    driver below, a fused codec chain)."""
     cdef uint8_t mask[BLOCK]
     cdef float ftmp[BLOCK]
     cdef double dtmp[BLOCK]
-    cdef Py_ssize_t start, m, i, bad
-    cdef int ssz = sp.src.itemsize, dsz = sp.dst.itemsize
+    cdef const void* fs = src
+    cdef Py_ssize_t i
     cdef int st
-    cdef const uint8_t* s
-    cdef const void* fs
-    cdef uint8_t* d
-    status[0] = ST_OK
-    if fsp != NULL:
-        start = 0
-        while start < n:
-            m = n - start if n - start < BLOCK else BLOCK
-            s = src + start * ssz
-            d = dst + start * dsz
-            fs = s
-            if widen == WIDEN_HALF:
-                widen_half(<const uint16_t*>s, ftmp, m)
-                fs = ftmp
-            elif widen == WIDEN_INT:
-                widen_int_code(s, orig_code, dtmp, m)
-                fs = dtmp
-            if fast_block(fs, d, m, fsp):
-                # some element may need the exact path: mask the candidates (the block is in
-                # cache) and let the exact path decide each of them from the original bits
-                if mark(fs, m, mask, fsp):
-                    bad = fix_masked(s, d, m, mask, sp, status)
-                    if bad >= 0:
-                        return start + bad
-            start += m
+    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
+    if not k.has_fast:
+        for i in range(m):
+            st = convert_element(src + i * ssz, dst + i * dsz, &k.exact)
+            if st != ST_OK:
+                status[0] = st
+                return i
         return -1
-    for i in range(n):
-        st = convert_element(src + i * ssz, dst + i * dsz, sp)
-        if st != ST_OK:
-            status[0] = st
-            return i
+    if k.widen == WIDEN_HALF:
+        widen_half(<const uint16_t*>src, ftmp, m)
+        fs = ftmp
+    elif k.widen == WIDEN_INT:
+        widen_int_code(src, k.orig_code, dtmp, m)
+        fs = dtmp
+    if fast_block(fs, dst, m, &k.fast):
+        # some element may need the exact path: mask the candidates (the block is in cache)
+        # and let the exact path decide each of them from the original bits
+        if mark(fs, m, mask, &k.fast):
+            return fix_masked(src, dst, m, mask, &k.exact, status)
     return -1
 
 
-# --- Python entry ----------------------------------------------------------------------------------
-
-cdef void fill_format(Format* f, tuple t) except *:
-    (f.kind, f.itemsize, f.bits, f.is_signed, f.man_bits, f.exp_bits, f.bias,
-     f.max_exp_field, f.max_man, f.nan_style, f.has_inf, f.has_neg_zero, f.has_zero,
-     f.has_subnormal) = t
-
-
-cdef MapEntry* fill_map(CastSpec* sp, list entries_in) except? NULL:
-    """Copy (kind, key_bits, out_bits) entries into C memory (caller frees) and derive how the
-    fast loops may apply them."""
-    cdef Py_ssize_t k
-    cdef MapEntry* entries = NULL
-    sp.map_len = len(entries_in)
-    sp.map_blendable = True
-    sp.nan_fold = False
-    sp.nan_out = 0
-    sp.map = NULL
-    if sp.map_len == 0:
-        return NULL
-    entries = <MapEntry*>PyMem_Malloc(sp.map_len * sizeof(MapEntry))
-    if entries == NULL:
-        raise MemoryError()
-    for k in range(sp.map_len):
-        entries[k].kind, entries[k].key_bits, entries[k].out_bits = entries_in[k]
-        if entries[k].kind == KEY_NAN_BITS:
-            sp.map_blendable = False
-        elif entries[k].kind == KEY_ANY_NAN and not sp.nan_fold:
-            # the first "NaN" key wins; float -> int loops apply it inline
-            sp.nan_fold = True
-            sp.nan_out = entries[k].out_bits
-    sp.map = entries
-    return entries
+cdef Py_ssize_t cast_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const CastKernel* k,
+                         int* status) noexcept nogil:
+    """Cast n elements block by block; -1 on success, else the first failing index."""
+    cdef Py_ssize_t start = 0, m, bad
+    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
+    status[0] = ST_OK
+    while start < n:
+        m = n - start if n - start < BLOCK else BLOCK
+        bad = cast_block(src + start * ssz, dst + start * dsz, m, k, status)
+        if bad >= 0:
+            return start + bad
+        start += m
+    return -1
 
 
-def cast_flat(src, dst, tuple src_format, tuple dst_format, int rounding, int out_of_range,
-              list map_entries, tuple fast=None):
-    """Cast the 1-d native-order uint8 view `src` into `dst` (both contiguous, same element
-    count). `map_entries` is a list of (kind, key_bits, out_bits).
+# --- Python entries ----------------------------------------------------------------------------------
 
-    `fast` is None (every element takes the exact path) or
-    (widen, orig_code, src_code, dst_code, fast_entries, force_mark, safe_lo, safe_hi): how the
-    fast loops see the cast (see zdt.cast.CastPlan). Returns (index, status): index -1 on
-    success, else the first failing element. The GIL is released throughout."""
+cdef Py_ssize_t element_count(const uint8_t[::1] sv, uint8_t[::1] dv, int ssz, int dsz) except -1:
+    if sv.shape[0] % ssz or dv.shape[0] % dsz:
+        raise ValueError("buffer size is not a multiple of the item size")
+    if sv.shape[0] // ssz != dv.shape[0] // dsz:
+        raise ValueError(f"source has {sv.shape[0] // ssz} elements, destination {dv.shape[0] // dsz}")
+    return sv.shape[0] // ssz
+
+
+def cast(CastKernelSpec spec not None, src, dst, bint fast=True):
+    """Cast the 1-d native-order uint8 view `src` into `dst` (contiguous, not overlapping, the
+    same element count). `fast=False` sends every element through the exact path (tests).
+    Returns (index, status): index -1 on success, else the first failing element and its
+    CastStatus. The GIL is released throughout."""
     cdef const uint8_t[::1] sv = src
     cdef uint8_t[::1] dv = dst
-    cdef CastSpec sp, fsp
-    cdef MapEntry* entries = NULL
-    cdef MapEntry* fentries = NULL
-    cdef Py_ssize_t n, idx
-    cdef int status = ST_OK, widen = WIDEN_NONE, orig_code = T_NONE
-    cdef bint use_fast = fast is not None
-    fill_format(&sp.src, src_format)
-    fill_format(&sp.dst, dst_format)
-    if sv.shape[0] % sp.src.itemsize or dv.shape[0] % sp.dst.itemsize:
-        raise ValueError("buffer size is not a multiple of the item size")
-    n = sv.shape[0] // sp.src.itemsize
-    if dv.shape[0] // sp.dst.itemsize != n:
-        raise ValueError(f"source has {n} elements, destination {dv.shape[0] // sp.dst.itemsize}")
+    cdef CastKernel k = spec.k
+    cdef int status = ST_OK
+    cdef Py_ssize_t n = element_count(sv, dv, k.exact.src.itemsize, k.exact.dst.itemsize), idx
     if n == 0:
         return -1, ST_OK
-    sp.src_code = T_NONE
-    sp.dst_code = T_NONE
-    sp.rounding = rounding
-    sp.out_of_range = out_of_range
-    sp.safe_lo = sp.safe_hi = 0
-    try:
-        entries = fill_map(&sp, map_entries)
-        if use_fast:
-            fsp = sp
-            widen, orig_code, fsp.src_code, fsp.dst_code = fast[0], fast[1], fast[2], fast[3]
-            fsp.safe_lo, fsp.safe_hi = fast[6], fast[7]
-            fentries = fill_map(&fsp, fast[4])
-            if fast[5]:
-                fsp.map_blendable = False
-            # only the float -> integer loops fold NaN, and only when every key can be blended
-            fsp.nan_fold = (fsp.nan_fold and fsp.map_blendable
-                            and (fsp.src_code == T_F32 or fsp.src_code == T_F64)
-                            and T_I8 <= fsp.dst_code <= T_U64)
-        with nogil:
-            idx = run_cast(&sv[0], &dv[0], n, &sp, &fsp if use_fast else NULL, widen, orig_code,
-                           &status)
-    finally:
-        PyMem_Free(entries)
-        PyMem_Free(fentries)
+    k.has_fast = k.has_fast and fast
+    with nogil:
+        idx = cast_run(&sv[0], &dv[0], n, &k, &status)
     return idx, status
+
+
+def fast_flags(CastKernelSpec spec not None, values):
+    """Test hook: for each value (an array of the fast loops' source type), whether the fast
+    loop of `spec` flags it when it is alone in a block (no widening, scalar_map included)."""
+    cdef const uint8_t[::1] sv = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    cdef uint8_t out_bytes[8]
+    cdef Py_ssize_t i, n
+    cdef int ssz = spec.k.fast.src.itemsize
+    if not spec.k.has_fast:
+        raise ValueError("this cast has no fast loop")
+    if sv.shape[0] % ssz:
+        raise ValueError("values are not of the fast loop's source type")
+    n = sv.shape[0] // ssz
+    flags = np.zeros(n, dtype=bool)
+    for i in range(n):
+        flags[i] = fast_block(&sv[i * ssz], out_bytes, 1, &spec.k.fast)
+    return flags

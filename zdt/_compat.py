@@ -22,8 +22,8 @@ import zarr
 from zarr.abc.codec import ArrayArrayCodec
 
 _DEFAULT_IMPLEMENTATIONS = {
-    "cast_value": "zdt.codecs.cast_value.CastValueCodec",
-    "scale_offset": "zdt.codecs.scale_offset.ScaleOffsetCodec",
+    "cast_value": "zdt.zarr_codecs.cast_value.CastValueCodec",
+    "scale_offset": "zdt.zarr_codecs.scale_offset.ScaleOffsetCodec",
 }
 # zarr's own classes for the same codec names (zarr >= 3.2)
 _ZARR_BUILTINS = {

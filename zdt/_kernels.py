@@ -1,9 +1,11 @@
-"""Which build of the cast kernels runs.
+"""Which build of the cast_value / scale_offset kernels runs.
 
-The kernels (zdt/_cast.pxi, zdt/_scale_offset.pxi) are compiled three times on x86-64: for x86-64-v2 (the
-baseline NumPy requires), v3 (AVX2) and v4 (AVX-512). The best level the CPU supports is used;
-``ZDT_KERNEL_LEVEL=2|3|4`` in the environment caps it (for comparison or a misbehaving CPU),
-and `use` switches it in-process (tests run every level the machine has).
+The kernels (zdt/_cast.pxi, zdt/_scale_offset.pxi) are compiled once per instruction set (see
+setup.py): "baseline" everywhere (x86-64-v2 on x86-64, the baseline NumPy requires), and on
+x86-64 also "avx2" (x86-64-v3) and "avx512" (x86-64-v4). The best build the CPU runs is used;
+``ZDT_KERNELS=baseline|avx2|avx512`` in the environment caps it (for comparison, or a
+misbehaving CPU), and `use` switches it in-process (the tests run every build the machine runs).
+Every build reads the same spec objects (zdt._types), so a plan built once runs on any of them.
 """
 
 from __future__ import annotations
@@ -14,39 +16,40 @@ from contextlib import contextmanager
 from importlib import import_module
 from types import ModuleType
 
-from zdt import _kernels_v2
+from zdt import _kernels_baseline
 
-_MODULES = {2: "zdt._kernels_v2", 3: "zdt._kernels_v3", 4: "zdt._kernels_v4"}
+BUILDS = ("baseline", "avx2", "avx512")     # weakest first
 
 
-def available() -> list[int]:
-    """Levels that are built and that this CPU runs."""
-    levels = []
-    for level, name in _MODULES.items():
-        if level > _kernels_v2.cpu_level():
-            continue
+def available() -> list[str]:
+    """Builds that are installed and that this CPU runs, weakest first."""
+    found = []
+    for name in _kernels_baseline.supported_builds():
         try:
-            import_module(name)
+            import_module(f"zdt._kernels_{name}")
         except ImportError:
             continue
-        levels.append(level)
-    return levels
+        found.append(name)
+    return found
 
 
-def _initial() -> int:
-    levels = available()
-    cap = os.environ.get("ZDT_KERNEL_LEVEL")
+def _initial() -> str:
+    builds = available()
+    cap = os.environ.get("ZDT_KERNELS")
     if cap:
-        levels = [lv for lv in levels if lv <= int(cap)] or [2]
-    return max(levels)
+        if cap not in BUILDS:
+            raise ImportError(f"ZDT_KERNELS={cap!r} is not one of {', '.join(BUILDS)}")
+        builds = [b for b in builds if BUILDS.index(b) <= BUILDS.index(cap)]
+    return builds[-1]
 
 
-_level = _initial()
-_module: ModuleType = import_module(_MODULES[_level])
+_build = _initial()
+_module: ModuleType = import_module(f"zdt._kernels_{_build}")
 
 
-def level() -> int:
-    return _level
+def build() -> str:
+    """The name of the build in use."""
+    return _build
 
 
 def module() -> ModuleType:
@@ -54,21 +57,17 @@ def module() -> ModuleType:
 
 
 @contextmanager
-def use(new_level: int) -> Iterator[ModuleType]:
-    """Run the kernels of `new_level` inside the block."""
-    global _level, _module
-    if new_level not in available():
-        raise ValueError(f"kernel level {new_level} is not available here ({available()})")
-    old = _level, _module
-    _level, _module = new_level, import_module(_MODULES[new_level])
+def use(name: str) -> Iterator[ModuleType]:
+    """Run the kernels of build `name` inside the block (not thread-safe: tests use it)."""
+    global _build, _module
+    if name not in available():
+        raise ValueError(f"kernel build {name!r} is not available here ({', '.join(available())})")
+    old = _build, _module
+    _build, _module = name, import_module(f"zdt._kernels_{name}")
     try:
         yield _module
     finally:
-        _level, _module = old
+        _build, _module = old
 
 
-def cast_flat(*args: object) -> tuple[int, int]:
-    return _module.cast_flat(*args)
-
-
-BLOCK_SIZE = _kernels_v2.BLOCK_SIZE
+BLOCK_SIZE: int = _kernels_baseline.BLOCK_SIZE

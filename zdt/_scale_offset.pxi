@@ -1,16 +1,34 @@
 # scale_offset kernels: encode out = (x - offset) * scale, decode out = x / scale + offset, in the
-# array's own data type, checked. Included by _kernels_v2/v3/v4.pyx after _cast.pxi (whose
-# helpers it uses).
+# array's own data type, checked; the per-block step `so_block` and the whole-array driver.
+# Included by each kernel build next to _cast.pxi (independent of it: shared helpers come from
+# _num.pxd).
 #
 # Integers: every intermediate and final value must be representable, and decode division must
 # be exact. 8- and 16-bit types compute in 32 bits, 32-bit types in 64 bits, and range-check
-# (branch-free, vectorises); 64-bit types use the compilers' overflow builtins in one checked pass. Floats: IEEE arithmetic in the type
-# (float16: each operation in float64 - exact for + - * of float16 values, and double rounding
-# is innocuous for / since 53 >= 2*11 + 2 - then rounded to float16); a finite input whose result
-# is not finite is an error; NaN and infinities propagate.
+# (branch-free, vectorises); 64-bit types use the compilers' overflow builtins in one checked
+# pass. Floats: IEEE arithmetic in the type (float16: each operation in float64 - exact for
+# + - * of float16 values, and double rounding is innocuous for / since 53 >= 2*11 + 2 - then
+# rounded to float16); a finite input whose result is not finite is an error; NaN and
+# infinities propagate.
 #
 # Fast loops only report whether a block holds a failing element; then the block is walked with
 # the per-element checked functions to find the first one and what overflowed.
+
+from libc.math cimport fabs, rint, rintf
+from libc.stdint cimport (
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+)
+from libc.string cimport memcpy
+
+from zdt._num cimport (
+    BLOCK, fabs_t, from_bits, half_to_float, int_max64, int_min, int_min64, int_signed,
+    max_finite, pow2,
+)
+from zdt._types cimport (
+    ScaleOffsetKernel, ScaleOffsetKernelSpec, float_t,
+    SO_OK, SO_SUB, SO_MUL, SO_REM, SO_DIV, SO_ADD,
+    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64,
+)
 
 cdef extern from *:
     """
@@ -33,15 +51,6 @@ cdef extern from *:
     bint zdt_add_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
 
 
-cdef enum SOStatus:
-    SO_OK = 0
-    SO_SUB = 1      # x - offset is not representable
-    SO_MUL = 2      # (x - offset) * scale is not representable
-    SO_REM = 3      # x / scale leaves a remainder (integers)
-    SO_DIV = 4      # x / scale is not representable
-    SO_ADD = 5      # x / scale + offset is not representable
-
-# scale_offset on float16 sees its values as float64 (bit patterns in, bit patterns out)
 ctypedef fused so_int_t:
     int8_t
     uint8_t
@@ -314,133 +323,142 @@ cdef Py_ssize_t so_half_first(const uint16_t* src, Py_ssize_t n, double o, doubl
     return -1
 
 
-# --- driver -------------------------------------------------------------------------------------------
+# --- the per-block step and the driver ----------------------------------------------------------------
+# A block may be transformed in place (src == dst): its inputs are saved first, the failure
+# search reads them, and on failure they are put back so the error shows the input.
 
-cdef Py_ssize_t so_run_int(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o,
-                           so_int_t s, bint decode, int* status) noexcept nogil:
+cdef Py_ssize_t so_block_int(const so_int_t* src, so_int_t* dst, Py_ssize_t m, so_int_t o,
+                             so_int_t s, bint decode, int* status) noexcept nogil:
     cdef so_int_t saved[BLOCK]
-    cdef const so_int_t* blk
-    cdef Py_ssize_t start = 0, m, bad, i
+    cdef const so_int_t* blk = src
     cdef bint in_place = <const void*>src == <const void*>dst
     cdef bint flagged
+    cdef Py_ssize_t i, bad
     cdef int st
     cdef so_int_t v
     if so_int_t is int64_t or so_int_t is uint64_t:
-        # no wider lane: the checked per-element functions are the loop, one pass, stopping at
-        # the first failure (in place, the failing element is still the input)
-        for i in range(n):
+        # no wider lane: the checked per-element functions are the loop (an element is written
+        # only once it passed, so in place the failing element is still the input)
+        for i in range(m):
             st = so_int_decode(src[i], o, s, &v) if decode else so_int_encode(src[i], o, s, &v)
             if st != SO_OK:
                 status[0] = st
                 return i
             dst[i] = v
         return -1
-    while start < n:
-        m = n - start if n - start < BLOCK else BLOCK
-        blk = src + start
-        if in_place:
-            # in place: keep the block's inputs, the failure search reads them after the loop
-            memcpy(saved, blk, m * sizeof(so_int_t))
-            blk = saved
-        if so_int_t is int32_t or so_int_t is uint32_t:
-            flagged = so_lane_loop(blk, dst + start, m, o, s, decode, <int64_t*>NULL)
-        else:
-            flagged = so_lane_loop(blk, dst + start, m, o, s, decode, <int32_t*>NULL)
-        if flagged:
-            bad = so_int_first(blk, m, o, s, decode, status)
-            if bad >= 0:
-                if in_place:
-                    memcpy(dst + start, saved, m * sizeof(so_int_t))   # the error shows inputs
-                return start + bad
-        start += m
-    return -1
-
-
-cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int code, uint64_t o_bits,
-                       uint64_t s_bits, bint decode, int* status) noexcept nogil:
-    """scale_offset over n elements of type `code`; offset and scale are bit patterns of that
-    type. -1 on success, else the first failing index (status says which operation)."""
-    cdef Py_ssize_t start = 0, m, bad
-    cdef bint flagged
-    cdef double saved[BLOCK]
-    cdef const uint8_t* blk
-    cdef int isz = 8 if code == T_F64 else (4 if code == T_F32 else 2)
-    cdef bint in_place = src == dst
-    cdef float of, sf
-    cdef double od, sd
-    cdef uint16_t oh, sh
-    status[0] = SO_OK
-    if code == T_I8:
-        return so_run_int(<const int8_t*>src, <int8_t*>dst, n, from_bits(o_bits, <int8_t*>NULL), from_bits(s_bits, <int8_t*>NULL), decode, status)
-    elif code == T_U8:
-        return so_run_int(<const uint8_t*>src, <uint8_t*>dst, n, from_bits(o_bits, <uint8_t*>NULL), from_bits(s_bits, <uint8_t*>NULL), decode, status)
-    elif code == T_I16:
-        return so_run_int(<const int16_t*>src, <int16_t*>dst, n, from_bits(o_bits, <int16_t*>NULL), from_bits(s_bits, <int16_t*>NULL), decode, status)
-    elif code == T_U16:
-        return so_run_int(<const uint16_t*>src, <uint16_t*>dst, n, from_bits(o_bits, <uint16_t*>NULL), from_bits(s_bits, <uint16_t*>NULL), decode, status)
-    elif code == T_I32:
-        return so_run_int(<const int32_t*>src, <int32_t*>dst, n, from_bits(o_bits, <int32_t*>NULL), from_bits(s_bits, <int32_t*>NULL), decode, status)
-    elif code == T_U32:
-        return so_run_int(<const uint32_t*>src, <uint32_t*>dst, n, from_bits(o_bits, <uint32_t*>NULL), from_bits(s_bits, <uint32_t*>NULL), decode, status)
-    elif code == T_I64:
-        return so_run_int(<const int64_t*>src, <int64_t*>dst, n, from_bits(o_bits, <int64_t*>NULL), from_bits(s_bits, <int64_t*>NULL), decode, status)
-    elif code == T_U64:
-        return so_run_int(<const uint64_t*>src, <uint64_t*>dst, n, from_bits(o_bits, <uint64_t*>NULL), from_bits(s_bits, <uint64_t*>NULL), decode, status)
-    if code == T_F32:
-        of = from_bits(o_bits, <float*>NULL)
-        sf = from_bits(s_bits, <float*>NULL)
-    elif code == T_F64:
-        od = from_bits(o_bits, <double*>NULL)
-        sd = from_bits(s_bits, <double*>NULL)
+    if in_place:
+        memcpy(saved, src, m * sizeof(so_int_t))
+        blk = saved
+    if so_int_t is int32_t or so_int_t is uint32_t:
+        flagged = so_lane_loop(blk, dst, m, o, s, decode, <int64_t*>NULL)
     else:
-        oh = <uint16_t>o_bits
-        sh = <uint16_t>s_bits
-        od = half_to_float(oh)
-        sd = half_to_float(sh)
+        flagged = so_lane_loop(blk, dst, m, o, s, decode, <int32_t*>NULL)
+    if flagged:
+        bad = so_int_first(blk, m, o, s, decode, status)
+        if bad >= 0:
+            if in_place:
+                memcpy(dst, saved, m * sizeof(so_int_t))
+            return bad
+    return -1
+
+
+cdef Py_ssize_t so_block_float(const float_t* src, float_t* dst, Py_ssize_t m, float_t o,
+                               float_t s, bint decode, int* status) noexcept nogil:
+    cdef float_t saved[BLOCK]
+    cdef const float_t* blk = src
+    cdef bint in_place = src == dst
+    cdef Py_ssize_t bad
+    if in_place:
+        memcpy(saved, src, m * sizeof(float_t))
+        blk = saved
+    if so_float_loop(blk, dst, m, o, s, decode):
+        bad = so_float_first(blk, m, o, s, decode, status)
+        if bad >= 0:
+            if in_place:
+                memcpy(dst, saved, m * sizeof(float_t))
+            return bad
+    return -1
+
+
+cdef Py_ssize_t so_block_half(const uint16_t* src, uint16_t* dst, Py_ssize_t m, double o,
+                              double s, bint decode, int* status) noexcept nogil:
+    cdef uint16_t saved[BLOCK]
+    cdef const uint16_t* blk = src
+    cdef bint in_place = src == dst
+    cdef Py_ssize_t bad
+    if in_place:
+        memcpy(saved, src, m * 2)
+        blk = saved
+    if so_half_loop(blk, dst, m, o, s, decode):
+        bad = so_half_first(blk, m, o, s, decode, status)
+        if bad >= 0:
+            if in_place:
+                memcpy(dst, saved, m * 2)
+            return bad
+    return -1
+
+
+cdef Py_ssize_t so_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
+                         const ScaleOffsetKernel* k, bint decode, int* status) noexcept nogil:
+    """scale_offset on one block of m <= BLOCK elements (src == dst allowed; other overlaps
+    not): -1 on success, else the index in the block of the first failing element, with
+    *status its ScaleOffsetStatus. The step any driver chains."""
+    cdef uint64_t ob = k.dec_offset if decode else k.enc_offset
+    cdef uint64_t sb = k.scale
+    cdef int c = k.code
+    if c == T_I8:
+        return so_block_int(<const int8_t*>src, <int8_t*>dst, m, from_bits(ob, <int8_t*>NULL), from_bits(sb, <int8_t*>NULL), decode, status)
+    elif c == T_U8:
+        return so_block_int(<const uint8_t*>src, <uint8_t*>dst, m, from_bits(ob, <uint8_t*>NULL), from_bits(sb, <uint8_t*>NULL), decode, status)
+    elif c == T_I16:
+        return so_block_int(<const int16_t*>src, <int16_t*>dst, m, from_bits(ob, <int16_t*>NULL), from_bits(sb, <int16_t*>NULL), decode, status)
+    elif c == T_U16:
+        return so_block_int(<const uint16_t*>src, <uint16_t*>dst, m, from_bits(ob, <uint16_t*>NULL), from_bits(sb, <uint16_t*>NULL), decode, status)
+    elif c == T_I32:
+        return so_block_int(<const int32_t*>src, <int32_t*>dst, m, from_bits(ob, <int32_t*>NULL), from_bits(sb, <int32_t*>NULL), decode, status)
+    elif c == T_U32:
+        return so_block_int(<const uint32_t*>src, <uint32_t*>dst, m, from_bits(ob, <uint32_t*>NULL), from_bits(sb, <uint32_t*>NULL), decode, status)
+    elif c == T_I64:
+        return so_block_int(<const int64_t*>src, <int64_t*>dst, m, from_bits(ob, <int64_t*>NULL), from_bits(sb, <int64_t*>NULL), decode, status)
+    elif c == T_U64:
+        return so_block_int(<const uint64_t*>src, <uint64_t*>dst, m, from_bits(ob, <uint64_t*>NULL), from_bits(sb, <uint64_t*>NULL), decode, status)
+    elif c == T_F32:
+        return so_block_float(<const float*>src, <float*>dst, m, from_bits(ob, <float*>NULL), from_bits(sb, <float*>NULL), decode, status)
+    elif c == T_F64:
+        return so_block_float(<const double*>src, <double*>dst, m, from_bits(ob, <double*>NULL), from_bits(sb, <double*>NULL), decode, status)
+    return so_block_half(<const uint16_t*>src, <uint16_t*>dst, m, half_to_float(<uint16_t>ob),
+                         half_to_float(<uint16_t>sb), decode, status)
+
+
+cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const ScaleOffsetKernel* k,
+                       bint decode, int* status) noexcept nogil:
+    """scale_offset over n elements block by block; -1 on success, else the first failing
+    index (status says which operation)."""
+    cdef Py_ssize_t start = 0, m, bad
+    cdef int isz = k.itemsize
+    status[0] = SO_OK
     while start < n:
         m = n - start if n - start < BLOCK else BLOCK
-        blk = src + start * isz
-        if in_place:
-            memcpy(saved, blk, m * isz)      # see so_run_int
-            blk = <const uint8_t*>saved
-        if code == T_F32:
-            flagged = so_float_loop(<const float*>blk, <float*>dst + start, m, of, sf, decode)
-        elif code == T_F64:
-            flagged = so_float_loop(<const double*>blk, <double*>dst + start, m, od, sd, decode)
-        else:
-            flagged = so_half_loop(<const uint16_t*>blk, <uint16_t*>dst + start, m, od, sd, decode)
-        if flagged:
-            if code == T_F32:
-                bad = so_float_first(<const float*>blk, m, of, sf, decode, status)
-            elif code == T_F64:
-                bad = so_float_first(<const double*>blk, m, od, sd, decode, status)
-            else:
-                bad = so_half_first(<const uint16_t*>blk, m, od, sd, decode, status)
-            if bad >= 0:
-                if in_place:
-                    memcpy(dst + start * isz, saved, m * isz)       # the error shows inputs
-                return start + bad
+        bad = so_block(src + start * isz, dst + start * isz, m, k, decode, status)
+        if bad >= 0:
+            return start + bad
         start += m
     return -1
 
 
-def scale_offset_flat(src, dst, int code, uint64_t offset_bits, uint64_t scale_bits, bint decode):
-    """scale_offset over the 1-d native-order uint8 views src -> dst (same element type `code`,
-    a TypeCode). Returns (index, status): -1 on success, else the first failing element and
-    which operation failed (SOStatus). The GIL is released."""
+def scale_offset(ScaleOffsetKernelSpec spec not None, src, dst, bint decode):
+    """scale_offset over the 1-d native-order uint8 views src -> dst (the same element count;
+    dst may be src itself, no other overlap). Returns (index, status): -1 on success, else the
+    first failing element and its ScaleOffsetStatus. The GIL is released."""
     cdef const uint8_t[::1] sv = src
     cdef uint8_t[::1] dv = dst
-    cdef int itemsize = {T_I8: 1, T_U8: 1, T_I16: 2, T_U16: 2, T_I32: 4, T_U32: 4, T_I64: 8,
-                         T_U64: 8, T_F16: 2, T_F32: 4, T_F64: 8}[code]
-    cdef Py_ssize_t n = sv.shape[0] // itemsize, idx
+    cdef int isz = spec.k.itemsize
+    cdef Py_ssize_t n = sv.shape[0] // isz, idx
     cdef int status = SO_OK
-    if sv.shape[0] != dv.shape[0] or sv.shape[0] % itemsize:
+    if sv.shape[0] != dv.shape[0] or sv.shape[0] % isz:
         raise ValueError("scale_offset: source and destination sizes differ")
-    if code <= T_U64 and scale_bits == 0:
-        # integer division by zero would trap; ScaleOffsetPlan rejects it first
-        raise ValueError("scale_offset: scale must not be zero (decoding divides by it)")
     if n == 0:
         return -1, SO_OK
     with nogil:
-        idx = so_run(&sv[0], &dv[0], n, code, offset_bits, scale_bits, decode, &status)
+        idx = so_run(&sv[0], &dv[0], n, &spec.k, decode, &status)
     return idx, status

@@ -1,5 +1,17 @@
 # cython: language_level=3
-"""Types shared by the kernels: fused dtype lists, mode tags, status codes, format descriptors."""
+"""The contract between zdt's Python layer and its kernels, defined once.
+
+* Enums (`cpdef enum`): the C kernels use the constants, Python imports the same definitions
+  from `zdt._types` as IntEnum classes (`zdt._types.Rounding.TOWARDS_ZERO`). No copies.
+* C structs: a number format (`Format`), a scalar_map entry (`MapEntry`), one cast as a loop
+  sees it (`CastSpec`), a whole cast (`CastKernel`: the exact path's view plus the fast loops'
+  view) and a scale_offset transformation (`ScaleOffsetKernel`).
+* Spec objects (`CastKernelSpec`, `ScaleOffsetKernelSpec`, implemented in _types.pyx): built once
+  per plan from named Python objects (every field read by name, so adding one cannot shift the
+  others) and handed to any kernel build (baseline / AVX2 / AVX-512), which reads the struct
+  inside and passes it to the per-block steps `cast_block` / `so_block`.
+* Fused dtype lists and the mode tags that specialise the fast loops at compile time.
+"""
 
 from libc.stdint cimport (
     int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
@@ -96,29 +108,37 @@ ctypedef fused omode_t:
     OClamp
     OWrap
 
-# Runtime values of the modes (the order is part of the Python API of zdt._cast).
-cdef enum Rounding:
+# --- enums (Python: zdt._types.<EnumName>) ------------------------------------------------------
+
+cpdef enum Rounding:
     NEAREST_EVEN = 0
     TOWARDS_ZERO = 1
     TOWARDS_POSITIVE = 2
     TOWARDS_NEGATIVE = 3
     NEAREST_AWAY = 4
 
-cdef enum OutOfRange:
-    OOR_ERROR = 0
+cpdef enum OutOfRange:
+    OOR_ERROR = 0       # out_of_range absent
     OOR_CLAMP = 1
     OOR_WRAP = 2
 
-# Why an element failed. 0 is success.
-cdef enum Status:
+cpdef enum CastStatus:
     ST_OK = 0
     ST_NAN = 1          # NaN into a format without NaN (integers, float4, ...)
     ST_INF = 2          # +-Infinity into a format without infinities
     ST_RANGE = 3        # finite value outside the target's range, out_of_range not set
     ST_RANGE_WRAP = 4   # out of range under 'wrap' with a float target (decode direction)
 
-# C types the fast loops know. T_NONE: no C type (float16, ...): exact path only.
-cdef enum TypeCode:
+cpdef enum ScaleOffsetStatus:
+    SO_OK = 0
+    SO_SUB = 1          # x - offset is not representable
+    SO_MUL = 2          # (x - offset) * scale is not representable
+    SO_REM = 3          # x / scale leaves a remainder (integers)
+    SO_DIV = 4          # x / scale is not representable
+    SO_ADD = 5          # x / scale + offset is not representable
+
+cpdef enum TypeCode:
+    # C types the fast loops know; T_NONE: no fast loop (exact path only)
     T_NONE = -1
     T_I8 = 0
     T_U8 = 1
@@ -132,18 +152,30 @@ cdef enum TypeCode:
     T_F64 = 9
     T_F16 = 10          # no C type: read by widening to float32, written by the f2h loop
 
-# --- number formats -----------------------------------------------------------------------------
-
-cdef enum FormatKind:
+cpdef enum FormatKind:
     FMT_INT = 0
     FMT_FLOAT = 1
 
-cdef enum NanStyle:
+cpdef enum NanStyle:
     NAN_NONE = 0        # no NaN (float6, float4, integers)
     NAN_IEEE = 1        # exponent all ones, mantissa != 0
     NAN_ALL_ONES = 2    # exponent and mantissa all ones (float8_e4m3fn style)
     NAN_NEG_ZERO = 3    # the bit pattern of -0 (fnuz types)
     NAN_EXP_ONLY = 4    # all ones (float8_e8m0fnu)
+
+cpdef enum KeyKind:
+    KEY_VALUE = 0       # numeric equality (0.0 matches -0.0)
+    KEY_ANY_NAN = 1     # "NaN": matches every NaN
+    KEY_NAN_BITS = 2    # hex NaN: matches exactly this bit pattern
+
+cpdef enum Widen:
+    # how the fast loops read a source that has no loop of its own
+    WIDEN_NONE = 0
+    WIDEN_HALF = 1      # float16 source: read as float32 (exact)
+    WIDEN_INT = 2       # integer -> float16: read as float64 (exact below 2**53; larger values
+                        # overflow float16 anyway and are flagged)
+
+# --- structs -------------------------------------------------------------------------------------
 
 ctypedef struct Format:
     int kind            # FormatKind
@@ -161,11 +193,6 @@ ctypedef struct Format:
     bint has_neg_zero
     bint has_zero
     bint has_subnormal
-
-cdef enum KeyKind:
-    KEY_VALUE = 0       # numeric equality (0.0 matches -0.0)
-    KEY_ANY_NAN = 1     # "NaN": matches every NaN
-    KEY_NAN_BITS = 2    # hex NaN: matches exactly this bit pattern
 
 ctypedef struct MapEntry:
     int kind            # KeyKind
@@ -186,3 +213,27 @@ ctypedef struct CastSpec:
     uint64_t nan_out    # ... and this is its output
     uint64_t safe_lo    # source values in [safe_lo, safe_hi] (bit patterns) are never flagged
     uint64_t safe_hi    # by the fast loop: a flagged block sends only the others to the exact path
+
+ctypedef struct CastKernel:
+    CastSpec exact      # the cast as the exact path sees it (the real source and target)
+    CastSpec fast       # the same cast as the fast loops see it (after widening)
+    bint has_fast       # False: every element takes the exact path
+    int widen           # Widen
+    int orig_code       # TypeCode of the source before widening (WIDEN_INT reads it)
+
+ctypedef struct ScaleOffsetKernel:
+    int code            # TypeCode of the array's data type
+    int itemsize
+    uint64_t enc_offset # offset as a bit pattern of the type, for encoding
+    uint64_t dec_offset # ... for decoding (differs only for a zero float offset: -0.0)
+    uint64_t scale
+
+
+cdef class CastKernelSpec:
+    cdef CastKernel k
+    cdef MapEntry* _map         # owned copies of the scalar_map entries
+    cdef MapEntry* _fast_map
+
+
+cdef class ScaleOffsetKernelSpec:
+    cdef ScaleOffsetKernel k

@@ -1,42 +1,48 @@
-"""cast_value semantics above the kernels: configuration, scalar_map, layouts, errors.
+"""cast_value semantics above the kernels: the configuration, scalar_map, plans and errors.
 
-`CastPlan` holds one direction of a cast (source format -> target format) with everything
-compiled for the kernel; `CastPlan.cast` runs it on any NumPy array. The zarr v3 codec, the
-numcodecs codec and `zdt.cast_array` are thin wrappers around it.
+* `CastValueConfig`: one cast_value configuration, read strictly once and shared by both codec
+  faces (the zarr v3 codec in zdt.zarr_codecs, the numcodecs codec in zdt.numcodecs_codecs):
+  parsing, the JSON it writes (non-default keys only), the plans of each direction, repr.
+* `CastPlan`: one direction of a cast (source format -> target format) compiled once into a
+  `zdt._types.CastKernelSpec` that every kernel build runs; `CastPlan.cast` runs it on any
+  NumPy array and turns a failing element into a `CastError`.
+* `cast_array`: the same on NumPy arrays.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from zdt import _kernels, _layout, json_scalar
+from zdt._types import CastKernelSpec, CastStatus, KeyKind, OutOfRange, Rounding
+from zdt.config_json import check_keys
 from zdt.errors import CastError, ConfigError, FillValueError
-from zdt.formats import NumberFormat, format_for, format_for_dtype
+from zdt.fast_path import fast_view
+from zdt.formats import NumberFormat, data_type_name, format_for, format_for_dtype
 
 CODEC = "cast_value"
 
-ROUNDING_MODES: dict[str, int] = {
-    "nearest-even": 0,
-    "towards-zero": 1,
-    "towards-positive": 2,
-    "towards-negative": 3,
-    "nearest-away": 4,
+ROUNDING_MODES: dict[str, Rounding] = {
+    "nearest-even": Rounding.NEAREST_EVEN,
+    "towards-zero": Rounding.TOWARDS_ZERO,
+    "towards-positive": Rounding.TOWARDS_POSITIVE,
+    "towards-negative": Rounding.TOWARDS_NEGATIVE,
+    "nearest-away": Rounding.NEAREST_AWAY,
 }
-OUT_OF_RANGE_MODES: dict[str | None, int] = {None: 0, "clamp": 1, "wrap": 2}
-
-# Status codes of zdt/_types.pxd.
-ST_NAN, ST_INF, ST_RANGE, ST_RANGE_WRAP = 1, 2, 3, 4
-# Map key kinds of zdt/_types.pxd.
-KEY_VALUE, KEY_ANY_NAN, KEY_NAN_BITS = 0, 1, 2
+OUT_OF_RANGE_MODES: dict[str | None, OutOfRange] = {
+    None: OutOfRange.OOR_ERROR, "clamp": OutOfRange.OOR_CLAMP, "wrap": OutOfRange.OOR_WRAP,
+}
 
 ScalarMapJSON = dict[str, list[list[object]]]
 
 
-# --- configuration --------------------------------------------------------------------------------
+# --- configuration pieces ----------------------------------------------------------------------------
 
 def parse_rounding(value: object) -> str:
     if not isinstance(value, str) or value not in ROUNDING_MODES:
@@ -44,10 +50,11 @@ def parse_rounding(value: object) -> str:
             f"{CODEC}: rounding {value!r} is not one of {', '.join(map(repr, ROUNDING_MODES))}",
             config_key="rounding",
         )
-    return value  # type: ignore[return-value]
+    return value
 
 
 def parse_out_of_range(value: object) -> str | None:
+    """From Python; None means absent (out-of-range values are an error)."""
     if not (value is None or isinstance(value, str)) or value not in OUT_OF_RANGE_MODES:
         raise ConfigError(
             f"{CODEC}: out_of_range {value!r} is not one of 'clamp', 'wrap' (or absent, "
@@ -55,32 +62,6 @@ def parse_out_of_range(value: object) -> str | None:
             config_key="out_of_range",
         )
     return value  # type: ignore[return-value]
-
-
-def data_type_name(data_type: object, *, config_key: str = "data_type") -> str:
-    """The zarr v3 name of a data type given as a name, {"name": ...} (no configuration), a
-    ZDType or a NumPy dtype / scalar type."""
-    if isinstance(data_type, str):
-        return data_type
-    if isinstance(data_type, Mapping):
-        extra = set(data_type) - {"name", "configuration"}
-        name = data_type.get("name")
-        if not isinstance(name, str) or extra or data_type.get("configuration", {}) != {}:
-            raise ConfigError(
-                f"{CODEC}: {config_key} {dict(data_type)!r} is not a data type without "
-                f"configuration (expected {{'name': '<data type>'}})",
-                config_key=config_key,
-            )
-        return name
-    to_json = getattr(data_type, "to_json", None)
-    if callable(to_json):
-        return data_type_name(to_json(zarr_format=3), config_key=config_key)
-    if isinstance(data_type, np.dtype) or (isinstance(data_type, type) and issubclass(data_type, np.generic)):
-        return np.dtype(data_type).name
-    raise ConfigError(
-        f"{CODEC}: {config_key} must be a zarr v3 data type name, got {data_type!r}",
-        config_key=config_key,
-    )
 
 
 def check_wrap_target(target: NumberFormat, out_of_range: str | None) -> None:
@@ -151,11 +132,54 @@ def _normalise_json_scalar(value: object) -> object:
     return "Infinity" if value == "+Infinity" else value
 
 
+class ScalarMap(Mapping):
+    """An immutable, hashable scalar_map: {"encode": [[in, out], ...], "decode": [...]}.
+    (Codecs and configurations are frozen values; a dict field would make them unhashable.)"""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, parsed: Mapping[str, list]) -> None:
+        self._items = tuple((d, tuple(tuple(p) for p in parsed[d])) for d in ("encode", "decode")
+                            if d in parsed)
+
+    def __getitem__(self, direction: str) -> list[list[object]]:
+        for d, pairs in self._items:
+            if d == direction:
+                return [list(p) for p in pairs]
+        raise KeyError(direction)
+
+    def __iter__(self) -> Iterator[str]:
+        return (d for d, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+    def to_json(self) -> ScalarMapJSON:
+        return {d: self[d] for d in self}
+
+
+class MapEntry(NamedTuple):
+    """One compiled scalar_map entry (read by name into the kernels' MapEntry struct)."""
+
+    kind: KeyKind
+    key_bits: int       # the key as a bit pattern of the source format
+    out_bits: int       # the value as a bit pattern of the target format
+
+
 def compile_scalar_map(
     pairs: Sequence[Sequence[object]], key_format: NumberFormat, value_format: NumberFormat,
     direction: str,
-) -> list[tuple[int, int, int]]:
-    """(kind, key_bits, out_bits) per entry, in order (the kernels let the first match win)."""
+) -> list[MapEntry]:
+    """One MapEntry per [input, output] pair, in order (the kernels let the first match win)."""
     entries = []
     for i, (key, value) in enumerate(pairs):
         where = f"{CODEC}: scalar_map.{direction}[{i}]"
@@ -165,95 +189,118 @@ def compile_scalar_map(
         except ValueError as e:
             raise ConfigError(str(e), config_key=f"scalar_map.{direction}") from None
         if k.any_nan:
-            kind = KEY_ANY_NAN
-        elif key_format.is_float and _is_nan_bits(k.bits, key_format):
-            kind = KEY_NAN_BITS
+            kind = KeyKind.KEY_ANY_NAN
+        elif key_format.is_float and np.isnan(key_format.value_of(k.bits)):
+            kind = KeyKind.KEY_NAN_BITS
         else:
-            kind = KEY_VALUE
-        entries.append((kind, k.bits, v.bits))
+            kind = KeyKind.KEY_VALUE
+        entries.append(MapEntry(kind, k.bits, v.bits))
     return entries
 
 
-def _is_nan_bits(bits: int, fmt: NumberFormat) -> bool:
-    return bool(np.isnan(np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype)))
+# --- the configuration, shared by both codec faces ----------------------------------------------------
+
+CONFIG_KEYS = ("data_type", "rounding", "out_of_range", "scalar_map")
+
+
+@dataclass(frozen=True)
+class CastValueConfig:
+    """A cast_value configuration, checked: `data_type` (the target's zarr v3 name),
+    `rounding`, `out_of_range` (None: absent) and `scalar_map` (None: absent)."""
+
+    data_type: str
+    rounding: str = "nearest-even"
+    out_of_range: str | None = None
+    scalar_map: ScalarMap | None = None
+
+    @classmethod
+    def create(cls, *, data_type: object, rounding: str = "nearest-even",
+               out_of_range: str | None = None, scalar_map: object = None) -> CastValueConfig:
+        """From Python values: `data_type` as a name, {"name": ...}, a ZDType or a NumPy
+        dtype; None for an optional key means absent; scalar_map directions may be Mappings."""
+        name = data_type_name(data_type, codec=CODEC)
+        target = format_for(name, role="target data_type")
+        parsed = parse_scalar_map(scalar_map)
+        config = cls(target.name, parse_rounding(rounding), parse_out_of_range(out_of_range),
+                     ScalarMap(parsed) if parsed else None)
+        check_wrap_target(target, config.out_of_range)
+        # the target side of scalar_map can be checked now; the source side needs the array's
+        # data type (check_source)
+        for direction, side in (("encode", 1), ("decode", 0)):
+            for i, pair in enumerate(config.pairs(direction)):
+                try:
+                    json_scalar.decode(pair[side], target, exact=True,
+                                       what=f"{CODEC}: scalar_map.{direction}[{i}] "
+                                            f"{'output' if side else 'input'}")
+                except ValueError as e:
+                    raise ConfigError(str(e), config_key=f"scalar_map.{direction}") from None
+        return config
+
+    @classmethod
+    def from_json(cls, config: Mapping[str, Any]) -> CastValueConfig:
+        """From a JSON configuration, strictly (unknown keys, nulls, and a scalar_map not in
+        the spec's form are errors)."""
+        config = check_keys(config, CONFIG_KEYS, CODEC, required=("data_type",))
+        if "scalar_map" in config:
+            parse_scalar_map(config["scalar_map"], from_json=True)
+        return cls.create(**config)
+
+    def to_json(self) -> dict[str, Any]:
+        """The configuration as JSON, with only the keys that differ from the defaults."""
+        config: dict[str, Any] = {"data_type": self.data_type}
+        if self.rounding != "nearest-even":
+            config["rounding"] = self.rounding
+        if self.out_of_range is not None:
+            config["out_of_range"] = self.out_of_range
+        if self.scalar_map:
+            config["scalar_map"] = self.scalar_map.to_json()
+        return config
+
+    def repr_args(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.to_json().items())
+
+    @property
+    def target(self) -> NumberFormat:
+        return format_for(self.data_type)
+
+    def pairs(self, direction: str) -> list[list[object]]:
+        return self.scalar_map[direction] if self.scalar_map and direction in self.scalar_map else []
+
+    def encode_plan(self, source: str) -> CastPlan:
+        return plan_for(source, self.data_type, rounding=self.rounding,
+                        out_of_range=self.out_of_range, pairs=self.pairs("encode"),
+                        direction="encode")
+
+    def decode_plan(self, source: str) -> CastPlan:
+        return plan_for(self.data_type, source, rounding=self.rounding,
+                        out_of_range=self.out_of_range, pairs=self.pairs("decode"),
+                        direction="decode")
+
+    def check_source(self, source: str) -> None:
+        """Everything that depends on the source data type (the array's): it must be a
+        supported number format and both scalar_map directions must fit it."""
+        format_for(source, role="source data type (the array's)")
+        self.encode_plan(source)
+        self.decode_plan(source)
+
+    def checked_fill(self, source: str, fill_value: object) -> np.generic:
+        """The encoded fill value; FillValueError if it does not survive encode then decode."""
+        src = format_for(source)
+        return _checked_fill(self.encode_plan(source), self.decode_plan(source),
+                             src.bits_of(fill_value))
+
+
+@lru_cache(maxsize=256)
+def _checked_fill(encode: CastPlan, decode: CastPlan, bits: int) -> np.generic:
+    return check_fill_round_trip(encode, decode, encode.source.value_of(bits))
 
 
 # --- the cast ---------------------------------------------------------------------------------------
 
-WIDEN_NONE, WIDEN_HALF, WIDEN_INT = 0, 1, 2
-
-
-def fast_config(source: NumberFormat, target: NumberFormat, out_of_range: str | None,
-                entries: list[tuple[int, int, int]]) -> tuple | None:
-    """How the fast loops see a cast (the `fast` argument of the kernels' cast_flat), or None
-    when there is no fast loop for it. float16 sources are read as float32 and integers going
-    to float16 as float64 (both exact where it matters), so scalar_map keys and the safe range
-    are given in that type; keys the widening cannot hold exactly force the exact path for
-    every candidate."""
-    from zdt.formats import FORMATS
-
-    widen, fast_source = WIDEN_NONE, source
-    if source.name == "float16":
-        widen, fast_source = WIDEN_HALF, FORMATS["float32"]
-    elif target.name == "float16" and source.is_int:
-        widen, fast_source = WIDEN_INT, FORMATS["float64"]
-    if fast_source.type_code < 0 or target.type_code < 0:
-        return None
-    # 64-bit integers read as float64 are rounded: an element could compare equal to a key it
-    # is not, so map hits are only candidates, decided by the exact path
-    force_mark = widen == WIDEN_INT and source.itemsize == 8 and bool(entries)
-    fast_entries = []
-    for kind, key_bits, out_bits in entries:
-        if widen != WIDEN_NONE:
-            key = np.array(key_bits, dtype=source.bits_dtype).view(source.dtype)[()]
-            wide = np.array(key, dtype=object if source.is_int else source.dtype).astype(fast_source.dtype)
-            key_bits = json_scalar.value_to_bits(wide[()], fast_source)
-        fast_entries.append((kind, key_bits, out_bits))
-    lo, hi = safe_range(fast_source, target, out_of_range)
-    return (widen, source.type_code, fast_source.type_code, target.type_code, fast_entries,
-            force_mark, lo, hi)
-
-
-def _nearest_inside(value: int, dtype: np.dtype, towards: float) -> np.generic:
-    """The float of `dtype` closest to the integer `value` without passing it."""
-    with np.errstate(over="ignore"):
-        v = np.array(value, dtype=object).astype(np.float64).astype(dtype)[()]
-    while (int(v) > value) if towards < 0 else (int(v) < value):
-        v = np.nextafter(v, dtype.type(towards))
-    return v
-
-
-def safe_range(source: NumberFormat, target: NumberFormat, out_of_range: str | None) -> tuple[int, int]:
-    """Bit patterns (in the source format) of [lo, hi]: source values the fast loops convert
-    right without flagging. When a block is flagged, only the elements outside this range go
-    through the exact path, so it must never be wider than the fast loops' own guarantee (see
-    the flags in zdt/_cast.pxi); it may be narrower at the cost of speed only."""
-    dt = source.dtype
-    if source.is_int:
-        lo, hi = source.min_value, source.max_value
-        if target.is_int and out_of_range is None:
-            lo, hi = max(lo, target.min_value), min(hi, target.max_value)
-        lo_v, hi_v = dt.type(lo), dt.type(hi)
-    else:
-        hi_v = np.finfo(dt).max
-        if target.is_int and out_of_range is None:
-            # x inside the target's range rounds inside it (the bounds are integers)
-            lo_v = _nearest_inside(target.min_value, dt, np.inf)
-            hi_v = _nearest_inside(target.max_value, dt, -np.inf)
-        elif target.is_int and out_of_range == "wrap" and target.bits == 64:
-            hi_v = np.nextafter(dt.type(2.0**63), dt.type(0))     # |r| < 2**63
-        elif target.is_float and target.itemsize < source.itemsize:
-            hi_v = dt.type(np.finfo(target.dtype).max)          # no overflow
-        if not (target.is_int and out_of_range is None):
-            lo_v = -hi_v
-    return (json_scalar.value_to_bits(lo_v, source), json_scalar.value_to_bits(hi_v, source))
-
-
 class CastPlan:
     """One direction of a cast_value configuration, compiled for the kernels."""
 
-    __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries",
-                 "_params", "_fast")
+    __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries", "kernel")
 
     def __init__(
         self,
@@ -271,11 +318,11 @@ class CastPlan:
         self.out_of_range = parse_out_of_range(out_of_range)
         self.direction = direction
         self.entries = compile_scalar_map(scalar_map, source, target, direction)
-        self._params = (
-            source.kernel_params(), target.kernel_params(),
-            ROUNDING_MODES[self.rounding], OUT_OF_RANGE_MODES[self.out_of_range],
+        self.kernel = CastKernelSpec(
+            source=source, target=target, rounding=ROUNDING_MODES[self.rounding],
+            out_of_range=OUT_OF_RANGE_MODES[self.out_of_range], map_entries=self.entries,
+            fast=fast_view(source, target, self.rounding, self.out_of_range, self.entries),
         )
-        self._fast = fast_config(source, target, self.out_of_range, self.entries)
 
     def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True,
              where: str = "element") -> np.ndarray:
@@ -283,31 +330,30 @@ class CastPlan:
         kept, the result is native-order, C- or F-ordered like the input (see zdt._layout).
         `out`, if given, receives the result (its contents are unspecified if the cast fails).
         `where` names an element in errors ("chunk element" from the codecs, which only see
-        one chunk). `fast=False` sends every element through the exact path (tests use it)."""
+        one chunk). `fast=False` sends every element through the exact path (tests use it).
+        A failing element is the first one in the order the array is stored."""
         walk = _layout.prepare(arr, self.source.dtype, self.target.dtype, out, CODEC)
         if self.source is self.target and not self.entries and fast:
             np.copyto(walk.out, walk.arr)       # the identity cast (NaN payloads, -0.0 kept)
             return walk.finish()
-        index, status = _kernels.module().cast_flat(walk.flat_in, walk.flat_out, *self._params,
-                                                    self.entries, self._fast if fast else None)
+        index, status = _kernels.module().cast(self.kernel, walk.flat_in, walk.flat_out, fast)
         if index >= 0:
-            raise self._element_error(walk, index, status, where)
+            raise self.element_error(walk.nd_index(index), walk.value_at(index), status, where)
         return walk.finish()
 
-    # --- messages ---
-    def _element_error(self, walk: _layout.Walk, flat: int, status: int, where: str) -> CastError:
-        nd = walk.nd_index(flat)
-        value = walk.value_at(flat)
+    def element_error(self, nd: tuple[int, ...], value: np.generic, status: int,
+                      where: str) -> CastError:
+        """The error for an element the kernels could not cast (status: a CastStatus)."""
         src, tgt = self.source.name, self.target.name
         map_key = f"scalar_map.{self.direction}"
-        if status == ST_NAN:
+        if status == CastStatus.ST_NAN:
             reason, key = "nan", map_key
             detail = f"NaN has no value in {tgt}; map it with {map_key} (e.g. [\"NaN\", 0])"
-        elif status == ST_INF:
+        elif status == CastStatus.ST_INF:
             reason, key = "inf", map_key
             detail = (f"an infinity has no value in {tgt} (even with out_of_range='clamp'); "
                       f"map it with {map_key}")
-        elif status == ST_RANGE_WRAP:
+        elif status == CastStatus.ST_RANGE_WRAP:
             reason, key = "out_of_range", "out_of_range"
             detail = (f"out of range for {tgt} {self.target.range_text()}, and "
                       f"out_of_range='wrap' does not apply to a floating-point data type; "
@@ -320,21 +366,9 @@ class CastPlan:
             detail = (f"out of range for {tgt} {self.target.range_text()}{rounded}; {fix}, or "
                       f"map the value with {map_key}")
         msg = (f"{CODEC}: cannot {self.direction} {where} {nd} = "
-               f"{describe_value(value, self.source)} ({src}) as {tgt}: {detail}")
+               f"{self.source.describe(value)} ({src}) as {tgt}: {detail}")
         return CastError(msg, index=nd, value=value, source=src, target=tgt, reason=reason,
                          config_key=key, detail=detail)
-
-
-def describe_value(value: np.generic, fmt: NumberFormat) -> str:
-    """The exact value, shown so it identifies the element (NaN payloads as hex)."""
-    if fmt.is_int:
-        return str(int(value))
-    f = float(value)
-    if math.isnan(f):
-        bits = json_scalar.value_to_bits(value, fmt)
-        canonical = json_scalar.value_to_bits(fmt.dtype.type("nan"), fmt)
-        return "nan" if bits == canonical else f"nan (0x{bits:0{2 * fmt.itemsize}x})"
-    return repr(f)      # float16/32 values are float64 values: this is exact and unambiguous
 
 
 @lru_cache(maxsize=256)
@@ -348,7 +382,7 @@ def _cached_plan(source: str, target: str, rounding: str, out_of_range: str | No
 
 def plan_for(source: str, target: str, *, rounding: str, out_of_range: str | None,
              pairs: Sequence[Sequence[object]] | None, direction: str) -> CastPlan:
-    """A cached CastPlan (plans are immutable; compiling one costs a few microseconds)."""
+    """A cached CastPlan (plans are immutable; compiling one costs tens of microseconds)."""
     frozen = tuple(tuple(p) for p in pairs or ())
     try:
         return _cached_plan(source, target, rounding, out_of_range, frozen, direction)
@@ -372,14 +406,10 @@ def cast_array(
     """
     arr = np.asarray(arr)
     source = format_for_dtype(arr.dtype, role="source data type")
-    target = format_for(np.dtype(data_type).name if not isinstance(data_type, str) else data_type,
-                        role="target data type")
-    pairs = parse_scalar_map({"encode": scalar_map}).get("encode") if scalar_map is not None else None
-    out_of_range = parse_out_of_range(out_of_range)
-    check_wrap_target(target, out_of_range)
-    plan = plan_for(source.name, target.name, rounding=parse_rounding(rounding),
-                    out_of_range=out_of_range, pairs=pairs, direction="encode")
-    return plan.cast(arr)
+    config = CastValueConfig.create(
+        data_type=data_type, rounding=rounding, out_of_range=out_of_range,
+        scalar_map={"encode": scalar_map} if scalar_map is not None else None)
+    return config.encode_plan(source.name).cast(arr)
 
 
 # --- fill values ------------------------------------------------------------------------------------
@@ -400,14 +430,14 @@ def check_fill_round_trip(encode: CastPlan, decode: CastPlan, fill: object) -> n
     """Encode the fill value, decode it back, and require the original. Returns the encoded
     fill value; raises FillValueError naming the value and what went wrong."""
     src = np.asarray(fill, dtype=encode.source.dtype).reshape(())
-    shown = f"{describe_value(src[()], encode.source)} ({encode.source.name})"
+    shown = f"{encode.source.describe(src[()])} ({encode.source.name})"
     try:
         enc = encode.cast(src)
     except CastError as e:
         raise FillValueError(
             f"{CODEC}: fill value {shown} cannot be encoded as {encode.target.name}: "
             f"{e.detail}", config_key=e.config_key) from None
-    enc_shown = f"{describe_value(enc[()], encode.target)} ({encode.target.name})"
+    enc_shown = f"{encode.target.describe(enc[()])} ({encode.target.name})"
     try:
         dec = decode.cast(enc)
     except CastError as e:
@@ -417,7 +447,7 @@ def check_fill_round_trip(encode: CastPlan, decode: CastPlan, fill: object) -> n
     if not same_scalar(src[()], dec[()]):
         raise FillValueError(
             f"{CODEC}: fill value {shown} does not survive the round trip: it encodes to "
-            f"{enc_shown} and decodes to {describe_value(dec[()], decode.target)}; use a fill "
+            f"{enc_shown} and decodes to {decode.target.describe(dec[()])}; use a fill "
             f"value that {encode.target.name} represents exactly, or map it both ways with "
             f"scalar_map", config_key="fill_value")
     return enc[()]

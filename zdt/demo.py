@@ -139,7 +139,7 @@ def strings(tmp: Path) -> None:
     import zarr
 
     from zdt import use_string_codecs
-    from zdt.codecs import VLenArrowCodec, VLenUTF8Codec
+    from zdt.zarr_codecs import VLenArrowCodec, VLenUTF8Codec
 
     weather = load_weather()
     print(f"\n== {weather.size} days of Seattle weather (2012-2015), StringDType: "

@@ -51,3 +51,19 @@ class CastError(ZdtError):
 
 class FillValueError(ConfigError):
     """A fill value that does not survive the codec's encode-then-decode round trip."""
+
+
+class ScaleOffsetError(ZdtError):
+    """An element scale_offset cannot transform: its n-d ``index``, ``value``, the ``dtype``,
+    the ``operation`` that failed and the ``config_key`` (offset or scale) involved. ``detail``
+    is the message without the leading element description."""
+
+    def __init__(self, message: str, *, index: tuple[int, ...], value: object, dtype: str,
+                 operation: str, config_key: str, detail: str) -> None:
+        super().__init__(message)
+        self.detail = detail
+        self.index = index
+        self.value = value
+        self.dtype = dtype
+        self.operation = operation
+        self.config_key = config_key

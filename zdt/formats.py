@@ -1,8 +1,8 @@
 """Number formats: one descriptor per zarr data type that cast_value can read or write.
 
-A format is data, not code: the kernels take the descriptor (`NumberFormat.kernel_params`) and
-the exact path in `_exact.pxd` handles any format it describes. Formats with a C type also get
-the fast loops (`type_code`).
+A format is data, not code: the kernels read the descriptor field by field into their `Format`
+struct (zdt/_types.pyx, `fill_format`) and the exact path in `_exact.pxd` handles any format it
+describes. Formats with a C type also get the fast loops (`type_code`).
 """
 
 from __future__ import annotations
@@ -11,18 +11,23 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 
+import math
+from collections.abc import Mapping
+
 import numpy as np
 
+from zdt._types import FormatKind, NanStyle, TypeCode
 from zdt.errors import ConfigError
 
-# Mirrors of the C enums in zdt/_types.pxd.
-FMT_INT, FMT_FLOAT = 0, 1
-NAN_NONE, NAN_IEEE, NAN_ALL_ONES, NAN_NEG_ZERO, NAN_EXP_ONLY = 0, 1, 2, 3, 4
-T_NONE = -1
+FMT_INT, FMT_FLOAT = FormatKind.FMT_INT, FormatKind.FMT_FLOAT
+NAN_NONE, NAN_IEEE, NAN_ALL_ONES = NanStyle.NAN_NONE, NanStyle.NAN_IEEE, NanStyle.NAN_ALL_ONES
+NAN_NEG_ZERO, NAN_EXP_ONLY = NanStyle.NAN_NEG_ZERO, NanStyle.NAN_EXP_ONLY
 _TYPE_CODES = {
-    "int8": 0, "uint8": 1, "int16": 2, "uint16": 3, "int32": 4, "uint32": 5,
-    "int64": 6, "uint64": 7, "float32": 8, "float64": 9,
-    "float16": 10,   # no C type: widened to float32 when read, written by the f2h loop
+    "int8": TypeCode.T_I8, "uint8": TypeCode.T_U8, "int16": TypeCode.T_I16,
+    "uint16": TypeCode.T_U16, "int32": TypeCode.T_I32, "uint32": TypeCode.T_U32,
+    "int64": TypeCode.T_I64, "uint64": TypeCode.T_U64, "float32": TypeCode.T_F32,
+    "float64": TypeCode.T_F64,
+    "float16": TypeCode.T_F16,   # no C type: widened to float32 when read, written by f2h
 }
 
 
@@ -58,8 +63,8 @@ class NumberFormat:
         return np.dtype(self.name)
 
     @property
-    def type_code(self) -> int:
-        return _TYPE_CODES.get(self.name, T_NONE)
+    def type_code(self) -> TypeCode:
+        return _TYPE_CODES.get(self.name, TypeCode.T_NONE)
 
     @cached_property
     def bits_dtype(self) -> np.dtype:
@@ -82,13 +87,24 @@ class NumberFormat:
             return all_ones - 1
         return all_ones
 
-    def kernel_params(self) -> tuple:
-        """The `Format` struct of zdt/_types.pxd, field by field."""
-        return (
-            self.kind, self.itemsize, self.bits, self.signed, self.man_bits, self.exp_bits,
-            self.bias, self.max_exp_field, self.max_man, self.nan_style, self.has_inf,
-            self.has_neg_zero, self.has_zero, self.has_subnormal,
-        )
+    def bits_of(self, value: object) -> int:
+        """The bit pattern of a value that is already of this format's dtype."""
+        return int(np.asarray(value, dtype=self.dtype).reshape(()).view(self.bits_dtype))
+
+    def value_of(self, bits: int) -> np.generic:
+        """The scalar whose bit pattern is `bits`."""
+        return np.array(bits, dtype=self.bits_dtype).view(self.dtype)[()]
+
+    def describe(self, value: object) -> str:
+        """The exact value, shown so it identifies the element (NaN payloads as hex)."""
+        if self.is_int:
+            return str(int(value))
+        f = float(value)
+        if math.isnan(f):
+            bits = self.bits_of(value)
+            canonical = self.bits_of(self.dtype.type("nan"))
+            return "nan" if bits == canonical else f"nan (0x{bits:0{2 * self.itemsize}x})"
+        return repr(f)      # float16/32 values are float64 values: exact and unambiguous
 
     # exact range, for messages and range proofs
     @cached_property
@@ -158,6 +174,32 @@ def format_for(name: str, *, role: str = "data type", config_key: str = "data_ty
     raise ConfigError(
         f"{codec}: {role} {name!r} is not an integer or floating-point data type; {codec} "
         f"supports {', '.join(FORMATS)}", config_key=config_key,
+    )
+
+
+def data_type_name(data_type: object, *, codec: str, config_key: str = "data_type") -> str:
+    """The zarr v3 name of a data type given as a name, {"name": ...} (no configuration), a
+    ZDType or a NumPy dtype / scalar type; a ConfigError from `codec` otherwise."""
+    if isinstance(data_type, str):
+        return data_type
+    if isinstance(data_type, Mapping):
+        extra = set(data_type) - {"name", "configuration"}
+        name = data_type.get("name")
+        if not isinstance(name, str) or extra or data_type.get("configuration", {}) != {}:
+            raise ConfigError(
+                f"{codec}: {config_key} {dict(data_type)!r} is not a data type without "
+                f"configuration (expected {{'name': '<data type>'}})",
+                config_key=config_key,
+            )
+        return name
+    to_json = getattr(data_type, "to_json", None)
+    if callable(to_json):
+        return data_type_name(to_json(zarr_format=3), codec=codec, config_key=config_key)
+    if isinstance(data_type, np.dtype) or (isinstance(data_type, type) and issubclass(data_type, np.generic)):
+        return np.dtype(data_type).name
+    raise ConfigError(
+        f"{codec}: {config_key} must be a zarr v3 data type name, got {data_type!r}",
+        config_key=config_key,
     )
 
 

@@ -1,7 +1,12 @@
-"""scale_offset semantics above the kernels: configuration, layouts, errors.
+"""scale_offset semantics above the kernels: the configuration, plans and errors.
+
+* `ScaleOffsetConfig`: one scale_offset configuration, shared by both codec faces (zarr v3 in
+  zdt.zarr_codecs, numcodecs in zdt.numcodecs_codecs): parsing, the JSON it writes, plans.
+* `ScaleOffsetPlan`: the transformation for one data type, compiled once into a
+  `zdt._types.ScaleOffsetKernelSpec`; failing elements become a `ScaleOffsetError`.
 
 Encode ``out = (in - offset) * scale``, decode ``out = in / scale + offset``, in the array's own
-data type (spec: zarr-extensions codecs/scale_offset, rulings in SPEC_NOTES):
+data type (spec: zarr-extensions codecs/scale_offset, rulings in docs/spec-rulings.md):
 
 * integers: every intermediate and final value must be representable (never wraps), and a
   decode division must be exact; int64 and uint64 are exact (no float or object detours);
@@ -15,33 +20,22 @@ data type (spec: zarr-extensions codecs/scale_offset, rulings in SPEC_NOTES):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from zdt import _kernels, _layout, json_scalar
-from zdt.errors import ConfigError, ZdtError
+from zdt._types import ScaleOffsetKernelSpec, ScaleOffsetStatus
+from zdt.config_json import check_keys
+from zdt.errors import ConfigError, FillValueError, ScaleOffsetError
 from zdt.formats import NumberFormat, format_for
 
 CODEC = "scale_offset"
-
-# Status codes of zdt/_scale_offset.pxi.
-SO_SUB, SO_MUL, SO_REM, SO_DIV, SO_ADD = 1, 2, 3, 4, 5
-
-
-class ScaleOffsetError(ZdtError):
-    """An element scale_offset cannot transform: its n-d ``index``, ``value``, the ``dtype``,
-    the ``operation`` that failed and the ``config_key`` (offset or scale) involved."""
-
-    def __init__(self, message: str, *, index: tuple[int, ...], value: object, dtype: str,
-                 operation: str, config_key: str, detail: str) -> None:
-        super().__init__(message)
-        self.detail = detail
-        self.index = index
-        self.value = value
-        self.dtype = dtype
-        self.operation = operation
-        self.config_key = config_key
+SO_SUB, SO_MUL, SO_REM = ScaleOffsetStatus.SO_SUB, ScaleOffsetStatus.SO_MUL, ScaleOffsetStatus.SO_REM
+SO_DIV, SO_ADD = ScaleOffsetStatus.SO_DIV, ScaleOffsetStatus.SO_ADD
 
 
 def parse_scalar_config(value: object, key: str) -> int | float | str:
@@ -62,14 +56,57 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _value(bits: int, fmt: NumberFormat) -> np.generic:
-    return np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype)[()]
+def _is_default(value: object, default: int) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == default
+
+
+@dataclass(frozen=True)
+class ScaleOffsetConfig:
+    """A scale_offset configuration: `offset` and `scale` as JSON scalars (checked against a
+    data type when a plan is made)."""
+
+    offset: int | float | str = 0
+    scale: int | float | str = 1
+
+    @classmethod
+    def create(cls, *, offset: object = 0, scale: object = 1) -> ScaleOffsetConfig:
+        return cls(parse_scalar_config(offset, "offset"), parse_scalar_config(scale, "scale"))
+
+    @classmethod
+    def from_json(cls, config: Mapping[str, Any]) -> ScaleOffsetConfig:
+        return cls.create(**check_keys(config, ("offset", "scale"), CODEC))
+
+    def to_json(self) -> dict[str, Any]:
+        """Only the keys that differ from the defaults (0 and 1)."""
+        config: dict[str, Any] = {}
+        if not _is_default(self.offset, 0):
+            config["offset"] = self.offset
+        if not _is_default(self.scale, 1):
+            config["scale"] = self.scale
+        return config
+
+    def repr_args(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.to_json().items())
+
+    def plan(self, dtype: str) -> ScaleOffsetPlan:
+        return plan_for(dtype, self.offset, self.scale)
+
+    def encoded_fill(self, dtype: str, fill_value: object) -> np.generic:
+        """The fill value through the encode transformation; FillValueError if it fails."""
+        plan = self.plan(dtype)
+        fill = np.asarray(fill_value, dtype=plan.fmt.dtype).reshape(())
+        try:
+            return plan.encode(fill)[()]
+        except ScaleOffsetError as e:
+            raise FillValueError(
+                f"{CODEC}: the fill value {plan.fmt.describe(e.value)} ({e.dtype}) cannot be "
+                f"encoded: {e.detail}", config_key=e.config_key) from None
 
 
 class ScaleOffsetPlan:
     """scale_offset for one data type, compiled for the kernels."""
 
-    __slots__ = ("fmt", "offset", "scale", "identity", "_enc_offset", "_dec_offset", "_scale_bits")
+    __slots__ = ("fmt", "offset", "scale", "identity", "kernel")
 
     def __init__(self, fmt: NumberFormat, offset: object = 0, scale: object = 1) -> None:
         if fmt.type_code < 0:
@@ -82,20 +119,20 @@ class ScaleOffsetPlan:
                                                what=f"{CODEC}: {key}").bits
             except ValueError as e:
                 raise ConfigError(str(e), config_key=key) from None
-        self.offset = _value(bits["offset"], fmt)
-        self.scale = _value(bits["scale"], fmt)
+        self.offset = fmt.value_of(bits["offset"])
+        self.scale = fmt.value_of(bits["scale"])
         if self.scale == 0:
             raise ConfigError(f"{CODEC}: scale must not be zero (decoding divides by it)",
                               config_key="scale")
         offset_zero = self.offset == 0
         self.identity = bool(offset_zero and self.scale == 1)
-        self._scale_bits = bits["scale"]
+        enc_offset = dec_offset = bits["offset"]
         if offset_zero and fmt.is_float:
             # x - (+0.0) and x + (-0.0) are exact identities for every x, -0.0 included
-            self._enc_offset = json_scalar.value_to_bits(fmt.dtype.type(0.0), fmt)
-            self._dec_offset = json_scalar.value_to_bits(fmt.dtype.type(-0.0), fmt)
-        else:
-            self._enc_offset = self._dec_offset = bits["offset"]
+            enc_offset, dec_offset = fmt.bits_of(0.0), fmt.bits_of(-0.0)
+        self.kernel = ScaleOffsetKernelSpec(code=fmt.type_code, itemsize=fmt.itemsize,
+                                            enc_offset=enc_offset, dec_offset=dec_offset,
+                                            scale=bits["scale"])
 
     def encode(self, arr: np.ndarray, *, out: np.ndarray | None = None,
                where: str = "element") -> np.ndarray:
@@ -110,22 +147,19 @@ class ScaleOffsetPlan:
         if self.identity:
             np.copyto(walk.out, walk.arr)
             return walk.finish()
-        index, status = _kernels.module().scale_offset_flat(
-            walk.flat_in, walk.flat_out, self.fmt.type_code,
-            self._dec_offset if decode else self._enc_offset, self._scale_bits, decode)
+        index, status = _kernels.module().scale_offset(self.kernel, walk.flat_in, walk.flat_out,
+                                                       decode)
         if index >= 0:
-            raise self._element_error(walk, index, status, decode, where)
+            raise self.element_error(walk.nd_index(index), walk.value_at(index), status, decode,
+                                     where)
         return walk.finish()
 
-    def _element_error(self, walk: _layout.Walk, flat: int, status: int, decode: bool,
-                       where: str) -> ScaleOffsetError:
-        from zdt.cast import describe_value
-
-        x = walk.value_at(flat)
-        nd = walk.nd_index(flat)
+    def element_error(self, nd: tuple[int, ...], x: np.generic, status: int, decode: bool,
+                      where: str) -> ScaleOffsetError:
+        """The error for an element the kernels could not transform (a ScaleOffsetStatus)."""
         name = self.fmt.name
-        xs = describe_value(x, self.fmt)
-        o, s = describe_value(self.offset, self.fmt), describe_value(self.scale, self.fmt)
+        xs = self.fmt.describe(x)
+        o, s = self.fmt.describe(self.offset), self.fmt.describe(self.scale)
         rng = self.fmt.range_text()
         if self.fmt.is_int:
             xi, oi, si = int(x), int(self.offset), int(self.scale)

@@ -23,7 +23,7 @@ import numpy as np
 
 from zdt import _vlen
 
-VLEN, ARROW = 0, 1
+VLEN, ARROW = _vlen.Layout.VLEN, _vlen.Layout.ARROW
 OFFSET_WIDTHS = {"int32": 4, "int64": 8}
 
 

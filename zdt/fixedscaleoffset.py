@@ -34,7 +34,7 @@ from zdt.formats import format_for_dtype
 _KEYS = {"offset", "scale", "dtype", "astype"}
 
 
-def _legacy_config(config: dict[str, Any]) -> dict[str, Any]:
+def _fixedscaleoffset_fields(config: dict[str, Any]) -> dict[str, Any]:
     """The four fields of a v2 (``{"id": "fixedscaleoffset", ...}``) or v3
     (``{"name": "numcodecs.fixedscaleoffset", "configuration": {...}}``) configuration, all
     required, offset and scale JSON numbers."""
@@ -78,7 +78,7 @@ def _in_dtype(value: float | int, dtype: np.dtype, key: str) -> int | float:
 
 def fixedscaleoffset_to_json(config: dict[str, Any]) -> list[dict[str, Any]]:
     """The zarr v3 codec metadata that replaces a fixedscaleoffset configuration."""
-    fields = _legacy_config(config)
+    fields = _fixedscaleoffset_fields(config)
     dtype = np.dtype(fields["dtype"])
     astype = format_for_dtype(np.dtype(fields["astype"]), role="astype", config_key="astype")
     scale_offset: dict[str, Any] = {"name": "scale_offset"}
@@ -98,7 +98,7 @@ def fixedscaleoffset_to_json(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 def fixedscaleoffset_to_codecs(config: dict[str, Any]) -> list:
     """[ScaleOffsetCodec, CastValueCodec] (zarr v3) replacing a fixedscaleoffset configuration."""
-    from zdt.codecs import CastValueCodec, ScaleOffsetCodec
+    from zdt.zarr_codecs import CastValueCodec, ScaleOffsetCodec
 
     so, cv = fixedscaleoffset_to_json(config)
     return [ScaleOffsetCodec.from_dict(so), CastValueCodec.from_dict(cv)]
@@ -108,7 +108,7 @@ def fixedscaleoffset_to_filters(config: dict[str, Any]) -> list:
     """[ScaleOffset, CastValue] numcodecs filters (zarr format 2) replacing a fixedscaleoffset."""
     from zdt.numcodecs_codecs import CastValue, ScaleOffset
 
-    fields = _legacy_config(config)
+    fields = _fixedscaleoffset_fields(config)
     so, cv = fixedscaleoffset_to_json(config)
     dtype = np.dtype(fields["dtype"]).str
     return [ScaleOffset(dtype=dtype, **so.get("configuration", {})),

@@ -18,9 +18,10 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
 from zdt import vlen
-from zdt.cast import data_type_name
-from zdt.codecs._common import SyncCodec, parse_codec_json
+from zdt.config_json import check_keys, parse_envelope
 from zdt.errors import ConfigError
+from zdt.formats import data_type_name
+from zdt.zarr_codecs._base import NoConfiguration, SyncCodec
 
 if TYPE_CHECKING:
     from typing import Self
@@ -35,7 +36,7 @@ BYTES_TYPES = {"variable_length_bytes", "bytes"}
 
 def _kind(dtype: Any, codec: str, allowed: set[str]) -> bool:
     """True for strings, False for bytes; ConfigError for a data type the codec cannot hold."""
-    name = data_type_name(dtype, config_key="data_type")
+    name = data_type_name(dtype, codec=codec)
     if name not in allowed:
         raise ConfigError(f"{codec}: cannot store data type {name!r} (it stores "
                           f"{' or '.join(sorted(allowed))})", config_key="data_type")
@@ -74,22 +75,8 @@ class _VLenBase(SyncCodec, ArrayBytesCodec):
         raise NotImplementedError(f"{self._name}: encoded size depends on the strings")
 
 
-class _NoConfiguration:
-    """from_dict / to_dict of a codec without configuration, written as zarr-python writes it."""
-
-    _name: str
-
-    @classmethod
-    def from_dict(cls, data: dict[str, JSON]) -> Self:
-        parse_codec_json(data, cls._name, allowed=set(), require_configuration=False)
-        return cls()
-
-    def to_dict(self) -> dict[str, JSON]:
-        return {"name": self._name, "configuration": {}}
-
-
 @dataclass(frozen=True)
-class VLenUTF8Codec(_NoConfiguration, _VLenBase):
+class VLenUTF8Codec(NoConfiguration, _VLenBase):
     """vlen-utf8: the ``string`` data type, decoded straight into StringDType."""
 
     _name = "vlen-utf8"
@@ -97,7 +84,7 @@ class VLenUTF8Codec(_NoConfiguration, _VLenBase):
 
 
 @dataclass(frozen=True)
-class VLenBytesCodec(_NoConfiguration, _VLenBase):
+class VLenBytesCodec(NoConfiguration, _VLenBase):
     """vlen-bytes: the ``bytes`` (variable_length_bytes) data type, as object arrays of bytes."""
 
     _name = "vlen-bytes"
@@ -131,7 +118,8 @@ class VLenArrowCodec(_VLenBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
-        return cls(**parse_codec_json(data, cls._name, allowed={"offsets"}, require_configuration=False))
+        config = parse_envelope(data, cls._name, require_configuration=False)
+        return cls(**check_keys(config, ("offsets",), cls._name))
 
     def to_dict(self) -> dict[str, JSON]:
         if self.offsets == "int32":
@@ -147,7 +135,8 @@ VLenArrowCodec.__name__ = "VLenUTF8Codec"
 
 # --- making zarr use these codecs -------------------------------------------------------------------
 
-_ZDT = {"vlen-utf8": "zdt.codecs.vlen.VLenUTF8Codec", "vlen-bytes": "zdt.codecs.vlen.VLenBytesCodec"}
+_ZDT = {"vlen-utf8": "zdt.zarr_codecs.vlen.VLenUTF8Codec",
+        "vlen-bytes": "zdt.zarr_codecs.vlen.VLenBytesCodec"}
 _ZARR = {"vlen-utf8": "zarr.codecs.vlen_utf8.VLenUTF8Codec",
          "vlen-bytes": "zarr.codecs.vlen_utf8.VLenBytesCodec"}
 _original_serializer: Any = None

@@ -1,5 +1,7 @@
 # cython: language_level=3, cdivision=True
-"""zdt kernels (cast_value, scale_offset) compiled for x86-64-v2 (the baseline NumPy requires)."""
+"""zdt kernels (cast_value, scale_offset) for the baseline instruction set: x86-64-v2 on x86-64
+(the baseline NumPy requires), the compiler's default elsewhere. Also tells which builds this
+CPU runs."""
 
 include "_cast.pxi"
 include "_scale_offset.pxi"
@@ -7,7 +9,7 @@ include "_scale_offset.pxi"
 
 cdef extern from *:
     """
-    static int zdt_cpu_level(void) {
+    static int zdt_cpu_x86_level(void) {
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
@@ -22,9 +24,11 @@ cdef extern from *:
         return 2;
     }
     """
-    int zdt_cpu_level() noexcept nogil
+    int zdt_cpu_x86_level() noexcept nogil
 
 
-def cpu_level():
-    """x86-64 micro-architecture level this CPU (and OS) supports: 2, 3 or 4 (2 elsewhere)."""
-    return zdt_cpu_level()
+def supported_builds():
+    """The kernel builds this CPU (and OS) can run, baseline first: "avx2" needs x86-64-v3
+    (AVX2, FMA, BMI2, F16C), "avx512" x86-64-v4."""
+    level = zdt_cpu_x86_level()
+    return ["baseline"] + (["avx2"] if level >= 3 else []) + (["avx512"] if level >= 4 else [])

@@ -1,0 +1,13 @@
+"""Type stub of the kernel builds (zdt/_kernels_baseline.pyx, _kernels_avx2.pyx,
+_kernels_avx512.pyx: one source, zdt/_cast.pxi and zdt/_scale_offset.pxi)."""
+
+import numpy as np
+
+from zdt._types import CastKernelSpec, ScaleOffsetKernelSpec
+
+BLOCK_SIZE: int
+
+def cast(spec: CastKernelSpec, src: np.ndarray, dst: np.ndarray, fast: bool = True) -> tuple[int, int]: ...
+def fast_flags(spec: CastKernelSpec, values: np.ndarray) -> np.ndarray: ...
+def scale_offset(spec: ScaleOffsetKernelSpec, src: np.ndarray, dst: np.ndarray, decode: bool) -> tuple[int, int]: ...
+def supported_builds() -> list[str]: ...

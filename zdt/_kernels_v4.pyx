@@ -1,5 +1,0 @@
-# cython: language_level=3, cdivision=True
-"""zdt kernels (cast_value, scale_offset) compiled for x86-64-v4 (AVX-512 F/BW/CD/DQ/VL)."""
-
-include "_cast.pxi"
-include "_scale_offset.pxi"

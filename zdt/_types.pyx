@@ -1,0 +1,145 @@
+# cython: language_level=3
+"""Python face of _types.pxd: the enums (as IntEnum classes) and the kernel spec objects.
+
+Compiled once (not per instruction-set build): every kernel build reads the same objects.
+Spec objects are immutable after construction and may be shared between threads.
+"""
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+
+
+cdef void fill_format(Format* f, object fmt) except *:
+    """The Format struct from a zdt.formats.NumberFormat, each field by its name."""
+    f.kind = fmt.kind
+    f.itemsize = fmt.itemsize
+    f.bits = fmt.bits
+    f.is_signed = fmt.signed
+    f.man_bits = fmt.man_bits
+    f.exp_bits = fmt.exp_bits
+    f.bias = fmt.bias
+    f.max_exp_field = fmt.max_exp_field
+    f.max_man = fmt.max_man
+    f.nan_style = fmt.nan_style
+    f.has_inf = fmt.has_inf
+    f.has_neg_zero = fmt.has_neg_zero
+    f.has_zero = fmt.has_zero
+    f.has_subnormal = fmt.has_subnormal
+
+
+cdef MapEntry* fill_map(CastSpec* sp, object entries_in) except? NULL:
+    """Copy scalar_map entries (objects with .kind, .key_bits, .out_bits, first match wins)
+    into C memory owned by the caller, and derive how the fast loops may apply them."""
+    cdef Py_ssize_t k
+    cdef MapEntry* entries = NULL
+    entries_in = list(entries_in)
+    sp.map_len = len(entries_in)
+    sp.map_blendable = True
+    sp.nan_fold = False
+    sp.nan_out = 0
+    sp.map = NULL
+    if sp.map_len == 0:
+        return NULL
+    entries = <MapEntry*>PyMem_Malloc(sp.map_len * sizeof(MapEntry))
+    if entries == NULL:
+        raise MemoryError()
+    for k in range(sp.map_len):
+        e = entries_in[k]
+        entries[k].kind = e.kind
+        entries[k].key_bits = e.key_bits
+        entries[k].out_bits = e.out_bits
+        if entries[k].kind == KEY_NAN_BITS:
+            sp.map_blendable = False
+        elif entries[k].kind == KEY_ANY_NAN and not sp.nan_fold:
+            # the first "NaN" key wins; float -> int loops apply it inline
+            sp.nan_fold = True
+            sp.nan_out = entries[k].out_bits
+    sp.map = entries
+    return entries
+
+
+cdef class CastKernelSpec:
+    """One direction of a cast, as every kernel build reads it.
+
+    `source`, `target`: zdt.formats.NumberFormat. `rounding`, `out_of_range`: Rounding /
+    OutOfRange. `map_entries`: scalar_map entries (.kind, .key_bits, .out_bits) in order.
+    `fast`: None (exact path only) or a zdt.fast_path.FastView (how the fast loops read it).
+    """
+
+    def __init__(self, *, source, target, int rounding, int out_of_range, map_entries, fast):
+        cdef CastSpec* sp = &self.k.exact
+        cdef CastSpec* fsp = &self.k.fast
+        if self._map != NULL or self._fast_map != NULL:
+            raise TypeError("CastKernelSpec is immutable")
+        fill_format(&sp.src, source)
+        fill_format(&sp.dst, target)
+        sp.src_code = T_NONE
+        sp.dst_code = T_NONE
+        sp.rounding = rounding
+        sp.out_of_range = out_of_range
+        sp.safe_lo = sp.safe_hi = 0
+        self._map = fill_map(sp, map_entries)
+        self.k.has_fast = fast is not None
+        self.k.widen = WIDEN_NONE
+        self.k.orig_code = T_NONE
+        fsp[0] = sp[0]
+        fsp.map = NULL
+        fsp.map_len = 0
+        if fast is None:
+            return
+        self.k.widen = fast.widen
+        self.k.orig_code = source.type_code
+        fill_format(&fsp.src, fast.source)
+        fsp.src_code = fast.source.type_code
+        fsp.dst_code = target.type_code
+        fsp.safe_lo = fast.safe_lo
+        fsp.safe_hi = fast.safe_hi
+        self._fast_map = fill_map(fsp, fast.map_entries)
+        if fast.force_exact_map:
+            fsp.map_blendable = False
+        # only the float -> integer loops fold NaN, and only when every key can be blended
+        fsp.nan_fold = (fsp.nan_fold and fsp.map_blendable
+                        and (fsp.src_code == T_F32 or fsp.src_code == T_F64)
+                        and T_I8 <= fsp.dst_code <= T_U64)
+
+    def __dealloc__(self):
+        PyMem_Free(self._map)
+        PyMem_Free(self._fast_map)
+
+    @property
+    def source_itemsize(self):
+        return self.k.exact.src.itemsize
+
+    @property
+    def target_itemsize(self):
+        return self.k.exact.dst.itemsize
+
+    @property
+    def has_fast(self):
+        return bool(self.k.has_fast)
+
+    @property
+    def safe_range(self):
+        """(lo, hi) bit patterns of the fast source type (meaningful with a fast path)."""
+        return self.k.fast.safe_lo, self.k.fast.safe_hi
+
+
+cdef class ScaleOffsetKernelSpec:
+    """scale_offset on one data type: `code` (TypeCode), `itemsize`, and the offset (one bit
+    pattern per direction) and scale as bit patterns of the type."""
+
+    def __init__(self, *, int code, int itemsize, uint64_t enc_offset, uint64_t dec_offset,
+                 uint64_t scale):
+        if code == T_NONE:
+            raise ValueError("scale_offset kernels need a type with a fast loop")
+        if code <= T_U64 and scale == 0:
+            # integer division by zero would trap; ScaleOffsetPlan rejects it first
+            raise ValueError("scale_offset: scale must not be zero (decoding divides by it)")
+        self.k.code = code
+        self.k.itemsize = itemsize
+        self.k.enc_offset = enc_offset
+        self.k.dec_offset = dec_offset
+        self.k.scale = scale
+
+    @property
+    def itemsize(self):
+        return self.k.itemsize
