@@ -321,15 +321,18 @@ def test_error_names_codec_index_value_types_and_key():
         (2, 1), 300.0, "float64", "uint8", "out_of_range")
 
 
-def test_error_reports_the_first_failing_element_in_c_order_for_f_arrays():
+def test_error_reports_the_first_failing_element_in_storage_order_with_its_true_index():
     arr = np.asfortranarray(np.zeros((3, 3)))
-    arr[0, 2] = np.nan         # flat C index 2, F index 6
-    arr[1, 0] = np.inf         # flat C index 3, F index 1
+    arr[0, 2] = np.nan         # flat C index 2, F (memory) index 6
+    arr[1, 0] = np.inf         # flat C index 3, F (memory) index 1
+    # an F-ordered array is walked in memory order: the first failure there is (1, 0)
     with pytest.raises(CastError) as info:
         cast_array(arr, "int8")
-    # F-ordered input is walked in memory order; the index is still the true n-d index
-    assert info.value.index in {(1, 0), (0, 2)}
-    assert arr[info.value.index] == info.value.value or np.isnan(info.value.value)
+    assert info.value.index == (1, 0) and info.value.value == np.inf and info.value.reason == "inf"
+    # the same values in a C-ordered array: (0, 2) comes first
+    with pytest.raises(CastError) as info:
+        cast_array(np.ascontiguousarray(arr), "int8")
+    assert info.value.index == (0, 2) and info.value.reason == "nan"
 
 
 @pytest.mark.parametrize(("values", "dtype", "shown"), [

@@ -117,11 +117,20 @@ def test_errors_name_the_element():
         codec.encode(np.array([[0.0, 1.0], [-1.0, 2.0]]))
 
 
-def test_decode_errors_name_the_decode_map():
+def test_decode_errors_name_the_decode_direction_and_key():
+    # out of range on decode: out_of_range decides, scalar_map.decode could map it
     codec = CastValue(dtype="<i1", data_type="int16")
-    with pytest.raises(CastError, match="scalar_map.decode|out_of_range") as info:
+    with pytest.raises(CastError) as info:
         codec.decode(np.array([1, 300], dtype="<i2").tobytes())
-    assert info.value.index == (1,)
+    assert info.value.index == (1,) and info.value.config_key == "out_of_range"
+    assert "cannot decode element (1,) = 300 (int16) as int8" in str(info.value)
+    assert "map the value with scalar_map.decode" in str(info.value)
+    # NaN on decode into an integer: only scalar_map.decode can map it
+    codec = CastValue(dtype="<i2", data_type="float32")
+    with pytest.raises(CastError) as info:
+        codec.decode(np.array([1.0, np.nan], dtype="<f4").tobytes())
+    assert info.value.index == (1,) and info.value.config_key == "scalar_map.decode"
+    assert info.value.reason == "nan"
 
 
 @pytest.mark.parametrize("order", ["C", "F"])

@@ -270,6 +270,57 @@ def test_fill_value_is_checked_behind_another_codec(tmp_path):
     assert a[:].tolist() == [1.0, -3.0, 2.0, 2.0]
 
 
+def test_the_spec_from_the_codecs_before_reaches_cast_value_at_creation(monkeypatch):
+    """zarr >= 3.4 hands each codec the spec the codecs before it produce; zarr 3.1.x hands
+    every codec the array's own, and zdt._compat.array_spec_before recovers the right one from
+    the locals of zarr's metadata constructor. Either way cast_value must check the fill value
+    scale_offset produces (20 - 10 = 10) while the array is created. If zarr renames what
+    array_spec_before reads, this fails here rather than moving the check to the first write."""
+    from zdt.cast import CastValueConfig
+    from zdt.zarr_codecs import ScaleOffsetCodec
+
+    seen = []
+    original = CastValueConfig.checked_fill
+    monkeypatch.setattr(CastValueConfig, "checked_fill",
+                        lambda self, source, fill: seen.append((source, float(fill))) or original(self, source, fill))
+    zarr.create_array(store={}, shape=(4,), dtype="float64", fill_value=20.0, compressors=None,
+                      filters=[ScaleOffsetCodec(offset=10), CastValueCodec(data_type="uint8")])
+    assert ("float64", 10.0) in seen, (
+        "cast_value did not see the fill value scale_offset produces at array creation"
+        + ("" if _compat.zarr_threads_array_spec() else
+           "; zdt._compat.array_spec_before no longer finds zarr's ArrayV3Metadata.__init__ "
+           "locals 'codecs_parsed_partial' / 'array_spec'"))
+
+
+def test_without_the_spec_at_creation_the_fill_value_is_checked_before_any_chunk_is_written(monkeypatch, tmp_path):
+    """The fallback when the real spec cannot be found at creation (zarr 3.1.x with
+    array_spec_before finding nothing): resolve_metadata checks the fill value before any
+    chunk is written, so the array cannot hold data next to a fill value that does not
+    survive the codecs."""
+    from zdt.zarr_codecs import ScaleOffsetCodec
+
+    # zarr >= 3.4 resolves the codecs' metadata while it creates the array, 3.1.x at the
+    # first read or write
+    resolves_at_creation = _compat.zarr_threads_array_spec()
+    monkeypatch.setattr(_compat, "zarr_threads_array_spec", lambda: False)
+    monkeypatch.setattr(_compat, "array_spec_before", lambda codec, spec: None)
+    filters = [ScaleOffsetCodec(offset=10), CastValueCodec(data_type="uint8")]
+    message = r"fill value -5.0 \(float64\) cannot be encoded as uint8"
+
+    def create():
+        return zarr.create_array(store=tmp_path / "a", shape=(4,), chunks=(2,), dtype="float64",
+                                 fill_value=5.0, compressors=None, filters=filters)   # 5 - 10 < 0
+
+    if resolves_at_creation:
+        with pytest.raises(FillValueError, match=message):
+            create()
+    else:
+        a = create()
+        with pytest.raises(FillValueError, match=message):
+            a[:2] = [11.0, 12.0]
+    assert list((tmp_path / "a").rglob("c/*")) == []
+
+
 def test_data_errors_name_the_chunk_element(tmp_path):
     a = create(tmp_path, "float64", CastValueCodec(data_type="uint8"), 0.0, shape=(10, 10), chunks=(4, 4))
     data = np.zeros((10, 10))
