@@ -1,5 +1,5 @@
 """A slow, exact, per-element oracle for cast_value, written from the spec text and the rulings
-in SPEC_NOTES, sharing no code with zdt.
+in docs/spec-rulings.md, sharing no code with zdt.
 
 Values are Python ints and Fractions; rounding is done on exact rationals; float formats are
 described by NumPy's finfo (precision and exponent range), and float results are built as
@@ -252,7 +252,7 @@ def same_bits_or_nan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 # --- scale_offset -------------------------------------------------------------------------------
-# Written from the scale_offset spec and SPEC_NOTES: integer arithmetic exact and checked at every
+# Written from the scale_offset spec and docs/spec-rulings.md: integer arithmetic exact and checked at every
 # step; floats rounded to nearest-even in the array's type after each operation, with IEEE
 # signed-zero rules; a finite input giving a non-finite value is an error. zdt's documented
 # choice that a zero offset and a unit scale are identities is followed (so -0.0 survives).

@@ -1,4 +1,4 @@
-"""One test per rule of the cast_value spec and of the rulings in SPEC_NOTES, with the expected
+"""One test per rule of the cast_value spec and of the rulings in docs/spec-rulings.md, with the expected
 values worked out by hand from the text (not produced by zdt)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""scale_offset: kernels against the exact reference, every rule of the spec and SPEC_NOTES,
+"""scale_offset: kernels against the exact reference, every rule of the spec and docs/spec-rulings.md,
 configuration, fill values, and round trips through zarr arrays (v3 codecs, v2 filters), alone
 and chained with cast_value as in the spec's examples."""
 

@@ -6,14 +6,16 @@ vlen layout:   u32le n | n x (u32le length | bytes)
 arrow layout:  (n + 1) offsets (int32le or int64le, first 0, non-decreasing, last = data
                length) | zero padding to a multiple of 64 bytes | data (no trailing padding)
 
-Decoding first validates the whole chunk in a nogil pass (count against the chunk shape, every
-length / offset against the buffer, UTF-8 for strings, no trailing bytes) and only then builds
-the result, so a corrupt chunk is a ValueError naming what and where, never an out-of-bounds
-read. StringDType arrays are read and written through NumPy's string C API (NpyString_load /
+Decoding first validates the chunk's structure in a nogil pass (count against the chunk shape,
+every length / offset against the buffer, no trailing bytes, zero padding) and only then builds
+the result, checking each string's UTF-8 just before it is packed (its bytes are in cache
+then). A corrupt chunk is a ValueError naming what and where, never an out-of-bounds read.
+StringDType arrays are read and written through NumPy's string C API (NpyString_load /
 NpyString_pack) under the array's allocator lock, without a Python object per element; the
 lock is never held while calling into Python.
 
-The only module that needs NumPy's headers (STYLE: isolate the StringDType C API).
+The only module built against NumPy's headers: keeping the StringDType C API here keeps every
+other extension independent of NumPy's ABI.
 """
 
 import numpy as np
