@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from fractions import Fraction
 
 import numpy as np
+
+import lowprec_model as lp
 
 ROUNDINGS = ("nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away")
 
@@ -37,8 +40,33 @@ class Value:
     bits: int | None = None      # the source bit pattern (for hex NaN keys)
 
 
+@cache
+def _kind(dt: np.dtype) -> tuple[bool, bool]:
+    """(low precision, integer) of a dtype (dtype.name is slow: cached)."""
+    low = dt.name in lp.MODELS
+    return low, (lp.MODELS[dt.name].kind == "int" if low else dt.kind in "iu")
+
+
+def is_low_precision(dt: np.dtype) -> bool:
+    return _kind(np.dtype(dt))[0]
+
+
+def is_int(dt: np.dtype) -> bool:
+    return _kind(np.dtype(dt))[1]
+
+
 def value_of(x: np.generic) -> Value:
     dt = np.asarray(x).dtype
+    if is_low_precision(dt):
+        bits = lp.logical_bits(x)
+        v = lp.table(dt.name)[bits]
+        if v[0] == "nan":
+            return Value("nan", bool(bits >> (lp.MODELS[dt.name].bits - 1)), bits=bits)
+        if v[0] == "inf":
+            return Value("inf", v[1], bits=bits)
+        if v[0] == "zero":
+            return Value("finite", v[1], Fraction(0), bits)
+        return Value("finite", v[1] < 0, v[1], bits)
     bits = int(np.asarray(x).view(f"u{dt.itemsize}"))
     if dt.kind in "iu":
         v = int(x)
@@ -78,8 +106,17 @@ def round_to_integer(q: Fraction, mode: str) -> int:
 # --- formats -----------------------------------------------------------------------------------
 
 def int_range(dt: np.dtype) -> tuple[int, int]:
+    dt = np.dtype(dt)
+    if is_low_precision(dt):
+        m = lp.MODELS[dt.name]
+        return (-(1 << (m.bits - 1)), (1 << (m.bits - 1)) - 1) if m.signed else (0, (1 << m.bits) - 1)
     info = np.iinfo(dt)
     return int(info.min), int(info.max)
+
+
+def int_bits(dt: np.dtype) -> int:
+    dt = np.dtype(dt)
+    return lp.MODELS[dt.name].bits if is_low_precision(dt) else dt.itemsize * 8
 
 
 @dataclass(frozen=True)
@@ -87,9 +124,23 @@ class FloatSpec:
     p: int          # significand bits including the implicit one
     emin: int       # exponent of the smallest normal number
     max: Fraction   # largest finite value
+    has_nan: bool = True
+    has_inf: bool = True
+    has_neg_zero: bool = True
+    e8m0: bool = False     # no sign, no zero, ties go to the even exponent field
+    bias: int = 0
 
 
+@cache
 def float_spec(dt: np.dtype) -> FloatSpec:
+    dt = np.dtype(dt)
+    if is_low_precision(dt):
+        m = lp.MODELS[dt.name]
+        p, emin = lp.precision_and_emin(dt.name)
+        kinds = {v[0] for v in lp.table(dt.name).values()}
+        return FloatSpec(p, emin, lp.max_finite(dt.name), has_nan="nan" in kinds,
+                         has_inf="inf" in kinds, has_neg_zero=lp.neg_zero_bits(dt.name) is not None,
+                         e8m0=m.e8m0, bias=m.bias)
     info = np.finfo(dt)
     return FloatSpec(info.nmant + 1, info.minexp, Fraction(float(info.max)))
 
@@ -105,12 +156,22 @@ def floor_log2(a: Fraction) -> int:
 
 def round_to_float(v: Fraction, spec: FloatSpec, mode: str) -> Fraction:
     """Round to the format's precision with an unbounded exponent (subnormal spacing below
-    the normal range). The caller checks the finite range afterwards."""
+    the normal range). The caller checks the finite range afterwards. A format without
+    mantissa bits (float8_e8m0fnu) sends a nearest-even tie to the even exponent field."""
     if v == 0:
         return v
     e = max(floor_log2(abs(v)), spec.emin)
     quantum = Fraction(2) ** (e - spec.p + 1)
-    return round_to_integer(v / quantum, mode) * quantum
+    q = v / quantum
+    a = abs(q)
+    if spec.e8m0 and mode == "nearest-even" and a - (a.numerator // a.denominator) == Fraction(1, 2):
+        low = a.numerator // a.denominator          # 0 or 1 (times 2**e)
+        # candidates low * 2**e and (low + 1) * 2**e; for low = 1 those are 2**e and 2**(e+1),
+        # exponent fields e + bias and e + bias + 1; below the range (low = 0) 2**e is the
+        # only candidate, 0 not being a value
+        r = quantum if low == 0 or (e + spec.bias) % 2 == 0 else 2 * quantum
+        return r if v > 0 else -r
+    return round_to_integer(q, mode) * quantum
 
 
 # --- the procedure of the spec -----------------------------------------------------------------
@@ -144,15 +205,17 @@ def cast_element(x: np.generic, target: np.dtype, rounding: str, out_of_range: s
         if key_matches(key, v):
             return ("mapped", out)
     target = np.dtype(target)
+    target_is_int = is_int(target)
+    spec = None if target_is_int else float_spec(target)
     if v.kind == "nan":
-        if target.kind == "f":
+        if spec is not None and spec.has_nan:
             return "nan"
         raise Failure("nan")
     if v.kind == "inf":
-        if target.kind == "f":
+        if spec is not None and spec.has_inf:
             return ("inf", v.neg)
         raise Failure("inf")
-    if target.kind in "iu":
+    if target_is_int:
         r = round_to_integer(v.exact, rounding)       # 2./3. exact or rounded, then range
         lo, hi = int_range(target)
         if lo <= r <= hi:
@@ -160,20 +223,26 @@ def cast_element(x: np.generic, target: np.dtype, rounding: str, out_of_range: s
         if out_of_range == "clamp":
             return lo if r < lo else hi
         if out_of_range == "wrap":
-            bits = target.itemsize * 8
+            bits = int_bits(target)
             w = r % (1 << bits)
-            if target.kind == "i" and w >= 1 << (bits - 1):
+            if lo < 0 and w >= 1 << (bits - 1):
                 w -= 1 << bits
             return w
         raise Failure("out_of_range")
-    spec = float_spec(target)
     r = round_to_float(v.exact, spec, rounding)
+    if spec.e8m0 and r <= 0:
+        # no zero and no sign: zero and negative values are below the range
+        if out_of_range == "clamp":
+            return Fraction(2) ** spec.emin
+        raise Failure("out_of_range")
     if abs(r) > spec.max:
         if out_of_range == "clamp":
-            return ("inf", r < 0)
+            if spec.has_inf:
+                return ("inf", r < 0)
+            return -spec.max if r < 0 else spec.max
         raise Failure("out_of_range")   # no out_of_range, or 'wrap' into a float (decode)
     if r == 0:
-        return ("zero", v.neg)
+        return ("zero", v.neg and spec.has_neg_zero)
     return r
 
 
@@ -181,6 +250,8 @@ def to_numpy(result: object, target: np.dtype) -> np.generic:
     target = np.dtype(target)
     if isinstance(result, tuple) and result[0] == "mapped":
         return result[1]
+    if is_low_precision(target):
+        return _low_precision_scalar(result, target)
     if result == "nan":
         return target.type("nan")
     if isinstance(result, tuple) and result[0] == "inf":
@@ -197,18 +268,47 @@ def to_numpy(result: object, target: np.dtype) -> np.generic:
     return out[()]
 
 
+def _low_precision_scalar(result: object, target: np.dtype) -> np.generic:
+    """The element as zdt's storage rule writes it (sub-byte signed integers sign-extended,
+    other high bits zero), built from the README model's bit patterns."""
+    m = lp.MODELS[target.name]
+    if m.kind == "int":
+        bits = int(result) & ((1 << m.bits) - 1)
+        if m.signed and bits >> (m.bits - 1):
+            bits |= 0xFF & ~((1 << m.bits) - 1)
+        return lp.from_bits(target.name, bits)
+    if result == "nan":
+        return lp.from_bits(target.name, m.nan_json)
+    if isinstance(result, tuple) and result[0] == "inf":
+        return lp.from_bits(target.name, lp.inf_bits(target.name, result[1]))
+    if isinstance(result, tuple) and result[0] == "zero":
+        bits = lp.neg_zero_bits(target.name) if result[1] else lp.finite_values(target.name)[Fraction(0)]
+        return lp.from_bits(target.name, bits)
+    return lp.from_bits(target.name, lp.finite_values(target.name)[result])
+
+
 def cast_array(arr: np.ndarray, target: np.dtype, rounding: str, out_of_range: str | None,
                scalar_map: list[tuple[Key, np.generic]] = ()) -> np.ndarray | tuple[int, str]:
     """Whole-array reference in C order: the result, or (flat index, reason) of the first
     failing element."""
+    return _element_wise(arr, target, lambda x: to_numpy(
+        cast_element(x, target, rounding, out_of_range, scalar_map), target))
+
+
+def _element_wise(arr: np.ndarray, target: np.dtype, fn) -> np.ndarray | tuple[int, str]:
+    """fn per element in C order. Low-precision results are stored bit for bit (assigning an
+    ml_dtypes scalar could normalise the high bits of a sub-byte type)."""
+    target = np.dtype(target)
     flat = np.ascontiguousarray(arr).reshape(-1)
-    out = np.empty(flat.shape, dtype=target)
+    low = is_low_precision(target)
+    out = np.empty(flat.shape, dtype=f"u{target.itemsize}" if low else target)
     for i, x in enumerate(flat):
         try:
-            out[i] = to_numpy(cast_element(x, target, rounding, out_of_range, scalar_map), target)
+            value = fn(x)
         except Failure as e:
             return i, e.reason
-    return out.reshape(np.shape(arr))
+        out[i] = np.asarray(value).view(out.dtype) if low else value
+    return (out.view(target) if low else out).reshape(np.shape(arr))
 
 
 # --- scalar_map JSON, decoded independently -------------------------------------------------------
@@ -216,6 +316,8 @@ def cast_array(arr: np.ndarray, target: np.dtype, rounding: str, out_of_range: s
 def decode_json_scalar(value: object, dtype: np.dtype) -> tuple[Key, np.generic]:
     """(key form, value form) of a fill-value-encoded JSON scalar for `dtype`."""
     dtype = np.dtype(dtype)
+    if is_low_precision(dtype):
+        return _decode_low_precision(value, dtype)
     if dtype.kind in "iu":
         assert isinstance(value, int) and not isinstance(value, bool)
         v = dtype.type(value)
@@ -235,6 +337,29 @@ def decode_json_scalar(value: object, dtype: np.dtype) -> tuple[Key, np.generic]
     return Key("value", value_of(v)), v
 
 
+def _decode_low_precision(value: object, dtype: np.dtype) -> tuple[Key, np.generic]:
+    m = lp.MODELS[dtype.name]
+    if m.kind == "int":
+        v = to_numpy(int(value), dtype)
+        return Key("value", value_of(v)), v
+    if value == "NaN":
+        return Key("any_nan"), lp.from_bits(dtype.name, m.nan_json)
+    if value in ("Infinity", "+Infinity", "-Infinity"):
+        v = lp.from_bits(dtype.name, lp.inf_bits(dtype.name, value.startswith("-")))
+        return Key("value", value_of(v)), v
+    if isinstance(value, str) and value.startswith("0x"):
+        bits = int(value, 16)
+        v = lp.from_bits(dtype.name, bits)
+        if lp.table(dtype.name)[bits][0] == "nan":
+            return Key("nan_bits", bits=bits), v
+        return Key("value", value_of(v)), v
+    exact = Fraction(value)     # map entries are exact values of their type
+    v = lp.from_bits(dtype.name, lp.neg_zero_bits(dtype.name)) if (
+        exact == 0 and math.copysign(1.0, value) < 0 and lp.neg_zero_bits(dtype.name) is not None
+    ) else lp.from_bits(dtype.name, lp.finite_values(dtype.name)[exact])
+    return Key("value", value_of(v)), v
+
+
 def compile_map(pairs: list[list[object]], source: np.dtype, target: np.dtype) -> list[tuple[Key, np.generic]]:
     return [(decode_json_scalar(k, source)[0], decode_json_scalar(v, target)[1]) for k, v in pairs]
 
@@ -245,6 +370,16 @@ def same_bits_or_nan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     b = np.asarray(b)
     if a.dtype != b.dtype or a.shape != b.shape:
         return np.zeros(np.broadcast(a, b).shape, dtype=bool)
+    if is_low_precision(a.dtype):
+        bits = (1 << lp.MODELS[a.dtype.name].bits) - 1
+        ua = a.view(f"u{a.dtype.itemsize}") & bits
+        ub = b.view(f"u{b.dtype.itemsize}") & bits
+        same = a.view(f"u{a.dtype.itemsize}") == b.view(f"u{b.dtype.itemsize}")
+        if lp.MODELS[a.dtype.name].kind == "float":
+            nan = np.vectorize(lambda x: lp.table(a.dtype.name)[int(x)][0] == "nan", otypes=[bool])
+            if ua.size:
+                same |= nan(ua) & nan(ub)
+        return same
     same = a.view(f"u{a.dtype.itemsize}") == b.view(f"u{b.dtype.itemsize}")
     if a.dtype.kind == "f":
         same |= np.isnan(a) & np.isnan(b)
@@ -263,8 +398,10 @@ def _ieee_zero_sum_sign(a_neg: bool, b_neg: bool) -> bool:
 
 
 def _float_result(v: Fraction, neg_if_zero: bool, spec: FloatSpec) -> tuple:
+    """An operation's exact result rounded to the format; ("inf", ...) stands for a result
+    the format cannot hold (beyond its range; zero or negative in float8_e8m0fnu): an error."""
     r = round_to_float(v, spec, "nearest-even")
-    if abs(r) > spec.max:
+    if abs(r) > spec.max or (spec.e8m0 and r <= 0):
         return ("inf", r < 0)
     if r == 0:
         return ("zero", neg_if_zero if v == 0 else v < 0)
@@ -283,9 +420,9 @@ def scale_offset_element(x: np.generic, offset: np.generic, scale: np.generic,
                          decode: bool) -> np.generic:
     """One element; raise Failure(operation) where the spec says it must fail."""
     dt = np.asarray(x).dtype
-    if dt.kind in "iu":
+    if is_int(dt):
         lo, hi = int_range(dt)
-        xi, o, s = int(x), int(offset), int(scale)
+        xi, o, s = int(value_of(x).exact), int(value_of(offset).exact), int(value_of(scale).exact)
         if decode:
             if s != 1:
                 if xi % s != 0:
@@ -298,22 +435,22 @@ def scale_offset_element(x: np.generic, offset: np.generic, scale: np.generic,
             r = q + o
             if not lo <= r <= hi:
                 raise Failure("addition")
-            return dt.type(r)
+            return to_numpy(r, dt)
         t = xi - o
         if not lo <= t <= hi:
             raise Failure("subtraction")
         p = t * s
         if not lo <= p <= hi:
             raise Failure("multiplication")
-        return dt.type(p)
+        return to_numpy(p, dt)
     spec = float_spec(dt)
     v, ov, sv = value_of(x), value_of(offset), value_of(scale)
     if v.kind == "nan":
-        return dt.type("nan")
+        return to_numpy("nan", dt)
     if v.kind == "inf":
         # +-inf - finite = +-inf, * nonzero finite keeps or flips the sign; likewise / and +
         neg = v.neg != (sv.neg if sv.kind != "nan" else False)
-        return dt.type("-inf" if neg else "inf")
+        return to_numpy(("inf", neg), dt)
 
     def op(a: Value, b: Value, kind: str) -> Value:
         if kind == "sub":
@@ -338,17 +475,11 @@ def scale_offset_element(x: np.generic, offset: np.generic, scale: np.generic,
         if cur.kind == "inf":
             raise Failure(name)
     if cur.exact == 0:
-        return dt.type("-0.0" if cur.neg else "0.0")
+        return to_numpy(("zero", cur.neg and spec.has_neg_zero), dt)
     return to_numpy(cur.exact, dt)
 
 
 def scale_offset_array(arr: np.ndarray, offset: np.generic, scale: np.generic,
                        decode: bool) -> np.ndarray | tuple[int, str]:
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    out = np.empty(flat.shape, dtype=arr.dtype)
-    for i, x in enumerate(flat):
-        try:
-            out[i] = scale_offset_element(x, offset, scale, decode)
-        except Failure as e:
-            return i, e.reason
-    return out.reshape(np.shape(arr))
+    return _element_wise(arr, np.asarray(arr).dtype,
+                         lambda x: scale_offset_element(x, offset, scale, decode))

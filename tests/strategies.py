@@ -4,14 +4,49 @@ where casts go wrong (ties, signed zeros, subnormals, NaN payloads, infinities, 
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import lowprec_model as lp
+
 INT_NAMES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 FLOAT_NAMES = ["float16", "float32", "float64"]
 ALL_NAMES = INT_NAMES + FLOAT_NAMES
+# the zarr-extensions low-precision types (and float8_e4m3fn), ml_dtypes in memory
+LOW_NAMES = list(lp.MODELS)
+LOW_FLOAT_NAMES = [n for n in LOW_NAMES if lp.MODELS[n].kind == "float"]
+EVERY_NAME = ALL_NAMES + LOW_NAMES
 ROUNDINGS = ["nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"]
+
+
+def is_low(dtype: object) -> bool:
+    return np.dtype(dtype).name in lp.MODELS
+
+
+def is_float(dtype: object) -> bool:
+    dtype = np.dtype(dtype)
+    return lp.MODELS[dtype.name].kind == "float" if is_low(dtype) else dtype.kind == "f"
+
+
+def low_precision_edges() -> list[float]:
+    """Where casts into the small float formats go wrong: every finite value of each 8-bit or
+    smaller format, every midpoint between neighbours (the ties), the largest value plus half
+    and one step, and the same near 1.0 and the subnormal boundary for bfloat16."""
+    out: set[float] = set()
+    for name in LOW_FLOAT_NAMES:
+        values = sorted(lp.finite_values(name))
+        if lp.MODELS[name].bits > 8:
+            values = values[:40] + values[-40:] + [v for v in values if Fraction(1, 2) <= abs(v) <= 4]
+        values = sorted(set(values))
+        for a, b in zip(values, values[1:]):
+            out.update({float(a), float((a + b) / 2)})
+        top = values[-1]
+        step = top - values[-2]
+        out.update({float(top), float(top + step / 2), float(top + step), float(-top - step / 2)})
+    return sorted(out)
 
 
 def _interesting_numbers() -> list[int | float]:
@@ -38,6 +73,7 @@ def _interesting_numbers() -> list[int | float]:
 
 
 INTERESTING = _interesting_numbers()
+LOW_EDGES = low_precision_edges()
 
 
 def special_floats(dtype: np.dtype) -> list[np.generic]:
@@ -52,11 +88,31 @@ def special_floats(dtype: np.dtype) -> list[np.generic]:
     return out
 
 
-def edge_values(dtype: np.dtype) -> list[np.generic]:
-    """Every interesting number that `dtype` holds exactly, plus its special values."""
+def low_patterns(name: str) -> list[int]:
+    """Every bit pattern of an 8-bit or smaller format; for bfloat16 the binades at the
+    bottom (zero, subnormals), around 1 and at the top (max, inf, NaN), at both ends and the
+    middle of each."""
+    m = lp.MODELS[name]
+    if m.bits <= 8:
+        return list(range(1 << m.bits))
+    picks = set()
+    for sign in (0, 0x8000):
+        for e in [*range(0, 4), *range(124, 131), *range(252, 256)]:
+            for f in (0, 1, 0x40, 0x41, 0x7E, 0x7F):
+                picks.add(sign | (e << 7) | f)
+    return sorted(picks)
+
+
+def edge_values(dtype: np.dtype, *, low_edges: bool = False) -> list[np.generic]:
+    """Every interesting number that `dtype` holds exactly, plus its special values (for a
+    low-precision type: every bit pattern, or bfloat16's edges). `low_edges`: also the values,
+    ties and overflow points of the small float formats (LOW_EDGES)."""
     dtype = np.dtype(dtype)
+    if is_low(dtype):
+        return [lp.from_bits(dtype.name, b) for b in low_patterns(dtype.name)]
     values = []
-    for x in INTERESTING:
+    candidates = INTERESTING + (LOW_EDGES if low_edges and dtype.kind == "f" else [])
+    for x in candidates:
         if dtype.kind in "iu":
             if isinstance(x, int):
                 info = np.iinfo(dtype)
@@ -75,6 +131,10 @@ def edge_values(dtype: np.dtype) -> list[np.generic]:
 def elements(dtype: np.dtype) -> st.SearchStrategy:
     dtype = np.dtype(dtype)
     edges = st.sampled_from(edge_values(dtype))
+    if is_low(dtype):
+        m = lp.MODELS[dtype.name]
+        top = 0xFFFF if m.itemsize == 2 else 0xFF       # sub-byte: high bits may be anything
+        return st.one_of(edges, st.integers(0, top).map(lambda b: lp.from_bits(dtype.name, b)))
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         generic = st.integers(int(info.min), int(info.max)).map(dtype.type)
@@ -87,20 +147,54 @@ def elements(dtype: np.dtype) -> st.SearchStrategy:
     moderate = st.floats(-bound, bound, width=width).map(dtype.type)
     halves = st.integers(-int(bound), int(bound) - 1).map(lambda k: dtype.type(k + 0.5))
     bits = st.integers(0, 2**width - 1).map(lambda b: np.array(b, dtype=f"u{dtype.itemsize}").view(dtype)[()])
-    return st.one_of(edges, generic, moderate, halves, bits)
+    low = st.sampled_from(_low_edges_of(dtype.name))
+    return st.one_of(edges, generic, moderate, halves, bits, low)
+
+
+_LOW_EDGE_CACHE: dict[str, list[np.generic]] = {}
+
+
+def _low_edges_of(name: str) -> list[np.generic]:
+    """LOW_EDGES that the float type `name` holds exactly."""
+    if name not in _LOW_EDGE_CACHE:
+        dt = np.dtype(name)
+        with np.errstate(over="ignore"):
+            vals = np.array(LOW_EDGES, dtype=np.float64).astype(dt)
+        _LOW_EDGE_CACHE[name] = [v for v, x in zip(vals, LOW_EDGES) if np.isfinite(v) and float(v) == x]
+    return _LOW_EDGE_CACHE[name]
 
 
 def arrays(dtype: np.dtype, max_side: int = 6) -> st.SearchStrategy:
-    return hnp.arrays(
-        np.dtype(dtype),
-        hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=max_side),
-        elements=elements(dtype),
-    )
+    shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=max_side)
+    if is_low(dtype):
+        dtype = np.dtype(dtype)
+
+        @st.composite
+        def build(draw: st.DrawFn) -> np.ndarray:
+            shape = draw(shapes)
+            items = draw(st.lists(elements(dtype), min_size=int(np.prod(shape)),
+                                  max_size=int(np.prod(shape))))
+            bits = np.array([np.asarray(x).view(f"u{dtype.itemsize}") for x in items],
+                            dtype=f"u{dtype.itemsize}")
+            return bits.view(dtype).reshape(shape)
+
+        return build()
+    return hnp.arrays(np.dtype(dtype), shapes, elements=elements(dtype))
 
 
 def json_scalar_of(value: np.generic) -> object:
     """An independent JSON encoding of a scalar (fill-value encoding)."""
     dtype = np.asarray(value).dtype
+    if is_low(dtype):
+        m = lp.MODELS[dtype.name]
+        v = lp.table(dtype.name)[lp.logical_bits(value)]
+        if v[0] == "num":
+            return int(v[1]) if m.kind == "int" else float(v[1])
+        if v[0] == "zero":
+            return -0.0 if v[1] else 0.0
+        if v[0] == "inf":
+            return "-Infinity" if v[1] else "Infinity"
+        return "0x" + format(lp.logical_bits(value), f"0{2 * m.itemsize}x")
     if dtype.kind in "iu":
         return int(value)
     f = float(value)
@@ -112,6 +206,13 @@ def json_scalar_of(value: np.generic) -> object:
     return f
 
 
+def has_nan(dtype: np.dtype) -> bool:
+    dtype = np.dtype(dtype)
+    if is_low(dtype):
+        return any(v[0] == "nan" for v in lp.table(dtype.name).values())
+    return dtype.kind == "f"
+
+
 @st.composite
 def scalar_maps(draw: st.DrawFn, source: np.dtype, target: np.dtype, max_size: int = 3) -> list[list[object]]:
     """A scalar_map direction: keys from the source's edges (so they get hit), values of the
@@ -120,7 +221,7 @@ def scalar_maps(draw: st.DrawFn, source: np.dtype, target: np.dtype, max_size: i
     n = draw(st.integers(0, max_size))
     pairs = []
     for _ in range(n):
-        if source.kind == "f" and draw(st.booleans()) and draw(st.booleans()):
+        if is_float(source) and has_nan(source) and draw(st.booleans()) and draw(st.booleans()):
             key: object = "NaN"
         else:
             key = json_scalar_of(draw(st.sampled_from(edge_values(source))))

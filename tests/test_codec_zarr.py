@@ -110,8 +110,6 @@ def test_empty_scalar_map_is_the_default():
 
 
 @pytest.mark.parametrize(("data_type", "match"), [
-    ("bfloat16", "does not support it yet"),
-    ("int4", "does not support it yet"),
     ("bool", "not an integer or floating-point data type"),
     ("complex64", "not an integer or floating-point data type"),
 ])

@@ -9,6 +9,9 @@ Public names load lazily so ``import zdt`` stays cheap and does not import zarr:
 * ``zdt.fixedscaleoffset_to_codecs`` / ``_to_filters``  numcodecs FixedScaleOffset -> both
 * ``zdt.VLenUTF8Codec`` / ``VLenBytesCodec`` / ``VLenArrowCodec``  strings and bytes
 * ``zdt.use_string_codecs()``  make zarr read and write vlen-utf8 / vlen-bytes with zdt
+* ``zdt.dtypes``          zarr data types for bfloat16, float8 / float6 / float4, int2 / int4 /
+                          uint2 / uint4 (importing it registers them; zarr >= 3.2 loads them
+                          by itself)
 """
 
 from importlib import import_module

@@ -26,7 +26,7 @@ import numpy as np
 
 from zdt._exact cimport convert_element
 from zdt._num cimport (
-    BLOCK, fabs_t, from_bits, half_to_float, int_bits, int_max, int_max64, int_min, int_min64,
+    BLOCK, fabs_t, from_bits, int_bits, int_max, int_max64, int_min, int_min64,
     int_signed, max_finite, pow2, precision,
 )
 from zdt._types cimport (
@@ -37,12 +37,17 @@ from zdt._types cimport (
     TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
     OOR_CLAMP, OOR_WRAP,
     KEY_ANY_NAN, KEY_VALUE,
-    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_F16,
+    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
     ST_OK,
-    WIDEN_HALF, WIDEN_INT,
+    WIDEN_HALF, WIDEN_INT, WIDEN_BF16, WIDEN_TABLE,
+    MiniFormat, mini_t,
+)
+from zdt._mini cimport (
+    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, widen_small_float,
 )
 
 BLOCK_SIZE = BLOCK
+
 
 
 # --- scalar helpers -----------------------------------------------------------------------------
@@ -338,83 +343,108 @@ cdef bint f2f(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm, omode_t*
         return acc
 
 
-# --- float16 -------------------------------------------------------------------------------------
+# --- small floats (float16, bfloat16, float8 / float6 / float4) ---------------------------------------
 
-cdef bint f2h(const float_t* s, uint16_t* d, Py_ssize_t n, rmode_t* rm) noexcept nogil:
-    """float32/float64 -> float16 bits in the mode of the tag. Each x is scaled by a power of
-    two so the last float16 bit is the units digit, rounded with the float rounding functions
-    and scaled back (all exact in float64). A block is flagged when a rounded value is beyond
-    65504 (the exact path decides between 65504, inf and an error); NaN and inf map directly.
-    Branch-free and written in the loop (gcc would not inline it as a function), so it
-    vectorises."""
+cdef bint f2mini(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
+                 rmode_t* rm) noexcept nogil:
+    """float32/float64 -> a small float format, in the mode of the tag, parametrised by m
+    (zdt/_mini.pxd): scale so the last mantissa bit is the units digit, round, scale back
+    (exact in float64), assemble the bit pattern. Flags a finite value beyond the format's
+    range after rounding (the exact path decides between max, inf and an error), and an
+    infinity or NaN the format cannot hold. Branch-free, so it vectorises."""
     cdef Py_ssize_t i
     cdef uint8_t acc = 0
-    cdef uint64_t xb, vb, sub, nrm, hb
-    cdef double x, a, r, v, av
-    cdef int64_t e
+    cdef double x, v
+    cdef int e
     for i in range(n):
         x = <double>s[i]
-        a = fabs(x)
-        memcpy(&xb, &x, 8)
-        e = <int64_t>((xb >> 52) & 0x7FF) - 1023
-        e = e if e > -14 else -14               # subnormal float16 spacing is 2**-24
-        e = e if e < 16 else 16                 # keeps the scale finite; |x| >= 2**16 is flagged
-        r = round_t(x * pow2(<int>(10 - e), <double*>NULL), rm)
-        v = r * pow2(<int>(e - 10), <double*>NULL)
-        av = fabs(v)
-        memcpy(&vb, &av, 8)
-        # below 2**-14: subnormal (or zero), significand av / 2**-24 (operand clamped: no UB)
-        sub = <uint64_t>(<int32_t>((av if av < 6.103515625e-05 else 0.0) * 16777216.0))
-        nrm = (((vb >> 52) - 1008) << 10) | ((vb >> 42) & 0x3FF)
-        hb = sub if av < 6.103515625e-05 else nrm
-        acc |= (not (av <= 65504.0)) & (a <= 1.7976931348623157e308)
-        hb = 0x7C00 if a > 1.7976931348623157e308 else hb     # +-inf
-        hb = 0x7E00 if x != x else hb                          # NaN
-        d[i] = <uint16_t>(((xb >> 48) & 0x8000) | hb)
+        e = mini_exponent(x, m)
+        v = mini_scale_out(round_t(mini_scale_in(x, e, m), rm), e, m)
+        acc |= mini_unsure(v, x, m)
+        d[i] = <mini_t>mini_bits(v, x, m)
     return acc
 
 
-cdef bint f2h_modes(const float_t* s, uint16_t* d, Py_ssize_t n, int rounding) noexcept nogil:
+cdef bint f2mini_modes(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
+                       int rounding) noexcept nogil:
     if rounding == TOWARDS_ZERO:
-        return f2h(s, d, n, <RTowardsZero*>NULL)
+        return f2mini(s, d, n, m, <RTowardsZero*>NULL)
     elif rounding == TOWARDS_POSITIVE:
-        return f2h(s, d, n, <RTowardsPositive*>NULL)
+        return f2mini(s, d, n, m, <RTowardsPositive*>NULL)
     elif rounding == TOWARDS_NEGATIVE:
-        return f2h(s, d, n, <RTowardsNegative*>NULL)
+        return f2mini(s, d, n, m, <RTowardsNegative*>NULL)
     elif rounding == NEAREST_AWAY:
-        return f2h(s, d, n, <RNearestAway*>NULL)
-    return f2h(s, d, n, <RNearestEven*>NULL)
+        return f2mini(s, d, n, m, <RNearestAway*>NULL)
+    return f2mini(s, d, n, m, <RNearestEven*>NULL)
 
 
-cdef void widen_half(const uint16_t* s, float* t, Py_ssize_t n) noexcept nogil:
+cdef bint narrow_block(void* d, Py_ssize_t n, int bits, bint is_signed, int oor) noexcept nogil:
+    """An int8 / uint8 block standing for a sub-byte integer type: apply its logical width.
+    Error mode flags values outside it; clamp clamps to it; wrap reduces modulo 2**bits,
+    sign-extended for signed types (zdt's storage rule). Clamp and wrap compose with the int8
+    loop's own, since 2**bits divides 256."""
     cdef Py_ssize_t i
-    for i in range(n):
-        t[i] = half_to_float(s[i])
-
-
-cdef void widen_int(const int_t* s, double* t, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        t[i] = <double>s[i]
-
-
-cdef void widen_int_code(const void* s, int code, double* t, Py_ssize_t n) noexcept nogil:
-    if code == T_I8:
-        widen_int(<const int8_t*>s, t, n)
-    elif code == T_U8:
-        widen_int(<const uint8_t*>s, t, n)
-    elif code == T_I16:
-        widen_int(<const int16_t*>s, t, n)
-    elif code == T_U16:
-        widen_int(<const uint16_t*>s, t, n)
-    elif code == T_I32:
-        widen_int(<const int32_t*>s, t, n)
-    elif code == T_U32:
-        widen_int(<const uint32_t*>s, t, n)
-    elif code == T_I64:
-        widen_int(<const int64_t*>s, t, n)
+    cdef uint8_t acc = 0
+    cdef int8_t* sd = <int8_t*>d
+    cdef uint8_t* ud = <uint8_t*>d
+    cdef int8_t lo = <int8_t>(-(1 << (bits - 1))), hi = <int8_t>((1 << (bits - 1)) - 1)
+    cdef uint8_t uhi = <uint8_t>((1 << bits) - 1)
+    cdef int sh = 8 - bits
+    if is_signed:
+        if oor == OOR_CLAMP:
+            for i in range(n):
+                sd[i] = lo if sd[i] < lo else (hi if sd[i] > hi else sd[i])
+        elif oor == OOR_WRAP:
+            for i in range(n):
+                sd[i] = <int8_t>(<uint8_t>(<uint8_t>sd[i] << sh)) >> sh
+        else:
+            for i in range(n):
+                acc |= (sd[i] < lo) | (sd[i] > hi)
     else:
-        widen_int(<const uint64_t*>s, t, n)
+        if oor == OOR_CLAMP:
+            for i in range(n):
+                ud[i] = uhi if ud[i] > uhi else ud[i]
+        elif oor == OOR_WRAP:
+            for i in range(n):
+                ud[i] = ud[i] & uhi
+        else:
+            for i in range(n):
+                acc |= ud[i] > uhi
+    return acc
+
+
+# --- reading sources that have no loop of their own (each exact) ------------------------------------
+
+cdef bint widen_int(const int_t* s, double* t, Py_ssize_t n) noexcept nogil:
+    """Integers to float64; True if some 64-bit value is at least 2**53 in magnitude (float64
+    may have rounded it: the exact path must round it once, to the target)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef double v
+    for i in range(n):
+        v = <double>s[i]
+        t[i] = v
+        if sizeof(int_t) == 8:
+            acc |= fabs(v) >= 9007199254740992.0
+    return acc
+
+
+cdef bint widen_int_code(const void* s, int code, double* t, Py_ssize_t n) noexcept nogil:
+    if code == T_I8:
+        return widen_int(<const int8_t*>s, t, n)
+    elif code == T_U8:
+        return widen_int(<const uint8_t*>s, t, n)
+    elif code == T_I16:
+        return widen_int(<const int16_t*>s, t, n)
+    elif code == T_U16:
+        return widen_int(<const uint16_t*>s, t, n)
+    elif code == T_I32:
+        return widen_int(<const int32_t*>s, t, n)
+    elif code == T_U32:
+        return widen_int(<const uint32_t*>s, t, n)
+    elif code == T_I64:
+        return widen_int(<const int64_t*>s, t, n)
+    return widen_int(<const uint64_t*>s, t, n)
 
 
 # --- mode dispatch (runtime enum -> tag types) -----------------------------------------------------
@@ -582,9 +612,12 @@ cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp)
     return finish_map(s, d, n, sp, flagged)
 
 
-cdef bint fast_half(const float_t* s, uint16_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
-    """float32/float64 -> float16 (integers arrive widened to float64)."""
-    return finish_map(s, d, n, sp, f2h_modes(s, d, n, sp.rounding))
+cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """float32/float64 -> a small float (integers arrive widened to float64)."""
+    if sp.mini.itemsize == 2:
+        return finish_map(s, <uint16_t*>d, n, sp,
+                          f2mini_modes(s, <uint16_t*>d, n, &sp.mini, sp.rounding))
+    return finish_map(s, <uint8_t*>d, n, sp, f2mini_modes(s, <uint8_t*>d, n, &sp.mini, sp.rounding))
 
 
 cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
@@ -612,10 +645,10 @@ cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) no
 
 cdef bint fast_block(const void* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
     cdef int c = sp.src_code
-    if sp.dst_code == T_F16:
+    if sp.dst_code == T_MINI:
         if c == T_F32:
-            return fast_half(<const float*>s, <uint16_t*>d, n, sp)
-        return fast_half(<const double*>s, <uint16_t*>d, n, sp)
+            return fast_mini(<const float*>s, d, n, sp)
+        return fast_mini(<const double*>s, d, n, sp)
     if c == T_I8:
         return fast_src(<const int8_t*>s, d, n, sp)
     elif c == T_U8:
@@ -699,6 +732,7 @@ cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const
     cdef Py_ssize_t i
     cdef int st
     cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
+    cdef bint flagged = False
     if not k.has_fast:
         for i in range(m):
             st = convert_element(src + i * ssz, dst + i * dsz, &k.exact)
@@ -706,13 +740,17 @@ cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const
                 status[0] = st
                 return i
         return -1
-    if k.widen == WIDEN_HALF:
-        widen_half(<const uint16_t*>src, ftmp, m)
+    if k.widen == WIDEN_HALF or k.widen == WIDEN_BF16 or k.widen == WIDEN_TABLE:
+        widen_small_float(src, ftmp, m, k.widen, k.table)
         fs = ftmp
     elif k.widen == WIDEN_INT:
-        widen_int_code(src, k.orig_code, dtmp, m)
+        flagged = widen_int_code(src, k.orig_code, dtmp, m)
         fs = dtmp
-    if fast_block(fs, dst, m, &k.fast):
+    flagged = fast_block(fs, dst, m, &k.fast) | flagged
+    if k.fast.narrow_bits:
+        flagged = narrow_block(dst, m, k.fast.narrow_bits, k.exact.dst.is_signed,
+                               k.fast.out_of_range) | flagged
+    if flagged:
         # some element may need the exact path: mask the candidates (the block is in cache)
         # and let the exact path decide each of them from the original bits
         if mark(fs, m, mask, &k.fast):
@@ -764,18 +802,30 @@ def cast(CastKernelSpec spec not None, src, dst, bint fast=True):
 
 
 def fast_flags(CastKernelSpec spec not None, values):
-    """Test hook: for each value (an array of the fast loops' source type), whether the fast
-    loop of `spec` flags it when it is alone in a block (no widening, scalar_map included)."""
+    """Test hook: for each value (an array of the fast loops' source type, i.e. after any
+    widening), whether the fast step of `spec` flags it when it is alone in a block: the
+    loop, the sub-byte narrowing, and the flag widening a 64-bit integer raises (a float64
+    value of 2**53 or more)."""
     cdef const uint8_t[::1] sv = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
     cdef uint8_t out_bytes[8]
     cdef Py_ssize_t i, n
     cdef int ssz = spec.k.fast.src.itemsize
-    if not spec.k.has_fast:
+    cdef const CastKernel* k = &spec.k
+    cdef double x
+    cdef bint flag
+    if not k.has_fast:
         raise ValueError("this cast has no fast loop")
     if sv.shape[0] % ssz:
         raise ValueError("values are not of the fast loop's source type")
     n = sv.shape[0] // ssz
     flags = np.zeros(n, dtype=bool)
     for i in range(n):
-        flags[i] = fast_block(&sv[i * ssz], out_bytes, 1, &spec.k.fast)
+        flag = fast_block(&sv[i * ssz], out_bytes, 1, &k.fast)
+        if k.fast.narrow_bits:
+            flag = narrow_block(out_bytes, 1, k.fast.narrow_bits, k.exact.dst.is_signed,
+                                k.fast.out_of_range) | flag
+        if k.widen == WIDEN_INT and (k.orig_code == T_I64 or k.orig_code == T_U64):
+            memcpy(&x, &sv[i * ssz], 8)
+            flag = flag | (fabs(x) >= 9007199254740992.0)
+        flags[i] = flag
     return flags

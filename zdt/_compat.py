@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import import_module
@@ -24,6 +25,7 @@ from zarr.abc.codec import ArrayArrayCodec
 _DEFAULT_IMPLEMENTATIONS = {
     "cast_value": "zdt.zarr_codecs.cast_value.CastValueCodec",
     "scale_offset": "zdt.zarr_codecs.scale_offset.ScaleOffsetCodec",
+    "bytes": "zdt.zarr_codecs.bytes.BytesCodec",
 }
 # zarr's own classes for the same codec names (zarr >= 3.2)
 _ZARR_BUILTINS = {
@@ -150,3 +152,34 @@ def array_spec_before(codec: object, array_spec: Any) -> Any | None:
             return None
         return None
     return None
+
+
+# --- the serializer of new arrays -----------------------------------------------------------------
+# zarr picks the array -> bytes codec of a new array in zarr.core.array.default_serializer_v3,
+# building its own classes directly (not through the registry or config). zdt wraps it once;
+# each rule may replace zarr's choice (first rule that does wins).
+
+_serializer_rules: list[Callable[[Any, Any], Any]] = []
+_zarr_default_serializer: Any = None
+
+
+def _default_serializer(dtype: Any) -> Any:
+    serializer = _zarr_default_serializer(dtype)
+    for rule in _serializer_rules:
+        replacement = rule(dtype, serializer)
+        if replacement is not None:
+            return replacement
+    return serializer
+
+
+def add_serializer_rule(rule: Callable[[Any, Any], Any]) -> None:
+    """Let `rule(dtype, zarr_serializer)` choose the serializer of new arrays (None: keep
+    zarr's). Installs zdt's wrapper of zarr's default_serializer_v3 on first use."""
+    global _zarr_default_serializer
+    import zarr.core.array as za
+
+    if _zarr_default_serializer is None:
+        _zarr_default_serializer = za.default_serializer_v3
+        za.default_serializer_v3 = _default_serializer
+    if rule not in _serializer_rules:
+        _serializer_rules.append(rule)

@@ -183,6 +183,15 @@ cdef inline uint64_t round_shift(uint64_t mag, int shift, bint neg, int rounding
     return q
 
 
+cdef inline bint is_tie(uint64_t mag, int shift) noexcept nogil:
+    """Whether mag / 2**shift (shift > 0) lies exactly halfway between two integers."""
+    if shift > 64:
+        return False
+    if shift == 64:
+        return mag == (<uint64_t>1 << 63)
+    return (mag & ((<uint64_t>1 << shift) - 1)) == (<uint64_t>1 << (shift - 1))
+
+
 cdef inline int encode_int(Num x, const Format* f, int rounding, int oor, uint64_t* out) noexcept nogil:
     cdef uint64_t q = 0, low = 0, v, max_pos, max_neg_mag
     cdef bint big = False
@@ -285,6 +294,12 @@ cdef inline int encode_float(Num x, const Format* f, int rounding, int oor, uint
     shift = qe - x.exp
     if shift <= 0:
         m = x.mag << (-shift)
+    elif f.man_bits == 0 and rounding == NEAREST_EVEN and is_tie(x.mag, shift):
+        # no mantissa bits (float8_e8m0fnu): a tie goes to the even exponent field, not to
+        # an even significand (every significand is 1)
+        m = 1
+        if ((qe + f.bias) & 1) != 0:
+            m = 2
     else:
         m = round_shift(x.mag, shift, x.neg, rounding)
     if (m >> p) != 0:                                   # rounded up to the next binade
@@ -324,11 +339,14 @@ cdef inline int encode_float(Num x, const Format* f, int rounding, int oor, uint
 
 
 cdef inline bint key_matches(uint64_t raw, const MapEntry* k, const Format* f) noexcept nogil:
+    """Whether the element (its bit pattern) matches a key, comparing the format's logical
+    bits only (the unused high bits of a sub-byte format may be anything)."""
+    cdef uint64_t bits = raw & low_mask(f.bits)
     if k.kind == KEY_NAN_BITS:
-        return raw == k.key_bits
+        return bits == (k.key_bits & low_mask(f.bits))
     if k.kind == KEY_ANY_NAN:
         return f.kind == FMT_FLOAT and float_is_nan(raw, f)
-    if raw == k.key_bits:
+    if bits == (k.key_bits & low_mask(f.bits)):
         return True
     # numeric equality: +0.0 and -0.0 are the same value
     return f.kind == FMT_FLOAT and float_is_zero(raw, f) and float_is_zero(k.key_bits, f)

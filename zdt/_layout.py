@@ -42,7 +42,7 @@ def prepare(arr: np.ndarray, source: np.dtype, target: np.dtype, out: np.ndarray
             codec: str, in_place_ok: bool = False) -> Walk:
     """`in_place_ok`: the kernel can write into its own input (same type, same buffer)."""
     arr = np.asarray(arr)
-    if arr.dtype.kind not in "iuf" or arr.dtype.newbyteorder("=") != source:
+    if arr.dtype.kind in "OSUVMmcb?" and arr.dtype.name != source.name or arr.dtype.newbyteorder("=") != source:
         raise TypeError(f"{codec}: expected an array of {source}, got {arr.dtype}")
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))

@@ -1,15 +1,17 @@
 # scale_offset kernels: encode out = (x - offset) * scale, decode out = x / scale + offset, in the
 # array's own data type, checked; the per-block step `so_block` and the whole-array driver.
 # Included by each kernel build next to _cast.pxi (independent of it: shared helpers come from
-# _num.pxd).
+# _num.pxd and _mini.pxd).
 #
 # Integers: every intermediate and final value must be representable, and decode division must
 # be exact. 8- and 16-bit types compute in 32 bits, 32-bit types in 64 bits, and range-check
 # (branch-free, vectorises); 64-bit types use the compilers' overflow builtins in one checked
-# pass. Floats: IEEE arithmetic in the type (float16: each operation in float64 - exact for
-# + - * of float16 values, and double rounding is innocuous for / since 53 >= 2*11 + 2 - then
-# rounded to float16); a finite input whose result is not finite is an error; NaN and
-# infinities propagate.
+# pass; sub-byte types (int4, ...) are checked element by element against their logical range.
+# Floats: IEEE arithmetic in the type; small formats (float16, bfloat16, float8/6/4) compute
+# each operation in float64 and round it to the format (exact for + - * where the operands fit,
+# and double rounding is innocuous for all four since 53 >= 2p + 2 for every p <= 11). A finite
+# input whose result is not finite (or, in a format without infinities, beyond its range) is an
+# error; NaN and infinities propagate.
 #
 # Fast loops only report whether a block holds a failing element; then the block is walked with
 # the per-element checked functions to find the first one and what overflowed.
@@ -20,14 +22,15 @@ from libc.stdint cimport (
 )
 from libc.string cimport memcpy
 
+from zdt._exact cimport convert_element
+from zdt._mini cimport mini_bits, mini_round_even, widen_small_float
 from zdt._num cimport (
-    BLOCK, fabs_t, from_bits, half_to_float, int_max64, int_min, int_min64, int_signed,
-    max_finite, pow2,
+    BLOCK, fabs_t, from_bits, int_max64, int_min, int_min64, int_signed, max_finite, pow2,
 )
 from zdt._types cimport (
-    ScaleOffsetKernel, ScaleOffsetKernelSpec, float_t,
-    SO_OK, SO_SUB, SO_MUL, SO_REM, SO_DIV, SO_ADD,
-    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64,
+    MiniFormat, ScaleOffsetKernel, ScaleOffsetKernelSpec, float_t, mini_t,
+    SO_OK, SO_SUB, SO_MUL, SO_REM, SO_DIV, SO_ADD, ST_OK,
+    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
 )
 
 cdef extern from *:
@@ -60,36 +63,6 @@ ctypedef fused so_int_t:
     uint32_t
     int64_t
     uint64_t
-
-
-# --- float16 helpers ---------------------------------------------------------------------------
-
-cdef inline double half_round(double x) noexcept nogil:
-    """x rounded to the nearest float16 value (ties to even), +-inf beyond the finite range."""
-    cdef uint64_t xb
-    cdef int64_t e
-    cdef double v
-    memcpy(&xb, &x, 8)
-    e = <int64_t>((xb >> 52) & 0x7FF) - 1023
-    e = e if e > -14 else -14
-    e = e if e < 16 else 16
-    v = rint(x * pow2(<int>(10 - e), <double*>NULL)) * pow2(<int>(e - 10), <double*>NULL)
-    v = (v * 1e300 * 1e300) if fabs(v) > 65504.0 else v       # -> +-inf (NaN stays NaN)
-    return v
-
-
-cdef inline uint16_t half_bits(double v) noexcept nogil:
-    """Bit pattern of v, which is already a float16 value (or +-inf, NaN)."""
-    cdef uint64_t vb
-    cdef double av = fabs(v)
-    cdef uint64_t sub, nrm, hb
-    memcpy(&vb, &v, 8)
-    sub = <uint64_t>(<int32_t>((av if av < 6.103515625e-05 else 0.0) * 16777216.0))
-    nrm = ((((vb >> 52) & 0x7FF) - 1008) << 10) | ((vb >> 42) & 0x3FF)
-    hb = sub if av < 6.103515625e-05 else nrm
-    hb = 0x7C00 if av > 65504.0 else hb
-    hb = 0x7E00 if v != v else hb
-    return <uint16_t>(((vb >> 48) & 0x8000) | hb)
 
 
 # --- one element, checked (the slow path that names what failed) ----------------------------------
@@ -240,19 +213,21 @@ cdef bint so_float_loop(const float_t* src, float_t* dst, Py_ssize_t n, float_t 
     return acc
 
 
-cdef bint so_half_loop(const uint16_t* src, uint16_t* dst, Py_ssize_t n, double o, double s,
-                       bint decode) noexcept nogil:
+cdef bint so_mini_loop(const float* w, mini_t* dst, Py_ssize_t n, double o, double s,
+                       bint decode, const MiniFormat* m) noexcept nogil:
+    """A small float format (its block already read as float32, exactly): each operation in
+    float64, rounded to the format (nearest-even; innocuous double rounding, 53 >= 2p + 2)."""
     cdef Py_ssize_t i
     cdef uint8_t acc = 0
     cdef double x, r
     for i in range(n):
-        x = <double>half_to_float(src[i])
+        x = <double>w[i]
         if decode:
-            r = half_round(half_round(x / s) + o)
+            r = mini_round_even(mini_round_even(x / s, m) + o, m)
         else:
-            r = half_round(half_round(x - o) * s)
+            r = mini_round_even(mini_round_even(x - o, m) * s, m)
         acc |= (fabs(x) <= 1.7976931348623157e308) & (not (fabs(r) <= 1.7976931348623157e308))
-        dst[i] = half_bits(r)
+        dst[i] = <mini_t>mini_bits(r, r, m)
     return acc
 
 
@@ -303,23 +278,63 @@ cdef Py_ssize_t so_float_first(const float_t* src, Py_ssize_t n, float_t o, floa
     return -1
 
 
-cdef Py_ssize_t so_half_first(const uint16_t* src, Py_ssize_t n, double o, double s,
-                              bint decode, int* status) noexcept nogil:
-    """As so_float_first for float16 (each operation rounded to float16, as so_half_loop)."""
+cdef Py_ssize_t so_mini_first(const float* w, Py_ssize_t n, double o, double s, bint decode,
+                              const MiniFormat* m, int* status) noexcept nogil:
+    """As so_float_first for a small float format (each operation rounded, as so_mini_loop)."""
     cdef Py_ssize_t i
     cdef double x, t
     for i in range(n):
-        x = half_to_float(src[i])
-        if not (fabs(x) <= 65504.0):
+        x = <double>w[i]
+        if not (fabs(x) <= 1.7976931348623157e308):
             continue
-        t = half_round(x / s) if decode else half_round(x - o)
-        if not (fabs(t) <= 65504.0):
+        t = mini_round_even(x / s, m) if decode else mini_round_even(x - o, m)
+        if not (fabs(t) <= 1.7976931348623157e308):
             status[0] = SO_DIV if decode else SO_SUB
             return i
-        t = half_round(t + o) if decode else half_round(t * s)
-        if not (fabs(t) <= 65504.0):
+        t = mini_round_even(t + o, m) if decode else mini_round_even(t * s, m)
+        if not (fabs(t) <= 1.7976931348623157e308):
             status[0] = SO_ADD if decode else SO_MUL
             return i
+    return -1
+
+
+cdef Py_ssize_t so_subint(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int64_t o, int64_t s,
+                          int bits, bint is_signed, bint decode, int* status) noexcept nogil:
+    """A sub-byte integer type (int2, int4, uint2, uint4, one per byte, value in the low bits):
+    every step checked against its logical range, written as zdt stores it (sign-extended /
+    zero high bits). Slow and simple: these values are tiny."""
+    cdef Py_ssize_t i
+    cdef int sh = 64 - bits
+    cdef int64_t lo = -(1LL << (bits - 1)) if is_signed else 0
+    cdef int64_t hi = (1LL << (bits - 1)) - 1 if is_signed else (1LL << bits) - 1
+    cdef int64_t x, t, q
+    cdef uint8_t out
+    for i in range(n):
+        x = <int64_t>((<uint64_t>src[i]) << sh)
+        x = (x >> sh) if is_signed else <int64_t>((<uint64_t>x) >> sh)
+        if decode:
+            if x % s != 0:
+                status[0] = SO_REM
+                return i
+            q = x / s
+            if q < lo or q > hi:
+                status[0] = SO_DIV
+                return i
+            t = q + o
+            if t < lo or t > hi:
+                status[0] = SO_ADD
+                return i
+        else:
+            t = x - o
+            if t < lo or t > hi:
+                status[0] = SO_SUB
+                return i
+            t = t * s
+            if t < lo or t > hi:
+                status[0] = SO_MUL
+                return i
+        out = <uint8_t>t
+        dst[i] = out if is_signed else (out & <uint8_t>((1 << bits) - 1))
     return -1
 
 
@@ -380,20 +395,67 @@ cdef Py_ssize_t so_block_float(const float_t* src, float_t* dst, Py_ssize_t m, f
     return -1
 
 
-cdef Py_ssize_t so_block_half(const uint16_t* src, uint16_t* dst, Py_ssize_t m, double o,
-                              double s, bint decode, int* status) noexcept nogil:
-    cdef uint16_t saved[BLOCK]
-    cdef const uint16_t* blk = src
+cdef inline bint exact_round(double x, double* r, uint8_t* bits, const ScaleOffsetKernel* k) noexcept nogil:
+    """x rounded by the exact path to the format (float8_e8m0fnu), its value in *r and bit
+    pattern in *bits; False when the format has no value for it (zero, negative, beyond)."""
+    cdef uint8_t b
+    if convert_element(<const uint8_t*>&x, &b, &k.rounding) != ST_OK:
+        return False
+    bits[0] = b
+    r[0] = <double>k.table[b]
+    return True
+
+
+cdef Py_ssize_t so_block_exact(const float* w, uint8_t* dst, Py_ssize_t m, double o, double s,
+                               bint decode, const ScaleOffsetKernel* k, int* status) noexcept nogil:
+    """A one-byte format without a MiniFormat (float8_e8m0fnu): each operation in float64,
+    rounded to the format by the exact path; an operation whose result the format cannot hold
+    fails (NaN propagates)."""
+    cdef Py_ssize_t i
+    cdef double x, t
+    cdef uint8_t b
+    for i in range(m):
+        x = <double>w[i]
+        if x != x:
+            dst[i] = <uint8_t>((1 << k.rounding.dst.bits) - 1)      # its NaN: all ones
+            continue
+        if not exact_round(x / s if decode else x - o, &t, &b, k):
+            status[0] = SO_DIV if decode else SO_SUB
+            return i
+        if not exact_round(t + o if decode else t * s, &t, &b, k):
+            status[0] = SO_ADD if decode else SO_MUL
+            return i
+        dst[i] = b
+    return -1
+
+
+cdef Py_ssize_t so_block_mini(const uint8_t* src, uint8_t* dst, Py_ssize_t m, double o,
+                              double s, bint decode, const ScaleOffsetKernel* k,
+                              int* status) noexcept nogil:
+    """A small float format: the block is read into float32 first (that copy is also what
+    the failure search reads, so in place needs no other saving)."""
+    cdef float w[BLOCK]
+    cdef uint8_t saved[2 * BLOCK]
     cdef bint in_place = src == dst
+    cdef bint flagged
     cdef Py_ssize_t bad
     if in_place:
-        memcpy(saved, src, m * 2)
-        blk = saved
-    if so_half_loop(blk, dst, m, o, s, decode):
-        bad = so_half_first(blk, m, o, s, decode, status)
+        memcpy(saved, src, m * k.itemsize)
+    widen_small_float(src, w, m, k.widen, k.table)
+    if k.exact_round:
+        bad = so_block_exact(w, dst, m, o, s, decode, k, status)
+        if bad >= 0 and in_place:
+            memcpy(dst, saved, m * k.itemsize)
+        return bad
+    if k.itemsize == 2:
+        flagged = so_mini_loop(w, <uint16_t*>dst, m, o, s, decode, &k.mini)
+    else:
+        flagged = so_mini_loop(w, dst, m, o, s, decode, &k.mini)
+    if flagged:
+        bad = so_mini_first(w, m, o, s, decode, &k.mini, status)
         if bad >= 0:
             if in_place:
-                memcpy(dst, saved, m * 2)
+                memcpy(dst, saved, m * k.itemsize)
             return bad
     return -1
 
@@ -406,6 +468,27 @@ cdef Py_ssize_t so_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
     cdef uint64_t ob = k.dec_offset if decode else k.enc_offset
     cdef uint64_t sb = k.scale
     cdef int c = k.code
+    cdef int sh
+    cdef float wo, ws
+    cdef uint8_t ob8, sb8
+    if k.int_bits:
+        sh = 64 - k.int_bits
+        if c == T_I8:
+            return so_subint(src, dst, m, <int64_t>(ob << sh) >> sh, <int64_t>(sb << sh) >> sh,
+                             k.int_bits, True, decode, status)
+        return so_subint(src, dst, m, <int64_t>(ob & ((1ULL << k.int_bits) - 1)),
+                         <int64_t>(sb & ((1ULL << k.int_bits) - 1)), k.int_bits, False, decode,
+                         status)
+    if c == T_MINI:
+        ob8 = <uint8_t>ob
+        sb8 = <uint8_t>sb
+        if k.itemsize == 2:
+            widen_small_float(<const uint8_t*>&ob, &wo, 1, k.widen, k.table)
+            widen_small_float(<const uint8_t*>&sb, &ws, 1, k.widen, k.table)
+        else:
+            widen_small_float(&ob8, &wo, 1, k.widen, k.table)
+            widen_small_float(&sb8, &ws, 1, k.widen, k.table)
+        return so_block_mini(src, dst, m, wo, ws, decode, k, status)
     if c == T_I8:
         return so_block_int(<const int8_t*>src, <int8_t*>dst, m, from_bits(ob, <int8_t*>NULL), from_bits(sb, <int8_t*>NULL), decode, status)
     elif c == T_U8:
@@ -424,10 +507,7 @@ cdef Py_ssize_t so_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
         return so_block_int(<const uint64_t*>src, <uint64_t*>dst, m, from_bits(ob, <uint64_t*>NULL), from_bits(sb, <uint64_t*>NULL), decode, status)
     elif c == T_F32:
         return so_block_float(<const float*>src, <float*>dst, m, from_bits(ob, <float*>NULL), from_bits(sb, <float*>NULL), decode, status)
-    elif c == T_F64:
-        return so_block_float(<const double*>src, <double*>dst, m, from_bits(ob, <double*>NULL), from_bits(sb, <double*>NULL), decode, status)
-    return so_block_half(<const uint16_t*>src, <uint16_t*>dst, m, half_to_float(<uint16_t>ob),
-                         half_to_float(<uint16_t>sb), decode, status)
+    return so_block_float(<const double*>src, <double*>dst, m, from_bits(ob, <double*>NULL), from_bits(sb, <double*>NULL), decode, status)
 
 
 cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const ScaleOffsetKernel* k,

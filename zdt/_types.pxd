@@ -72,6 +72,11 @@ ctypedef fused num2_t:
     float
     double
 
+# storage of a small float format (float16 / bfloat16: two bytes; float8 / 6 / 4: one)
+ctypedef fused mini_t:
+    uint8_t
+    uint16_t
+
 # --- mode axes ----------------------------------------------------------------------------------
 # Each mode is an empty struct type. Kernels take a (never dereferenced) pointer to one, so
 # `if rmode_t is RNearestEven:` is decided by Cython per specialisation and the C compiler sees
@@ -150,7 +155,8 @@ cpdef enum TypeCode:
     T_U64 = 7
     T_F32 = 8
     T_F64 = 9
-    T_F16 = 10          # no C type: read by widening to float32, written by the f2h loop
+    T_MINI = 10         # a small float format (float16, bfloat16, float8/6/4) written by the
+                        # f2mini loop its MiniFormat parametrises; stored in 1 or 2 bytes
 
 cpdef enum FormatKind:
     FMT_INT = 0
@@ -169,11 +175,13 @@ cpdef enum KeyKind:
     KEY_NAN_BITS = 2    # hex NaN: matches exactly this bit pattern
 
 cpdef enum Widen:
-    # how the fast loops read a source that has no loop of its own
+    # how the fast loops read a source that has no loop of its own (each exact)
     WIDEN_NONE = 0
-    WIDEN_HALF = 1      # float16 source: read as float32 (exact)
-    WIDEN_INT = 2       # integer -> float16: read as float64 (exact below 2**53; larger values
-                        # overflow float16 anyway and are flagged)
+    WIDEN_HALF = 1      # float16 -> float32, arithmetically
+    WIDEN_INT = 2       # integer -> float64 (for small float targets); a 64-bit value beyond
+                        # 2**53 flags its block (float64 would round it before the target does)
+    WIDEN_BF16 = 3      # bfloat16 -> float32, a 16-bit shift
+    WIDEN_TABLE = 4     # any one-byte format -> float32 through a 256-entry table
 
 # --- structs -------------------------------------------------------------------------------------
 
@@ -194,6 +202,22 @@ ctypedef struct Format:
     bint has_zero
     bint has_subnormal
 
+ctypedef struct MiniFormat:
+    # a small float format as the f2mini loop and scale_offset write it (from a Format)
+    int itemsize        # 1 or 2 bytes of storage
+    int man_bits
+    int bias
+    int emin            # exponent of the smallest normal value, 1 - bias
+    int emax            # exponent of the largest finite binade
+    double max_finite
+    double min_normal
+    uint32_t sign_bit
+    uint32_t inf_bits   # +Infinity (has_inf)
+    uint32_t nan_bits   # the canonical NaN (has_nan)
+    bint has_inf
+    bint has_nan
+    bint has_neg_zero
+
 ctypedef struct MapEntry:
     int kind            # KeyKind
     uint64_t key_bits   # the key in the source format
@@ -213,6 +237,8 @@ ctypedef struct CastSpec:
     uint64_t nan_out    # ... and this is its output
     uint64_t safe_lo    # source values in [safe_lo, safe_hi] (bit patterns) are never flagged
     uint64_t safe_hi    # by the fast loop: a flagged block sends only the others to the exact path
+    MiniFormat mini     # dst_code == T_MINI: the small float the f2mini loop writes
+    int narrow_bits     # an int8 / uint8 target standing for a sub-byte one: its width (else 0)
 
 ctypedef struct CastKernel:
     CastSpec exact      # the cast as the exact path sees it (the real source and target)
@@ -220,10 +246,17 @@ ctypedef struct CastKernel:
     bint has_fast       # False: every element takes the exact path
     int widen           # Widen
     int orig_code       # TypeCode of the source before widening (WIDEN_INT reads it)
+    const float* table  # WIDEN_TABLE: the float32 value of every byte of the source format
 
 ctypedef struct ScaleOffsetKernel:
-    int code            # TypeCode of the array's data type
+    int code            # TypeCode of the array's data type (T_MINI: a small float)
     int itemsize
+    int int_bits        # a sub-byte integer type (int8 / uint8 code): its width (else 0)
+    MiniFormat mini     # T_MINI: the format, read through `widen` / `table`
+    int widen           # T_MINI: WIDEN_HALF, WIDEN_BF16 or WIDEN_TABLE
+    const float* table
+    bint exact_round    # T_MINI without a MiniFormat (float8_e8m0fnu): results are rounded
+    CastSpec rounding   # ... by the exact path, float64 -> the format (nearest-even)
     uint64_t enc_offset # offset as a bit pattern of the type, for encoding
     uint64_t dec_offset # ... for decoding (differs only for a zero float offset: -0.0)
     uint64_t scale
@@ -233,7 +266,13 @@ cdef class CastKernelSpec:
     cdef CastKernel k
     cdef MapEntry* _map         # owned copies of the scalar_map entries
     cdef MapEntry* _fast_map
+    cdef float* _table          # owned WIDEN_TABLE table
 
 
 cdef class ScaleOffsetKernelSpec:
     cdef ScaleOffsetKernel k
+    cdef float* _table
+
+
+cdef void fill_format(Format* f, object fmt) except *
+cdef void fill_mini(MiniFormat* m, const Format* f) noexcept

@@ -190,7 +190,7 @@ def compile_scalar_map(
             raise ConfigError(str(e), config_key=f"scalar_map.{direction}") from None
         if k.any_nan:
             kind = KeyKind.KEY_ANY_NAN
-        elif key_format.is_float and np.isnan(key_format.value_of(k.bits)):
+        elif key_format.is_nan_bits(k.bits):
             kind = KeyKind.KEY_NAN_BITS
         else:
             kind = KeyKind.KEY_VALUE
@@ -333,7 +333,7 @@ class CastPlan:
         one chunk). `fast=False` sends every element through the exact path (tests use it).
         A failing element is the first one in the order the array is stored."""
         walk = _layout.prepare(arr, self.source.dtype, self.target.dtype, out, CODEC)
-        if self.source is self.target and not self.entries and fast:
+        if self.source is self.target and not self.entries and fast and not self.source.is_sub_byte:
             np.copyto(walk.out, walk.arr)       # the identity cast (NaN payloads, -0.0 kept)
             return walk.finish()
         index, status = _kernels.module().cast(self.kernel, walk.flat_in, walk.flat_out, fast)

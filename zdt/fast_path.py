@@ -17,8 +17,12 @@ it), computed here from the loops' flag conditions, which are:
                 range, or rounds (in the mode) away from zero past float32's max; never under
                 nearest-even with clamp (+-inf is then the result); same-size or widening
                 casts never flag
-  f2h           when a finite x rounds (in the mode, at float16 precision, exponent capped
-                at 2**16) beyond 65504
+  f2mini        (float16, bfloat16, float8 / float6 / float4) when a finite x rounds (in the
+                mode, at the format's precision, binade capped above its largest) beyond
+                its largest finite value; an infinity or NaN the format cannot hold
+  narrow        (int2 / int4 / uint2 / uint4 written as int8 / uint8) in error mode, unless
+                the int8 result lies in the logical range
+  WIDEN_INT     a 64-bit integer of magnitude 2**53 or more (float64 may have rounded it)
 
 tests/test_safe_range.py runs both ends of every safe range, and the next value beyond each,
 through the loops alone (the kernels' `fast_flags`): it fails the moment either side moves.
@@ -32,8 +36,8 @@ from fractions import Fraction
 import numpy as np
 
 from zdt import json_scalar
-from zdt._types import Widen
-from zdt.formats import FORMATS, NumberFormat
+from zdt._types import TypeCode, Widen
+from zdt.formats import FORMATS, LOW_PRECISION, NumberFormat
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class FastView:
 
     widen: Widen                 # how the source is read (float16 as float32, ints as float64)
     source: NumberFormat         # the source format the loops see (after widening)
+    target_code: TypeCode        # the C type the loops write, or T_MINI (the f2mini loop)
+    narrow_bits: int             # a sub-byte integer target written as int8 / uint8: its width
     map_entries: tuple           # scalar_map entries with keys in that format
     force_exact_map: bool        # map hits are only candidates: the exact path decides them
     safe_lo: int                 # the safe range, bit patterns of `source`
@@ -50,16 +56,23 @@ class FastView:
 
 def fast_view(source: NumberFormat, target: NumberFormat, rounding: str,
               out_of_range: str | None, entries: list) -> FastView | None:
-    """How the fast loops see a cast, or None when there is no fast loop for it. float16
-    sources are read as float32 and integers going to float16 as float64 (both exact where it
-    matters), so scalar_map keys and the safe range are given in that type; keys the widening
-    cannot hold exactly make every candidate take the exact path."""
-    widen, fast_source = Widen.WIDEN_NONE, source
+    """How the fast loops see a cast, or None when there is no fast loop for it (a target only
+    the exact path writes: float8_e8m0fnu). Sources without a loop of their own are read into
+    a wider type (exact): float16, bfloat16 and every one-byte low-precision format as float32,
+    integers going to a small float as float64; scalar_map keys and the safe range are then
+    given in that type, and keys the widening cannot hold exactly make every candidate take
+    the exact path."""
     if source.name == "float16":
         widen, fast_source = Widen.WIDEN_HALF, FORMATS["float32"]
-    elif target.name == "float16" and source.is_int:
+    elif source.name == "bfloat16":
+        widen, fast_source = Widen.WIDEN_BF16, FORMATS["float32"]
+    elif source.name in LOW_PRECISION and source.itemsize == 1:
+        widen, fast_source = Widen.WIDEN_TABLE, FORMATS["float32"]
+    elif source.is_int and target.type_code == TypeCode.T_MINI:
         widen, fast_source = Widen.WIDEN_INT, FORMATS["float64"]
-    if fast_source.type_code < 0 or target.type_code < 0:
+    else:
+        widen, fast_source = Widen.WIDEN_NONE, source
+    if target.type_code == TypeCode.T_NONE:
         return None
     # 64-bit integers read as float64 are rounded: an element could compare equal to a key it
     # is not, so map hits are only candidates, decided by the exact path
@@ -68,12 +81,18 @@ def fast_view(source: NumberFormat, target: NumberFormat, rounding: str,
     for e in entries:
         if widen != Widen.WIDEN_NONE:
             key = source.value_of(e.key_bits)
-            wide = np.array(key, dtype=object if source.is_int else source.dtype).astype(fast_source.dtype)
+            with np.errstate(invalid="ignore"):     # a signalling NaN key
+                wide = np.array(key, dtype=object if source.dtype.kind in "iu" else source.dtype).astype(fast_source.dtype)
             e = e._replace(key_bits=json_scalar.value_to_bits(wide[()], fast_source))
         fast_entries.append(e)
     lo, hi = safe_range(fast_source, target, rounding, out_of_range)
-    return FastView(widen, fast_source, tuple(fast_entries), force,
-                    fast_source.bits_of(lo), fast_source.bits_of(hi))
+    if widen == Widen.WIDEN_INT and source.itemsize == 8:
+        # the widening flags a block holding a value of 2**53 or more (see _cast.pxi)
+        limit = np.nextafter(np.float64(2.0**53), 0.0)
+        lo, hi = max(lo, -limit), min(hi, limit)
+    return FastView(widen, fast_source, target.type_code,
+                    target.bits if target.is_int and target.is_sub_byte else 0,
+                    tuple(fast_entries), force, fast_source.bits_of(lo), fast_source.bits_of(hi))
 
 
 # --- the safe range ---------------------------------------------------------------------------------
@@ -85,17 +104,17 @@ def _float_below(bound: Fraction, dt: np.dtype, inclusive: bool) -> np.generic:
         f = Fraction(float(v))
         return f < bound or (inclusive and f == bound)
 
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):       # a bound past the type's range: its max
         x = dt.type(float(bound))
-    if not np.isfinite(x):
-        x = np.finfo(dt).max * np.sign(x)
-    while not ok(x):
-        x = np.nextafter(x, dt.type(-np.inf))
-    while True:
-        up = np.nextafter(x, dt.type(np.inf))
-        if not np.isfinite(up) or not ok(up):
-            return x
-        x = up
+        if not np.isfinite(x):
+            x = np.finfo(dt).max * np.sign(x)
+        while not ok(x):
+            x = np.nextafter(x, dt.type(-np.inf))
+        while True:
+            up = np.nextafter(x, dt.type(np.inf))
+            if not np.isfinite(up) or not ok(up):
+                return x
+            x = up
 
 
 def _float_above(bound: Fraction, dt: np.dtype, inclusive: bool) -> np.generic:
@@ -125,15 +144,20 @@ def _f2i_bounds(lo_int: int, hi_int: int, rounding: str, dt: np.dtype) -> tuple[
     return lo, hi
 
 
-def _f2h_bounds(rounding: str, dt: np.dtype) -> tuple[np.generic, np.generic]:
-    """[lo, hi] for the float16 loop: the floats of `dt` whose rounding at float16 precision
-    stays within +-65504. Beyond 65504 the next multiple of the last float16 bit (32) is 65536;
-    the loop caps the exponent it rounds at, so from 65536 on every value is beyond, in every
-    mode, even where the correct result (directed rounding towards zero) is 65504."""
-    top, step = Fraction(65504), Fraction(32)
+def _mini_bounds(target: NumberFormat, rounding: str, dt: np.dtype) -> tuple[np.generic, np.generic]:
+    """[lo, hi] for the small-float loop f2mini: the floats of `dt` whose rounding at the
+    target's precision stays within its largest finite value. Past max the next multiple of
+    the top binade's spacing (max + step: 2**(emax+1) for IEEE-like formats, 480 for
+    float8_e4m3fn, whose top mantissa is taken by NaN) is beyond; the loop caps the binade
+    it rounds in, so from there on every value is beyond, in every mode, even where the
+    correct result (directed rounding towards zero) is max."""
+    top = Fraction(target.max_value)
+    step = Fraction(2) ** (target.max_exp_field - target.bias - target.man_bits)
     if rounding in ("nearest-even", "nearest-away"):
-        # the midpoint 65520 rounds up in both (65504 has an odd significand)
-        hi = _float_below(top + step / 2, dt, inclusive=False)
+        # the midpoint max + step/2: nearest-away goes up; nearest-even goes to the even
+        # significand, which is max's own when its last mantissa bit is 0 (float8_e4m3fn)
+        tie_down = rounding == "nearest-even" and target.max_man % 2 == 0
+        hi = _float_below(top + step / 2, dt, inclusive=tie_down)
         return -hi, hi
     if rounding == "towards-zero":
         hi = _float_below(top + step, dt, inclusive=False)
@@ -178,8 +202,8 @@ def safe_range(source: NumberFormat, target: NumberFormat, rounding: str,
             hi = _float_below(Fraction(2**63), dt, inclusive=False)
             return -hi, hi
         return -fmax, fmax
-    if target.name == "float16":
-        return _f2h_bounds(rounding, dt)
+    if target.type_code == TypeCode.T_MINI:
+        return _mini_bounds(target, rounding, dt)
     if target.itemsize >= source.itemsize:
         return everything                  # exact: never flags
     # float64 -> float32

@@ -14,6 +14,7 @@ from functools import cached_property
 import math
 from collections.abc import Mapping
 
+import ml_dtypes  # noqa: F401  (makes NumPy know the low-precision dtypes by name)
 import numpy as np
 
 from zdt._types import FormatKind, NanStyle, TypeCode
@@ -27,7 +28,8 @@ _TYPE_CODES = {
     "uint16": TypeCode.T_U16, "int32": TypeCode.T_I32, "uint32": TypeCode.T_U32,
     "int64": TypeCode.T_I64, "uint64": TypeCode.T_U64, "float32": TypeCode.T_F32,
     "float64": TypeCode.T_F64,
-    "float16": TypeCode.T_F16,   # no C type: widened to float32 when read, written by f2h
+    # sub-byte integers: the C type of their storage (the loops apply the logical width)
+    "int2": TypeCode.T_I8, "int4": TypeCode.T_I8, "uint2": TypeCode.T_U8, "uint4": TypeCode.T_U8,
 }
 
 
@@ -64,7 +66,14 @@ class NumberFormat:
 
     @property
     def type_code(self) -> TypeCode:
-        return _TYPE_CODES.get(self.name, TypeCode.T_NONE)
+        """The C type the fast loops store it as; T_MINI for a small float format the f2mini
+        loop writes (every signed one with subnormals: all but float8_e8m0fnu); T_NONE when
+        only the exact path writes it."""
+        if self.name in _TYPE_CODES:
+            return _TYPE_CODES[self.name]
+        if self.is_float and self.itemsize <= 2 and self.signed and self.has_subnormal:
+            return TypeCode.T_MINI
+        return TypeCode.T_NONE
 
     @cached_property
     def bits_dtype(self) -> np.dtype:
@@ -92,7 +101,10 @@ class NumberFormat:
         return int(np.asarray(value, dtype=self.dtype).reshape(()).view(self.bits_dtype))
 
     def value_of(self, bits: int) -> np.generic:
-        """The scalar whose bit pattern is `bits`."""
+        """The scalar whose bit pattern is `bits` (the unused high bits of a sub-byte format
+        are ignored: ml_dtypes would read some of them as a sign)."""
+        if self.is_sub_byte:
+            bits = self.storage_bits(bits)
         return np.array(bits, dtype=self.bits_dtype).view(self.dtype)[()]
 
     def describe(self, value: object) -> str:
@@ -101,17 +113,23 @@ class NumberFormat:
             return str(int(value))
         f = float(value)
         if math.isnan(f):
-            bits = self.bits_of(value)
-            canonical = self.bits_of(self.dtype.type("nan"))
-            return "nan" if bits == canonical else f"nan (0x{bits:0{2 * self.itemsize}x})"
+            bits = self.logical_bits(self.bits_of(value))
+            return "nan" if bits == self.nan_bits else f"nan (0x{bits:0{2 * self.itemsize}x})"
         return repr(f)      # float16/32 values are float64 values: exact and unambiguous
 
     # exact range, for messages and range proofs
     @cached_property
     def min_value(self) -> int | Fraction:
+        """The smallest value (for a float without sign or zero, float8_e8m0fnu, its smallest
+        positive value)."""
         if self.is_int:
             return -(1 << (self.bits - 1)) if self.signed else 0
-        return -self.max_value if self.signed else Fraction(0)
+        if self.signed:
+            return -self.max_value
+        if self.has_zero:
+            return Fraction(0)
+        exp = (1 if self.has_subnormal else 0) - self.bias - self.man_bits
+        return Fraction(2) ** exp * (1 if self.has_subnormal else (1 << self.man_bits))
 
     @cached_property
     def max_value(self) -> int | Fraction:
@@ -123,8 +141,55 @@ class NumberFormat:
     def range_text(self) -> str:
         if self.is_int:
             return f"[{self.min_value}, {self.max_value}]"
-        hi = float(self.max_value)
-        return f"[{-hi!r}, {hi!r}]" if self.signed else f"[0, {hi!r}]"
+        return f"[{float(self.min_value)!r}, {float(self.max_value)!r}]"
+
+    @cached_property
+    def nan_bits(self) -> int | None:
+        """The bit pattern "NaN" means (the zarr-extensions canonical NaN), None without NaN."""
+        exp_all = (1 << self.exp_bits) - 1
+        if self.nan_style == NAN_IEEE:
+            return (exp_all << self.man_bits) | (1 << (self.man_bits - 1))
+        if self.nan_style == NAN_ALL_ONES:
+            return (exp_all << self.man_bits) | ((1 << self.man_bits) - 1)
+        if self.nan_style == NAN_NEG_ZERO:
+            return 1 << (self.bits - 1)
+        if self.nan_style == NAN_EXP_ONLY:
+            return (1 << self.bits) - 1
+        return None
+
+    @cached_property
+    def inf_bits(self) -> int | None:
+        """The bit pattern of +Infinity, None without infinities."""
+        return ((1 << self.exp_bits) - 1) << self.man_bits if self.has_inf else None
+
+    def is_nan_bits(self, bits: int) -> bool:
+        if not self.is_float or self.nan_style == NAN_NONE:
+            return False
+        bits = self.logical_bits(bits)
+        if self.nan_style in (NAN_NEG_ZERO, NAN_EXP_ONLY):
+            return bits == self.nan_bits
+        magnitude = bits & ((1 << (self.bits - 1)) - 1)
+        exp_all = (1 << self.exp_bits) - 1
+        if self.nan_style == NAN_IEEE:
+            return magnitude >> self.man_bits == exp_all and magnitude & ((1 << self.man_bits) - 1) != 0
+        return magnitude == self.nan_bits        # NAN_ALL_ONES, either sign
+
+    @property
+    def is_sub_byte(self) -> bool:
+        """Stored one per byte with unused high bits (int4, float4_e2m1fn, ...)."""
+        return self.bits < 8 * self.itemsize
+
+    def logical_bits(self, bits: int) -> int:
+        """A bit pattern without the unused high bits of a sub-byte format."""
+        return bits & ((1 << self.bits) - 1)
+
+    def storage_bits(self, bits: int) -> int:
+        """The bit pattern as zdt stores it: the high bits of a sub-byte format are the sign
+        extension for signed integers and zero otherwise."""
+        bits = self.logical_bits(bits)
+        if self.is_int and self.signed and bits >> (self.bits - 1):
+            bits |= ((1 << (8 * self.itemsize)) - 1) & ~((1 << self.bits) - 1)
+        return bits
 
 
 def _int(name: str, bits: int, signed: bool) -> NumberFormat:
@@ -132,6 +197,7 @@ def _int(name: str, bits: int, signed: bool) -> NumberFormat:
 
 
 def _ieee(name: str, exp_bits: int, man_bits: int) -> NumberFormat:
+    """An IEEE 754-style format: bias 2**(e-1) - 1, infinities, NaN = exponent all ones."""
     bits = 1 + exp_bits + man_bits
     return NumberFormat(
         name, FMT_FLOAT, bits, bits // 8, True, exp_bits, man_bits,
@@ -139,6 +205,18 @@ def _ieee(name: str, exp_bits: int, man_bits: int) -> NumberFormat:
     )
 
 
+def _finite(name: str, exp_bits: int, man_bits: int, bias: int, nan_style: int) -> NumberFormat:
+    """A format without infinities ("fn"): NaN as `nan_style` says (or none), and the "uz"
+    ones (NaN = the pattern of -0) without a negative zero."""
+    bits = 1 + exp_bits + man_bits
+    return NumberFormat(name, FMT_FLOAT, bits, max(1, bits // 8), True, exp_bits, man_bits,
+                        bias, nan_style, has_inf=False, has_neg_zero=nan_style != NAN_NEG_ZERO)
+
+
+# Every data type cast_value reads and writes. The low-precision ones are zarr-extensions'
+# data-types/<name>/README.md (plus float8_e4m3fn: finite-only E4M3, max 448, NaN 0x7f/0xff,
+# PyTorch's and TensorStore's FP8 E4M3, which zarr-extensions' IEEE-like float8_e4m3 is not);
+# in memory they are ml_dtypes arrays, one byte per element below 8 bits (value in the low bits).
 FORMATS: dict[str, NumberFormat] = {
     f.name: f
     for f in [
@@ -147,16 +225,23 @@ FORMATS: dict[str, NumberFormat] = {
         _int("int32", 32, True), _int("uint32", 32, False),
         _int("int64", 64, True), _int("uint64", 64, False),
         _ieee("float16", 5, 10), _ieee("float32", 8, 23), _ieee("float64", 11, 52),
+        _int("int2", 2, True), _int("uint2", 2, False),
+        _int("int4", 4, True), _int("uint4", 4, False),
+        _ieee("bfloat16", 8, 7),
+        _ieee("float8_e3m4", 3, 4), _ieee("float8_e4m3", 4, 3), _ieee("float8_e5m2", 5, 2),
+        _finite("float8_e4m3fn", 4, 3, 7, NAN_ALL_ONES),
+        _finite("float8_e4m3fnuz", 4, 3, 8, NAN_NEG_ZERO),
+        _finite("float8_e4m3b11fnuz", 4, 3, 11, NAN_NEG_ZERO),
+        _finite("float8_e5m2fnuz", 5, 2, 16, NAN_NEG_ZERO),
+        NumberFormat("float8_e8m0fnu", FMT_FLOAT, 8, 1, False, 8, 0, 127, NAN_EXP_ONLY,
+                     has_inf=False, has_neg_zero=False, has_zero=False, has_subnormal=False),
+        _finite("float6_e2m3fn", 2, 3, 1, NAN_NONE),
+        _finite("float6_e3m2fn", 3, 2, 3, NAN_NONE),
+        _finite("float4_e2m1fn", 2, 1, 1, NAN_NONE),
     ]
 }
-
-# Data types the cast_value spec defines that zdt cannot hold yet (they need ml_dtypes-backed
-# ZDTypes). Named here so the error can say "not yet" instead of "unknown".
-PLANNED = (
-    "int2", "int4", "uint2", "uint4", "bfloat16", "float4_e2m1fn", "float6_e2m3fn",
-    "float6_e3m2fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-    "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
-)
+# The ones NumPy does not know: their dtypes come from ml_dtypes.
+LOW_PRECISION = tuple(FORMATS)[11:]
 
 
 def format_for(name: str, *, role: str = "data type", config_key: str = "data_type",
@@ -166,11 +251,6 @@ def format_for(name: str, *, role: str = "data type", config_key: str = "data_ty
         return FORMATS[name]
     except (KeyError, TypeError):
         pass
-    if name in PLANNED:
-        raise ConfigError(
-            f"{codec}: {role} {name!r} is defined by the {codec} spec but zdt does not "
-            f"support it yet (supported: {', '.join(FORMATS)})", config_key=config_key,
-        )
     raise ConfigError(
         f"{codec}: {role} {name!r} is not an integer or floating-point data type; {codec} "
         f"supports {', '.join(FORMATS)}", config_key=config_key,
@@ -206,5 +286,5 @@ def data_type_name(data_type: object, *, codec: str, config_key: str = "data_typ
 def format_for_dtype(dtype: np.dtype, *, role: str = "data type",
                      config_key: str = "data_type", codec: str = "cast_value") -> NumberFormat:
     dtype = np.dtype(dtype)
-    return format_for(dtype.name if dtype.kind in "iuf" else str(dtype), role=role,
+    return format_for(dtype.name if dtype.name in FORMATS else str(dtype), role=role,
                       config_key=config_key, codec=codec)

@@ -1,28 +1,35 @@
 """Numeric scalars in the zarr v3 fill-value JSON encoding, read strictly and exactly.
 
 Integers are JSON integers (an integral JSON float such as 3.0 is accepted: JSON does not tell
-them apart). Floats are JSON numbers or the strings "NaN", "Infinity", "-Infinity" (and
-"+Infinity", which the cast_value spec's own example uses) or "0x" followed by the bit pattern
-in exactly 2 * itemsize hex digits. Anything else, including numeric strings like "5", is an
-error. Values are returned as bit patterns of the format, never through float64 for 64-bit
-integers.
+them apart). Floats are JSON numbers or the strings "NaN" (the format's canonical NaN),
+"Infinity", "-Infinity" (only where the format has them; "+Infinity", which the cast_value
+spec's own example uses, reads as "Infinity") or "0x" followed by the bit pattern in exactly
+2 * itemsize hex digits (high bits a sub-byte format does not use must be 0). Anything else,
+including numeric strings like "5", is an error. Values are returned as bit patterns of the
+format, never through float64 for 64-bit integers, and a JSON number is rounded to a narrower
+float format exactly once (nearest, ties to even), by zdt's exact conversion (NumPy and
+ml_dtypes round float64 -> float8 through float32, which rounds twice).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from zdt.formats import NumberFormat
+from zdt import _kernels
+from zdt._types import CastKernelSpec, CastStatus, OutOfRange, Rounding
+from zdt.formats import FORMATS, NumberFormat
 
-_INF_STRINGS = {"Infinity": math.inf, "+Infinity": math.inf, "-Infinity": -math.inf}
+_INF_STRINGS = {"Infinity": False, "+Infinity": False, "-Infinity": True}
 
 
 @dataclass(frozen=True)
 class Scalar:
-    """A decoded scalar: its bit pattern in the format, and whether it was the generic "NaN"."""
+    """A decoded scalar: its bit pattern in the format (as zdt stores it), and whether it was
+    the generic "NaN"."""
 
     bits: int
     any_nan: bool = False
@@ -32,10 +39,29 @@ def _describe(value: object) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
+@lru_cache(maxsize=64)
+def _from_float64(fmt: NumberFormat) -> CastKernelSpec:
+    """float64 -> fmt, nearest-even, exact path (out-of-range values fail)."""
+    return CastKernelSpec(source=FORMATS["float64"], target=fmt, rounding=Rounding.NEAREST_EVEN,
+                          out_of_range=OutOfRange.OOR_ERROR, map_entries=(), fast=None)
+
+
+def round_float64(value: float, fmt: NumberFormat) -> tuple[int | None, int]:
+    """value rounded once to the float format (nearest, ties to even): (bits, CastStatus);
+    bits is None when the status is not ST_OK (beyond the range, no zero, ...)."""
+    src = np.array([value], dtype=np.float64).view(np.uint8)
+    dst = np.zeros(fmt.itemsize, dtype=np.uint8)
+    index, status = _kernels.module().cast(_from_float64(fmt), src, dst, False)
+    if index >= 0:
+        return None, status
+    return int(dst.view(fmt.bits_dtype)[0]), CastStatus.ST_OK
+
+
 def _float_bits(value: float, fmt: NumberFormat) -> int:
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        arr = np.array(value, dtype=np.float64).astype(fmt.dtype)
-    return int(arr.view(fmt.bits_dtype))
+    """An exact float64 value (or +-inf) already known to be a value of fmt."""
+    bits, status = round_float64(value, fmt)
+    assert bits is not None, (value, fmt.name, status)
+    return bits
 
 
 def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) -> Scalar:
@@ -43,9 +69,10 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
 
     A JSON number is read as the nearest float64 (what JSON parsers do). With `exact=False`
     (offset, scale, fill values) it then takes the nearest value of a narrower float format,
-    as the fill-value encoding reads "0.1" for float32; overflow or underflow to zero is an
-    error. With `exact=True` (scalar_map entries, which must match or produce values of the
-    type) the float64 reading must itself be a value of the format."""
+    as the fill-value encoding reads "0.1" for float32; beyond the finite range, underflow to
+    zero, and a value a format cannot hold at all (0 or a negative number in float8_e8m0fnu)
+    are errors. With `exact=True` (scalar_map entries, which must match or produce values of
+    the type) the float64 reading must itself be a value of the format."""
     if fmt.is_int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{what} must be a JSON integer for {fmt.name}, got {_describe(value)}")
@@ -55,13 +82,18 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
             value = int(value)
         if not fmt.min_value <= value <= fmt.max_value:
             raise ValueError(f"{what} {value} is out of range for {fmt.name} {fmt.range_text()}")
-        return Scalar(value & ((1 << (8 * fmt.itemsize)) - 1))
+        return Scalar(fmt.storage_bits(value & ((1 << (8 * fmt.itemsize)) - 1)))
 
     if isinstance(value, str):
         if value == "NaN":
-            return Scalar(_float_bits(math.nan, fmt), any_nan=True)
+            if fmt.nan_bits is None:
+                raise ValueError(f"{what} 'NaN' is not a value of {fmt.name}, which has no NaN")
+            return Scalar(fmt.nan_bits, any_nan=True)
         if value in _INF_STRINGS:
-            return Scalar(_float_bits(_INF_STRINGS[value], fmt))
+            if fmt.inf_bits is None:
+                raise ValueError(f"{what} {value!r} is not a value of {fmt.name}, which has no "
+                                 f"infinities")
+            return Scalar(fmt.inf_bits | ((1 << (fmt.bits - 1)) if _INF_STRINGS[value] else 0))
         if value.startswith("0x"):
             digits = value[2:]
             if len(digits) != 2 * fmt.itemsize or not all(c in "0123456789abcdefABCDEF" for c in digits):
@@ -69,7 +101,10 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
                     f"{what} {value!r} is not a hex bit pattern of {fmt.name} "
                     f"('0x' and {2 * fmt.itemsize} hex digits)"
                 )
-            return Scalar(int(digits, 16))
+            bits = int(digits, 16)
+            if fmt.logical_bits(bits) != bits:
+                raise ValueError(f"{what} {value!r} sets bits above the {fmt.bits} bits of {fmt.name}")
+            return Scalar(bits)
         raise ValueError(
             f"{what} {value!r} is not a valid {fmt.name} scalar: use a JSON number, 'NaN', "
             f"'Infinity', '-Infinity' or a '0x' hex bit pattern"
@@ -85,11 +120,18 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
             raise ValueError(f"{what} {value} is not exactly representable in {fmt.name}")
         value = as_float
     if not math.isfinite(value):
-        return Scalar(_float_bits(value, fmt))
-    bits = _float_bits(value, fmt)
-    back = np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype).item()
-    if not math.isfinite(back):
+        # only from Python (JSON has no such numbers): the same as the strings
+        return decode("NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity"),
+                      fmt, what=what, exact=exact)
+    bits, _ = round_float64(value, fmt)
+    if bits is None:
+        if value <= 0 and not fmt.has_zero:
+            raise ValueError(f"{what} {value!r} is not a value of {fmt.name}, whose values are "
+                             f"all positive {fmt.range_text()}")
+        if abs(value) < float(fmt.max_value):
+            raise ValueError(f"{what} {value!r} underflows {fmt.name} {fmt.range_text()}")
         raise ValueError(f"{what} {value!r} is beyond the range of {fmt.name} {fmt.range_text()}")
+    back = float(fmt.value_of(bits))
     if exact and back != value:
         raise ValueError(f"{what} {value!r} is not exactly representable in {fmt.name} "
                          f"(nearest: {back!r})")
@@ -99,15 +141,14 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
 
 
 def encode(bits: int, fmt: NumberFormat) -> int | float | str:
-    """The JSON form of a bit pattern (NaNs with a payload keep it as hex)."""
-    value = np.array(bits, dtype=fmt.bits_dtype).view(fmt.dtype)[()]
+    """The JSON form of a bit pattern (NaNs other than the canonical one keep it as hex)."""
+    value = fmt.value_of(bits)
     if fmt.is_int:
         return int(value)
+    bits = fmt.logical_bits(bits)
+    if fmt.is_nan_bits(bits):
+        return "NaN" if bits == fmt.nan_bits else "0x" + format(bits, f"0{2 * fmt.itemsize}x")
     f = float(value)
-    if math.isnan(f):
-        if bits == _float_bits(math.nan, fmt):
-            return "NaN"
-        return "0x" + format(bits, f"0{2 * fmt.itemsize}x")
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"
     return f
@@ -115,4 +156,4 @@ def encode(bits: int, fmt: NumberFormat) -> int | float | str:
 
 def value_to_bits(value: np.generic | float | int, fmt: NumberFormat) -> int:
     """Bit pattern of a value that is already of the format's dtype (a fill value)."""
-    return int(np.asarray(value, dtype=fmt.dtype).reshape(()).view(fmt.bits_dtype))
+    return fmt.bits_of(value)

@@ -109,8 +109,6 @@ class ScaleOffsetPlan:
     __slots__ = ("fmt", "offset", "scale", "identity", "kernel")
 
     def __init__(self, fmt: NumberFormat, offset: object = 0, scale: object = 1) -> None:
-        if fmt.type_code < 0:
-            raise ConfigError(f"{CODEC}: data type {fmt.name!r} is not supported", config_key="dtype")
         self.fmt = fmt
         bits = {}
         for key, value in (("offset", offset), ("scale", scale)):
@@ -130,9 +128,8 @@ class ScaleOffsetPlan:
         if offset_zero and fmt.is_float:
             # x - (+0.0) and x + (-0.0) are exact identities for every x, -0.0 included
             enc_offset, dec_offset = fmt.bits_of(0.0), fmt.bits_of(-0.0)
-        self.kernel = ScaleOffsetKernelSpec(code=fmt.type_code, itemsize=fmt.itemsize,
-                                            enc_offset=enc_offset, dec_offset=dec_offset,
-                                            scale=bits["scale"])
+        self.kernel = ScaleOffsetKernelSpec(fmt=fmt, enc_offset=enc_offset,
+                                            dec_offset=dec_offset, scale=bits["scale"])
 
     def encode(self, arr: np.ndarray, *, out: np.ndarray | None = None,
                where: str = "element") -> np.ndarray:
@@ -174,15 +171,19 @@ class ScaleOffsetPlan:
                          "addition", "offset"),
             }[status]
         else:
+            # a format without infinities fails where an IEEE one would become infinite, and
+            # float8_e8m0fnu also where the result is zero or negative
+            beyond = (f"is not finite in {name}" if self.fmt.has_inf
+                      else f"has no value in {name} {rng}")
             detail = {
-                SO_SUB: (f"{xs} - {o} is not finite in {name}", "subtraction", "offset"),
-                SO_MUL: (f"({xs} - {o}) * {s} is not finite in {name}", "multiplication", "scale"),
-                SO_DIV: (f"{xs} / {s} is not finite in {name}", "division", "scale"),
-                SO_ADD: (f"{xs} / {s} + {o} is not finite in {name}", "addition", "offset"),
+                SO_SUB: (f"{xs} - {o} {beyond}", "subtraction", "offset"),
+                SO_MUL: (f"({xs} - {o}) * {s} {beyond}", "multiplication", "scale"),
+                SO_DIV: (f"{xs} / {s} {beyond}", "division", "scale"),
+                SO_ADD: (f"{xs} / {s} + {o} {beyond}", "addition", "offset"),
             }[status]
         text, operation, key = detail
         text = f"{operation} fails: {text}"
-        if self.fmt.is_float:
+        if self.fmt.is_float and self.fmt.has_inf:
             text += " (a finite value must stay finite)"
         direction = "decode" if decode else "encode"
         msg = f"{CODEC}: cannot {direction} {where} {nd} = {xs} ({name}): {text}"

@@ -18,10 +18,18 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
 from zdt.config_json import check_keys
 from zdt.errors import ConfigError
+from zdt.formats import LOW_PRECISION
+
+
+def dtype_json(dtype: np.dtype) -> str:
+    """How a configuration names a dtype: NumPy's string with byte order ('<f8'), or the
+    zarr name of a low-precision type ('bfloat16': its NumPy string, '<V2', means raw bytes);
+    zdt reads these native-order, as the array a format 2 filter is given."""
+    return dtype.name if dtype.name in LOW_PRECISION else dtype.str
 
 
 def parse_dtype(dtype: Any, codec: str) -> np.dtype:
-    """The ``dtype`` of a configuration as a NumPy dtype."""
+    """The ``dtype`` of a configuration as a NumPy dtype (low-precision types by name)."""
     try:
         if dtype is not None:
             return np.dtype(dtype)
@@ -95,8 +103,8 @@ class ArrayFilter(Codec):
         return ndarray_copy(dec.astype(self.dtype, copy=False), out)
 
     def get_config(self) -> dict[str, Any]:
-        return {"id": self.codec_id, "dtype": self.dtype.str, **self.config.to_json()}
+        return {"id": self.codec_id, "dtype": dtype_json(self.dtype), **self.config.to_json()}
 
     def __repr__(self) -> str:
         args = self.config.repr_args()
-        return f"{type(self).__name__}(dtype={self.dtype.str!r}{', ' + args if args else ''})"
+        return f"{type(self).__name__}(dtype={dtype_json(self.dtype)!r}{', ' + args if args else ''})"

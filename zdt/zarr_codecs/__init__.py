@@ -12,3 +12,7 @@ __all__ = ["CastValueCodec", "ScaleOffsetCodec", "VLenArrowCodec", "VLenBytesCod
            "VLenUTF8Codec", "use_string_codecs"]
 
 register_config_defaults()
+
+# zdt's data types (zarr 3.1 never loads zarr.data_type entry points: a cast_value codec with a
+# low-precision target resolves it here)
+import zdt.dtypes  # noqa: E402, F401

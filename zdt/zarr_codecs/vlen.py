@@ -139,35 +139,33 @@ _ZDT = {"vlen-utf8": "zdt.zarr_codecs.vlen.VLenUTF8Codec",
         "vlen-bytes": "zdt.zarr_codecs.vlen.VLenBytesCodec"}
 _ZARR = {"vlen-utf8": "zarr.codecs.vlen_utf8.VLenUTF8Codec",
          "vlen-bytes": "zarr.codecs.vlen_utf8.VLenBytesCodec"}
-_original_serializer: Any = None
+_serializer_enabled = False
 
 
-def _zdt_default_serializer(dtype: Any) -> ArrayBytesCodec:
-    codec = _original_serializer(dtype)
-    name = codec.to_dict()["name"]
+def _serializer_rule(dtype: Any, serializer: Any) -> ArrayBytesCodec | None:
+    """With the switch on, new string / bytes arrays get zdt's codecs (see zdt._compat)."""
+    if not _serializer_enabled:
+        return None
+    name = serializer.to_dict()["name"]
     if name == "vlen-utf8":
         return VLenUTF8Codec()
     if name == "vlen-bytes":
         return VLenBytesCodec()
-    return codec
+    return None
 
 
 def _patch_creation(enable: bool) -> None:
-    global _original_serializer
-    import zarr.core.array as za
+    global _serializer_enabled
+    from zdt._compat import add_serializer_rule
 
-    if enable and _original_serializer is None:
-        _original_serializer = za.default_serializer_v3
-        za.default_serializer_v3 = _zdt_default_serializer
-    elif not enable and _original_serializer is not None:
-        za.default_serializer_v3 = _original_serializer
-        _original_serializer = None
+    add_serializer_rule(_serializer_rule)
+    _serializer_enabled = enable
 
 
 def _state() -> tuple[dict[str, Any], bool]:
     import zarr
 
-    return ({k: zarr.config.get(f"codecs.{k}", None) for k in _ZDT}, _original_serializer is not None)
+    return ({k: zarr.config.get(f"codecs.{k}", None) for k in _ZDT}, _serializer_enabled)
 
 
 class use_string_codecs:
