@@ -49,6 +49,8 @@ extensions = [
 # The structs, enums and spec objects every kernel build shares (compiled once).
 extensions.append(Extension("zdt._types", ["zdt/_types.pyx"], extra_compile_args=COMMON_ARGS + BASELINE_ARGS,
                             depends=["zdt/_types.pxd"]))
+# The packbits bit stream (no instruction-set variants: it is bound by memory).
+extensions.append(Extension("zdt._packbits", ["zdt/_packbits.pyx"], extra_compile_args=COMMON_ARGS + BASELINE_ARGS))
 # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
 extensions.append(Extension(
     "zdt._vlen", ["zdt/_vlen.pyx"], extra_compile_args=COMMON_ARGS + BASELINE_ARGS,

@@ -47,7 +47,7 @@ def main() -> None:
     lines = src.read_text().splitlines()
     starts = []
     for i, line in enumerate(lines, 1):
-        m = re.match(r"static \w+ (__pyx_fuse_[\d_]+__pyx_f_3zdt_\d+_kernels_[a-z0-9]+_(f2i|i2i|i2f|f2f|f2h|widen_half|widen_int|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
+        m = re.match(r"static \w+ ((?:__pyx_fuse_[\d_]+)?__pyx_f_3zdt_\d+_kernels_[a-z0-9]+_(f2i|i2i|i2f|f2f|f2mini|narrow_block|widen_int|widen_subint|subint_to_float|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
         if m:
             starts.append((i, m.group(1), m.group(3)))
     for (start, name, sig), nxt in zip(starts, starts[1:] + [(len(lines), "", "")]):

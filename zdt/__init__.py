@@ -1,17 +1,18 @@
 """zdt: fast, exact, spec-complete data-type conversion codecs for Zarr.
 
-Public names load lazily so ``import zdt`` stays cheap and does not import zarr:
+Importing zdt registers its data types with zarr (zarr 3.1 does not load the ``zarr.data_type``
+entry points; newer zarr loads them by itself). Other public names load lazily:
 
 * ``zdt.CastValueCodec``  the zarr v3 ``cast_value`` codec
 * ``zdt.CastValue``       the same as a numcodecs codec (zarr format 2 filter)
 * ``zdt.ScaleOffsetCodec`` / ``zdt.ScaleOffset``  the ``scale_offset`` codec (v3 / numcodecs)
+* ``zdt.PackBitsCodec``   the ``packbits`` codec (zarr v3): elements at their real bit width
 * ``zdt.cast_array``, ``zdt.scale_offset_encode`` / ``_decode``  the same on NumPy arrays
 * ``zdt.fixedscaleoffset_to_codecs`` / ``_to_filters``  numcodecs FixedScaleOffset -> both
 * ``zdt.VLenUTF8Codec`` / ``VLenBytesCodec`` / ``VLenArrowCodec``  strings and bytes
 * ``zdt.use_string_codecs()``  make zarr read and write vlen-utf8 / vlen-bytes with zdt
 * ``zdt.dtypes``          zarr data types for bfloat16, float8 / float6 / float4, int2 / int4 /
-                          uint2 / uint4 (importing it registers them; zarr >= 3.2 loads them
-                          by itself)
+                          uint2 / uint4 (and float8_e4m3fn)
 """
 
 from importlib import import_module
@@ -43,6 +44,7 @@ _check_built()
 _LAZY = {
     "CastValueCodec": "zdt.zarr_codecs.cast_value",
     "ScaleOffsetCodec": "zdt.zarr_codecs.scale_offset",
+    "PackBitsCodec": "zdt.zarr_codecs.packbits",
     "CastValue": "zdt.numcodecs_codecs.cast_value",
     "ScaleOffset": "zdt.numcodecs_codecs.scale_offset",
     "VLenUTF8Codec": "zdt.zarr_codecs.vlen",
@@ -75,3 +77,6 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+from zdt import dtypes as _dtypes  # noqa: E402, F401  (registers the data types with zarr)

@@ -39,7 +39,7 @@ from zdt._types cimport (
     KEY_ANY_NAN, KEY_VALUE,
     T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
     ST_OK,
-    WIDEN_HALF, WIDEN_INT, WIDEN_BF16, WIDEN_TABLE,
+    WIDEN_INT, WIDEN_MINI, WIDEN_SUBINT, WIDEN_TABLE,
     MiniFormat, mini_t,
 )
 from zdt._mini cimport (
@@ -356,12 +356,13 @@ cdef bint f2mini(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
     cdef uint8_t acc = 0
     cdef double x, v
     cdef int e
+    cdef MiniFormat f = m[0]        # a local copy: the loop then provably reloads nothing
     for i in range(n):
         x = <double>s[i]
-        e = mini_exponent(x, m)
-        v = mini_scale_out(round_t(mini_scale_in(x, e, m), rm), e, m)
-        acc |= mini_unsure(v, x, m)
-        d[i] = <mini_t>mini_bits(v, x, m)
+        e = mini_exponent(x, &f)
+        v = mini_scale_out(round_t(mini_scale_in(x, e, &f), rm), e, &f)
+        acc |= mini_unsure(v, x, &f)
+        d[i] = <mini_t>mini_bits(v, x, &f)
     return acc
 
 
@@ -414,6 +415,34 @@ cdef bint narrow_block(void* d, Py_ssize_t n, int bits, bint is_signed, int oor)
 
 
 # --- reading sources that have no loop of their own (each exact) ------------------------------------
+
+cdef void widen_subint(const uint8_t* s, uint8_t* t, Py_ssize_t n, int bits,
+                       bint is_signed) noexcept nogil:
+    """int2 / int4 / uint2 / uint4 (value in the low bits) -> int8 / uint8."""
+    cdef Py_ssize_t i
+    cdef int sh = 8 - bits
+    cdef uint8_t mask = <uint8_t>((1 << bits) - 1)
+    if is_signed:
+        for i in range(n):
+            t[i] = <uint8_t>((<int8_t>(<uint8_t>(s[i] << sh))) >> sh)
+    else:
+        for i in range(n):
+            t[i] = s[i] & mask
+
+
+cdef void subint_to_float(const uint8_t* s, float* t, Py_ssize_t n, int bits,
+                          bint is_signed) noexcept nogil:
+    """int2 / int4 / uint2 / uint4 -> float32 in one pass (exact: the whole cast)."""
+    cdef Py_ssize_t i
+    cdef int sh = 8 - bits
+    cdef uint8_t mask = <uint8_t>((1 << bits) - 1)
+    if is_signed:
+        for i in range(n):
+            t[i] = <float>(<int8_t>(<uint8_t>(s[i] << sh)) >> sh)
+    else:
+        for i in range(n):
+            t[i] = <float>(s[i] & mask)
+
 
 cdef bint widen_int(const int_t* s, double* t, Py_ssize_t n) noexcept nogil:
     """Integers to float64; True if some 64-bit value is at least 2**53 in magnitude (float64
@@ -726,6 +755,7 @@ cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const
     was written to dst before it is unspecified). The step any driver chains (the whole-array
     driver below, a fused codec chain)."""
     cdef uint8_t mask[BLOCK]
+    cdef uint8_t btmp[BLOCK]
     cdef float ftmp[BLOCK]
     cdef double dtmp[BLOCK]
     cdef const void* fs = src
@@ -740,9 +770,19 @@ cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const
                 status[0] = st
                 return i
         return -1
-    if k.widen == WIDEN_HALF or k.widen == WIDEN_BF16 or k.widen == WIDEN_TABLE:
-        widen_small_float(src, ftmp, m, k.widen, k.table)
+    if k.widen == WIDEN_MINI or k.widen == WIDEN_TABLE:
+        if k.fast.dst_code == T_F32 and k.fast.map_len == 0:
+            # to float32 itself: the widening is the whole (exact) cast
+            widen_small_float(src, <float*>dst, m, k.widen, k.table, &k.src_mini)
+            return -1
+        widen_small_float(src, ftmp, m, k.widen, k.table, &k.src_mini)
         fs = ftmp
+    elif k.widen == WIDEN_SUBINT:
+        if k.fast.dst_code == T_F32 and k.fast.map_len == 0:
+            subint_to_float(src, <float*>dst, m, k.exact.src.bits, k.exact.src.is_signed)
+            return -1
+        widen_subint(src, btmp, m, k.exact.src.bits, k.exact.src.is_signed)
+        fs = btmp
     elif k.widen == WIDEN_INT:
         flagged = widen_int_code(src, k.orig_code, dtmp, m)
         fs = dtmp

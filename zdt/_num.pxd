@@ -1,7 +1,6 @@
 # cython: language_level=3
 """Numeric helpers shared by the cast and scale_offset kernels (inline, nogil, compiled into each
-kernel build with its instruction set): block size, powers of two, type limits, bit patterns,
-float16 widening."""
+kernel build with its instruction set): block size, powers of two, type limits, bit patterns."""
 
 from libc.math cimport fabs, fabsf
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -95,20 +94,3 @@ cdef inline num_t from_bits(uint64_t bits, num_t* tag) noexcept nogil:
     else:
         memcpy(&v, &bits, 8)
     return v
-
-
-cdef inline float half_to_float(uint16_t h) noexcept nogil:
-    """float16 bits -> float32, exactly. Shifting the 15 low bits into float32 position and
-    multiplying by 2**112 rebiases normal and subnormal values alike; inf/NaN get the float32
-    exponent (payload kept). Branch-free, so the widening loop vectorises."""
-    cdef uint32_t rest = h & 0x7FFF
-    cdef uint32_t b = rest << 13
-    cdef uint32_t special = b | 0x7F800000
-    cdef float f
-    memcpy(&f, &b, 4)
-    f = f * 5.192296858534828e+33
-    memcpy(&b, &f, 4)
-    b = special if rest >= 0x7C00 else b
-    b = b | ((<uint32_t>(h & 0x8000)) << 16)
-    memcpy(&f, &b, 4)
-    return f

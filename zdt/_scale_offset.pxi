@@ -220,14 +220,15 @@ cdef bint so_mini_loop(const float* w, mini_t* dst, Py_ssize_t n, double o, doub
     cdef Py_ssize_t i
     cdef uint8_t acc = 0
     cdef double x, r
+    cdef MiniFormat f = m[0]        # a local copy: the loop then provably reloads nothing
     for i in range(n):
         x = <double>w[i]
         if decode:
-            r = mini_round_even(mini_round_even(x / s, m) + o, m)
+            r = mini_round_even(mini_round_even(x / s, &f) + o, &f)
         else:
-            r = mini_round_even(mini_round_even(x - o, m) * s, m)
+            r = mini_round_even(mini_round_even(x - o, &f) * s, &f)
         acc |= (fabs(x) <= 1.7976931348623157e308) & (not (fabs(r) <= 1.7976931348623157e308))
-        dst[i] = <mini_t>mini_bits(r, r, m)
+        dst[i] = <mini_t>mini_bits(r, r, &f)
     return acc
 
 
@@ -441,7 +442,7 @@ cdef Py_ssize_t so_block_mini(const uint8_t* src, uint8_t* dst, Py_ssize_t m, do
     cdef Py_ssize_t bad
     if in_place:
         memcpy(saved, src, m * k.itemsize)
-    widen_small_float(src, w, m, k.widen, k.table)
+    widen_small_float(src, w, m, k.widen, k.table, &k.mini)
     if k.exact_round:
         bad = so_block_exact(w, dst, m, o, s, decode, k, status)
         if bad >= 0 and in_place:
@@ -483,11 +484,11 @@ cdef Py_ssize_t so_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
         ob8 = <uint8_t>ob
         sb8 = <uint8_t>sb
         if k.itemsize == 2:
-            widen_small_float(<const uint8_t*>&ob, &wo, 1, k.widen, k.table)
-            widen_small_float(<const uint8_t*>&sb, &ws, 1, k.widen, k.table)
+            widen_small_float(<const uint8_t*>&ob, &wo, 1, k.widen, k.table, &k.mini)
+            widen_small_float(<const uint8_t*>&sb, &ws, 1, k.widen, k.table, &k.mini)
         else:
-            widen_small_float(&ob8, &wo, 1, k.widen, k.table)
-            widen_small_float(&sb8, &ws, 1, k.widen, k.table)
+            widen_small_float(&ob8, &wo, 1, k.widen, k.table, &k.mini)
+            widen_small_float(&sb8, &ws, 1, k.widen, k.table, &k.mini)
         return so_block_mini(src, dst, m, wo, ws, decode, k, status)
     if c == T_I8:
         return so_block_int(<const int8_t*>src, <int8_t*>dst, m, from_bits(ob, <int8_t*>NULL), from_bits(sb, <int8_t*>NULL), decode, status)

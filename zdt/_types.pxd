@@ -177,11 +177,13 @@ cpdef enum KeyKind:
 cpdef enum Widen:
     # how the fast loops read a source that has no loop of its own (each exact)
     WIDEN_NONE = 0
-    WIDEN_HALF = 1      # float16 -> float32, arithmetically
+    WIDEN_MINI = 1      # a small float (float16, bfloat16, float8 / 6 / 4) -> float32,
+                        # arithmetically, parametrised by its MiniFormat
     WIDEN_INT = 2       # integer -> float64 (for small float targets); a 64-bit value beyond
                         # 2**53 flags its block (float64 would round it before the target does)
-    WIDEN_BF16 = 3      # bfloat16 -> float32, a 16-bit shift
-    WIDEN_TABLE = 4     # any one-byte format -> float32 through a 256-entry table
+    WIDEN_TABLE = 3     # a one-byte format -> float32 through a 256-entry table (float8_e8m0fnu,
+                        # and the sub-byte integers going to a small float)
+    WIDEN_SUBINT = 4    # int2 / int4 / uint2 / uint4 -> int8 / uint8 (sign / zero extension)
 
 # --- structs -------------------------------------------------------------------------------------
 
@@ -203,8 +205,20 @@ ctypedef struct Format:
     bint has_subnormal
 
 ctypedef struct MiniFormat:
-    # a small float format as the f2mini loop and scale_offset write it (from a Format)
+    # a small float format as the loops read and write it (derived from its Format)
     int itemsize        # 1 or 2 bytes of storage
+    int bits            # logical width
+    # reading: a normal value's bits shifted into float32 place plus rebias_bits; a subnormal
+    # one's mantissa times sub_scale (a float32 normal) unless the exponent ranges coincide
+    # (bfloat16: the shift alone is right); NaN where the magnitude bits equal nan_rest and
+    # the bits in nan_sign are set (nan_rest 2**bits: no NaN); IEEE-style specials where the
+    # magnitude bits reach special_rest (2**bits: none)
+    uint32_t rebias_bits
+    float sub_scale
+    bint sub_by_shift
+    uint32_t nan_rest
+    uint32_t nan_sign
+    uint32_t special_rest
     int man_bits
     int bias
     int emin            # exponent of the smallest normal value, 1 - bias
@@ -246,6 +260,7 @@ ctypedef struct CastKernel:
     bint has_fast       # False: every element takes the exact path
     int widen           # Widen
     int orig_code       # TypeCode of the source before widening (WIDEN_INT reads it)
+    MiniFormat src_mini # WIDEN_MINI: the source format
     const float* table  # WIDEN_TABLE: the float32 value of every byte of the source format
 
 ctypedef struct ScaleOffsetKernel:
@@ -253,7 +268,7 @@ ctypedef struct ScaleOffsetKernel:
     int itemsize
     int int_bits        # a sub-byte integer type (int8 / uint8 code): its width (else 0)
     MiniFormat mini     # T_MINI: the format, read through `widen` / `table`
-    int widen           # T_MINI: WIDEN_HALF, WIDEN_BF16 or WIDEN_TABLE
+    int widen           # T_MINI: WIDEN_MINI or WIDEN_TABLE (float8_e8m0fnu)
     const float* table
     bint exact_round    # T_MINI without a MiniFormat (float8_e8m0fnu): results are rounded
     CastSpec rounding   # ... by the exact path, float64 -> the format (nearest-even)

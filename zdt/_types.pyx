@@ -35,6 +35,7 @@ cdef void fill_mini(MiniFormat* m, const Format* f) noexcept:
     float but float8_e8m0fnu)."""
     cdef uint32_t exp_all = (1u << f.exp_bits) - 1
     m.itemsize = f.itemsize
+    m.bits = f.bits
     m.man_bits = f.man_bits
     m.bias = f.bias
     m.emin = 1 - f.bias
@@ -54,6 +55,19 @@ cdef void fill_mini(MiniFormat* m, const Format* f) noexcept:
         m.nan_bits = m.sign_bit
     else:
         m.nan_bits = 0
+    # reading (see MiniFormat)
+    m.rebias_bits = (<uint32_t>(127 - f.bias)) << 23
+    m.sub_scale = 2.0 ** (m.emin - f.man_bits)
+    m.sub_by_shift = f.bias == 127
+    m.special_rest = (exp_all << f.man_bits) if f.nan_style == NAN_IEEE else (1u << f.bits)
+    m.nan_sign = 0
+    if f.nan_style == NAN_ALL_ONES:
+        m.nan_rest = m.nan_bits
+    elif f.nan_style == NAN_NEG_ZERO:
+        m.nan_rest = 0
+        m.nan_sign = m.sign_bit
+    else:
+        m.nan_rest = 1u << f.bits       # none (IEEE NaNs are among the specials)
 
 
 cdef float* byte_table(object source) except NULL:
@@ -150,6 +164,8 @@ cdef class CastKernelSpec:
         if fast.widen == WIDEN_TABLE:
             self._table = byte_table(source)
             self.k.table = self._table
+        elif fast.widen == WIDEN_MINI:
+            fill_mini(&self.k.src_mini, &sp.src)
         fill_format(&fsp.src, fast.source)
         fsp.src_code = fast.source.type_code
         fsp.dst_code = fast.target_code
@@ -224,15 +240,12 @@ cdef class ScaleOffsetKernelSpec:
         if self.k.code <= T_U64 and scale == 0:
             # integer division by zero would trap; ScaleOffsetPlan rejects it first
             raise ValueError("scale_offset: scale must not be zero (decoding divides by it)")
-        if self.k.code == T_MINI:
-            if f.itemsize == 1:
-                self._table = byte_table(fmt)
-                self.k.table = self._table
-                self.k.widen = WIDEN_TABLE
-            elif f.exp_bits == 8:
-                self.k.widen = WIDEN_BF16
-            else:
-                self.k.widen = WIDEN_HALF
+        if self.k.exact_round:
+            self._table = byte_table(fmt)
+            self.k.table = self._table
+            self.k.widen = WIDEN_TABLE
+        elif self.k.code == T_MINI:
+            self.k.widen = WIDEN_MINI
         self.k.enc_offset = enc_offset
         self.k.dec_offset = dec_offset
         self.k.scale = scale

@@ -37,14 +37,14 @@ import numpy as np
 
 from zdt import json_scalar
 from zdt._types import TypeCode, Widen
-from zdt.formats import FORMATS, LOW_PRECISION, NumberFormat
+from zdt.formats import FORMATS, NumberFormat
 
 
 @dataclass(frozen=True)
 class FastView:
     """The fast loops' view of a cast (read field by field by zdt._types.CastKernelSpec)."""
 
-    widen: Widen                 # how the source is read (float16 as float32, ints as float64)
+    widen: Widen                 # how the source is read (small floats as float32, ...)
     source: NumberFormat         # the source format the loops see (after widening)
     target_code: TypeCode        # the C type the loops write, or T_MINI (the f2mini loop)
     narrow_bits: int             # a sub-byte integer target written as int8 / uint8: its width
@@ -58,17 +58,20 @@ def fast_view(source: NumberFormat, target: NumberFormat, rounding: str,
               out_of_range: str | None, entries: list) -> FastView | None:
     """How the fast loops see a cast, or None when there is no fast loop for it (a target only
     the exact path writes: float8_e8m0fnu). Sources without a loop of their own are read into
-    a wider type (exact): float16, bfloat16 and every one-byte low-precision format as float32,
-    integers going to a small float as float64; scalar_map keys and the safe range are then
-    given in that type, and keys the widening cannot hold exactly make every candidate take
-    the exact path."""
-    if source.name == "float16":
-        widen, fast_source = Widen.WIDEN_HALF, FORMATS["float32"]
-    elif source.name == "bfloat16":
-        widen, fast_source = Widen.WIDEN_BF16, FORMATS["float32"]
-    elif source.name in LOW_PRECISION and source.itemsize == 1:
+    a wider type (exact): the small floats as float32, sub-byte integers as int8 / uint8 (as
+    float32 when they go to a small float), integers going to a small float as float64;
+    scalar_map keys and the safe range are then given in that type, and keys the widening
+    cannot hold exactly make every candidate take the exact path."""
+    small_float_target = target.type_code == TypeCode.T_MINI
+    if source.type_code == TypeCode.T_MINI:
+        widen, fast_source = Widen.WIDEN_MINI, FORMATS["float32"]
+    elif source.is_float and source.itemsize == 1:                  # float8_e8m0fnu
         widen, fast_source = Widen.WIDEN_TABLE, FORMATS["float32"]
-    elif source.is_int and target.type_code == TypeCode.T_MINI:
+    elif source.is_sub_byte and small_float_target:
+        widen, fast_source = Widen.WIDEN_TABLE, FORMATS["float32"]
+    elif source.is_sub_byte:
+        widen, fast_source = Widen.WIDEN_SUBINT, FORMATS["int8" if source.signed else "uint8"]
+    elif source.is_int and small_float_target:
         widen, fast_source = Widen.WIDEN_INT, FORMATS["float64"]
     else:
         widen, fast_source = Widen.WIDEN_NONE, source

@@ -5,10 +5,11 @@ zdt.numcodecs_codecs."""
 
 from zdt._compat import register_config_defaults
 from zdt.zarr_codecs.cast_value import CastValueCodec
+from zdt.zarr_codecs.packbits import PackBitsCodec
 from zdt.zarr_codecs.scale_offset import ScaleOffsetCodec
 from zdt.zarr_codecs.vlen import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec, use_string_codecs
 
-__all__ = ["CastValueCodec", "ScaleOffsetCodec", "VLenArrowCodec", "VLenBytesCodec",
+__all__ = ["CastValueCodec", "PackBitsCodec", "ScaleOffsetCodec", "VLenArrowCodec", "VLenBytesCodec",
            "VLenUTF8Codec", "use_string_codecs"]
 
 register_config_defaults()

@@ -1,0 +1,93 @@
+"""Low-precision formats: cast_value into and out of them, and packbits, against ml_dtypes.
+
+    python bench/bench_lowprec.py [--n 10000000] [--repeat 9]
+
+10M float32 (and float64) values, nearest-even, into bfloat16, float8_e4m3fn, float8_e5m2,
+float4_e2m1fn and int4 and back to float32. zdt is timed as its kernel with `out=` (every rule:
+overflow, NaN and infinity checked, rounded once); the peer is ml_dtypes' `astype` into a
+preallocated array, which checks nothing (overflow gives NaN or saturates, float64 is rounded
+through float32). packbits of int4 against copying the int4 bytes. Ratios are to the peer and
+to np.copyto of the float32 array (the larger side of every cast).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import _common  # noqa: F401  (sets BLAS threads before numpy starts)
+import ml_dtypes
+import numpy as np
+
+from _common import copy_floor, header, interleaved, print_table
+from zdt.cast import CastPlan
+from zdt.formats import FORMATS
+from zdt.packbits import PackBitsConfig
+
+TARGETS = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4"]
+
+
+def data_for(target: str, n: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """Values inside the target's range (the common case: no element needs the exact path)."""
+    top = {"bfloat16": 1e30, "float8_e4m3fn": 400.0, "float8_e5m2": 50000.0,
+           "float4_e2m1fn": 5.5, "int4": 7.4}[target]
+    x = rng.uniform(-top, top, n)
+    if target == "int4":
+        x = np.clip(x, -8.4, 7.4)
+    return x.astype(dtype)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    header("bench_lowprec")
+    rng = np.random.default_rng(1)
+    rows = []
+    for source in ("float32", "float64"):
+        for target in TARGETS:
+            x = data_for(target, args.n, source, rng)
+            tdt = np.dtype(getattr(ml_dtypes, target))
+            enc_out = np.empty(args.n, dtype=tdt)
+            plan = CastPlan(FORMATS[source], FORMATS[target], out_of_range=None)
+            impls = {"zdt cast_value kernel": lambda: plan.cast(x, out=enc_out),
+                     "ml_dtypes astype": lambda: enc_out.__setitem__(slice(None), x.astype(tdt))}
+            f32 = x if source == "float32" else x.astype(np.float32)
+            floor = copy_floor(f32, args.repeat)
+            name = f"{source} -> {target} encode"
+            row = print_table(name, interleaved(impls, args.repeat), floor, "zdt cast_value kernel")
+            rows.append((name, row))
+            if source != "float32":
+                continue
+            y = plan.cast(x)
+            dec_out = np.empty(args.n, dtype=np.float32)
+            back = CastPlan(FORMATS[target], FORMATS["float32"])
+            impls = {"zdt cast_value kernel": lambda: back.cast(y, out=dec_out),
+                     "ml_dtypes astype": lambda: dec_out.__setitem__(slice(None), y.astype(np.float32))}
+            name = f"{target} -> float32 decode"
+            row = print_table(name, interleaved(impls, args.repeat), floor, "zdt cast_value kernel")
+            rows.append((name, row))
+    # packbits of int4: half a byte per element
+    q = CastPlan(FORMATS["float32"], FORMATS["int4"]).cast(data_for("int4", args.n, "float32", rng))
+    packer = PackBitsConfig.create()
+    packed = packer.encode(q)
+    impls = {"zdt packbits encode": lambda: packer.encode(q),
+             "numpy: copy of the int4 bytes": lambda: q.copy()}
+    name = "packbits int4 encode"
+    rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(q, args.repeat),
+                                   "zdt packbits encode")))
+    impls = {"zdt packbits decode": lambda: packer.decode(packed, q.dtype, q.shape),
+             "numpy: copy of the int4 bytes": lambda: q.copy()}
+    name = "packbits int4 decode"
+    rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(q, args.repeat),
+                                   "zdt packbits decode")))
+
+    print("\nsummary (time ratios; < 1 means zdt is faster)")
+    print(f"  {'workload':40s} {'zdt/peer':>9s} {'peer/zdt':>9s} {'zdt/copy f32':>13s}")
+    for name, r in rows:
+        print(f"  {name:40s} {r['ours'] / r['fastest_peer']:9.2f} {r['fastest_peer'] / r['ours']:9.2f} "
+              f"{r['ours'] / r['floor']:13.2f}")
+
+
+if __name__ == "__main__":
+    main()
