@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import ml_dtypes
 import numcodecs
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference
-from strategies import ALL_NAMES, arrays, elements, json_scalar_of
+from strategies import ALL_NAMES, LOW_NAMES, arrays, edge_values, elements, json_scalar_of
 from zdt import ScaleOffset, ScaleOffsetCodec, _kernels
 from zdt.zarr_codecs import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
@@ -68,6 +69,42 @@ def test_matches_reference(dtype, data):
         # offsets/scales must read back exactly from their JSON form (float16/32 from float64)
         assert np.asarray(json_of(offset), dtype=dtype) == offset
     check(arr, dtype, offset, scale, data.draw(st.booleans(), label="decode"))
+
+
+@pytest.mark.parametrize("dtype", LOW_NAMES)
+@given(data=st.data())
+def test_low_precision_types_match_reference(dtype, data):
+    """Arithmetic in the small type (each operation rounded to it), checked by the same
+    reference; offsets and scales are finite values of the type given in its JSON form."""
+    arr = data.draw(arrays(dtype, max_side=5), label="arr")
+    value = st.sampled_from([x for x in edge_values(dtype) if _finite_low(x)])
+    offset = data.draw(value, label="offset")
+    scale = data.draw(value.filter(lambda v: reference.value_of(v).exact != 0), label="scale")
+    check(arr, dtype, offset, scale, data.draw(st.booleans(), label="decode"))
+
+
+def _finite_low(x) -> bool:
+    v = reference.value_of(x)
+    return v.kind == "finite"
+
+
+def test_low_precision_worked_examples():
+    # bfloat16: (1 - 0.5) * 3 = 1.5, (2 - 0.5) * 3 = 4.5
+    bf = ml_dtypes.bfloat16
+    enc = ScaleOffsetPlan(FORMATS["bfloat16"], 0.5, 3).encode(np.array([1.0, 2.0], bf))
+    assert enc.astype(np.float64).tolist() == [1.5, 4.5]
+    # int4: every step checked against [-8, 7]
+    with pytest.raises(ScaleOffsetError, match=r"\(5 - -2\) \* 2 = 14 is out of range for int4 \[-8, 7\]"):
+        ScaleOffsetPlan(FORMATS["int4"], -2, 2).encode(np.array([1, 5], ml_dtypes.int4))
+    # float8_e4m3fn has no infinity: overflow is "no value", not "not finite"
+    with pytest.raises(ScaleOffsetError, match="has no value in float8_e4m3fn"):
+        ScaleOffsetPlan(FORMATS["float8_e4m3fn"], 0, 4).encode(np.array([200.0], ml_dtypes.float8_e4m3fn))
+    # float8_e8m0fnu: (1 - 0.5) * 4 = 2; 2 - 0.5 = 1.5 is a tie that goes to the even exponent
+    # field (2, field 128), times 4 = 8; x - x has no value (no zero)
+    plan = ScaleOffsetPlan(FORMATS["float8_e8m0fnu"], 0.5, 4)
+    assert plan.encode(np.array([1.0, 2.0], ml_dtypes.float8_e8m0fnu)).astype(np.float64).tolist() == [2.0, 8.0]
+    with pytest.raises(ScaleOffsetError, match="subtraction fails: 1.0 - 1.0 has no value in float8_e8m0fnu"):
+        ScaleOffsetPlan(FORMATS["float8_e8m0fnu"], 1, 2).encode(np.array([1.0], ml_dtypes.float8_e8m0fnu))
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint64", "int64", "float32"])

@@ -141,7 +141,7 @@ class ScaleOffsetPlan:
 
     def _run(self, arr: np.ndarray, out: np.ndarray | None, decode: bool, where: str) -> np.ndarray:
         walk = _layout.prepare(arr, self.fmt.dtype, self.fmt.dtype, out, CODEC, in_place_ok=True)
-        if self.identity:
+        if self.identity and not self.fmt.is_sub_byte:     # (sub-byte: canonical high bits)
             np.copyto(walk.out, walk.arr)
             return walk.finish()
         index, status = _kernels.module().scale_offset(self.kernel, walk.flat_in, walk.flat_out,
