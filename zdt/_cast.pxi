@@ -34,7 +34,7 @@ from zdt._types cimport (
     float_t, float2_t, int_t, int2_t, num_t, num2_t,
     rmode_t, RNearestEven, RTowardsZero, RTowardsPositive, RTowardsNegative, RNearestAway,
     omode_t, OError, OClamp, OWrap,
-    TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
+    NEAREST_EVEN, TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
     OOR_CLAMP, OOR_WRAP,
     KEY_ANY_NAN, KEY_VALUE,
     T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
@@ -43,7 +43,7 @@ from zdt._types cimport (
     MiniFormat, mini_t,
 )
 from zdt._mini cimport (
-    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, widen_small_float,
+    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, u32_in, widen_small_float,
 )
 
 BLOCK_SIZE = BLOCK
@@ -366,6 +366,34 @@ cdef bint f2mini(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
     return acc
 
 
+cdef inline bint is_f32_upper_half(const MiniFormat* m) noexcept nogil:
+    """A 16-bit format that is float32 with the low 16 mantissa bits dropped (bfloat16: same
+    exponent field and bias, subnormals included, IEEE infinities and NaN)."""
+    return (m.itemsize == 2) & (m.bits == 16) & (m.man_bits == 7) & (m.bias == 127) \
+        & m.sub_by_shift & m.has_inf & m.has_nan
+
+
+cdef bint f32_upper_half_even(const float* s, uint16_t* d, Py_ssize_t n,
+                              const MiniFormat* m) noexcept nogil:
+    """float32 -> such a format, nearest-even, on the bit pattern: add just under half of the
+    dropped part plus its lowest kept bit, keep the upper half. The magnitude never carries
+    into the sign (only NaN patterns are that large; they are replaced). NaN becomes the
+    canonical NaN with the input's sign; a finite input that rounds to infinity is flagged
+    (the exact path decides between the error and clamp's infinity)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef uint32_t b, mag, r
+    cdef uint32_t nan_bits = m.nan_bits
+    cdef u32_in u = <u32_in>s
+    for i in range(n):
+        b = u[i]
+        mag = b & 0x7FFFFFFFu
+        r = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16
+        acc |= ((r & 0x7FFFu) == 0x7F80u) & (mag < 0x7F800000u)
+        d[i] = <uint16_t>(((b >> 16) & 0x8000u) | nan_bits if mag > 0x7F800000u else r)
+    return acc
+
+
 cdef bint f2mini_modes(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
                        int rounding) noexcept nogil:
     if rounding == TOWARDS_ZERO:
@@ -643,6 +671,10 @@ cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp)
 
 cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
     """float32/float64 -> a small float (integers arrive widened to float64)."""
+    if float_t is float:
+        if sp.rounding == NEAREST_EVEN and is_f32_upper_half(&sp.mini):
+            return finish_map(s, <uint16_t*>d, n, sp,
+                              f32_upper_half_even(s, <uint16_t*>d, n, &sp.mini))
     if sp.mini.itemsize == 2:
         return finish_map(s, <uint16_t*>d, n, sp,
                           f2mini_modes(s, <uint16_t*>d, n, &sp.mini, sp.rounding))

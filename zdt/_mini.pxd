@@ -15,12 +15,14 @@ cdef extern from *:
     """
     #define ZDT_DBL_MAX 1.7976931348623157e308
     typedef uint32_t * __restrict__ zdt_u32_out;
+    typedef const uint32_t * __restrict__ zdt_u32_in;
     """
     double DBL_MAX "ZDT_DBL_MAX"
     # an output that aliases nothing else: without it, a loop inlined into a large function
     # (compiled with -fno-strict-aliasing, as Python extensions are) reloads spilled values
     # after every store and stays scalar
     ctypedef uint32_t* u32_out "zdt_u32_out"
+    ctypedef const uint32_t* u32_in "zdt_u32_in"
 
 
 cdef inline int mini_exponent(double x, const MiniFormat* m) noexcept nogil:
