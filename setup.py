@@ -34,7 +34,7 @@ COMMON_ARGS = ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
 # rounds twice, so every build gives the same bits.
 COMMON_ARGS += ["-fno-trapping-math", "-ffp-contract=off"]
 BASELINE_ARGS = ["-march=x86-64-v2", "-mtune=generic"] if X86_64 else []
-KERNEL_SOURCES = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_exact.pxd", "zdt/_num.pxd", "zdt/_mini.pxd",
+KERNEL_SOURCES = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_chain.pxi", "zdt/_exact.pxd", "zdt/_num.pxd", "zdt/_mini.pxd",
                   "zdt/_types.pxd"]
 KERNEL_BUILDS = {"baseline": BASELINE_ARGS}
 if X86_64:

@@ -11,6 +11,7 @@ entry points; newer zarr loads them by itself). Other public names load lazily:
 * ``zdt.fixedscaleoffset_to_codecs`` / ``_to_filters``  numcodecs FixedScaleOffset -> both
 * ``zdt.VLenUTF8Codec`` / ``VLenBytesCodec`` / ``VLenArrowCodec``  strings and bytes
 * ``zdt.use_string_codecs()``  make zarr read and write vlen-utf8 / vlen-bytes with zdt
+* ``zdt.use_pipeline()``  make zarr run zdt's fused, parallel codec pipeline
 * ``zdt.dtypes``          zarr data types for bfloat16, float8 / float6 / float4, int2 / int4 /
                           uint2 / uint4 (and float8_e4m3fn)
 """
@@ -51,6 +52,8 @@ _LAZY = {
     "VLenBytesCodec": "zdt.zarr_codecs.vlen",
     "VLenArrowCodec": "zdt.zarr_codecs.vlen",
     "use_string_codecs": "zdt.zarr_codecs.vlen",
+    "use_pipeline": "zdt.pipeline",
+    "ZdtCodecPipeline": "zdt.pipeline",
     "cast_array": "zdt.cast",
     "scale_offset_encode": "zdt.scale_offset",
     "scale_offset_decode": "zdt.scale_offset",

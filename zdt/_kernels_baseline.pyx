@@ -1,10 +1,11 @@
 # cython: language_level=3, cdivision=True
-"""zdt kernels (cast_value, scale_offset) for the baseline instruction set: x86-64-v2 on x86-64
+"""zdt kernels (cast_value, scale_offset, fused chains of both) for the baseline instruction set: x86-64-v2 on x86-64
 (the baseline NumPy requires), the compiler's default elsewhere. Also tells which builds this
 CPU runs."""
 
 include "_cast.pxi"
 include "_scale_offset.pxi"
+include "_chain.pxi"
 
 
 cdef extern from *:

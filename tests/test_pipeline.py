@@ -1,0 +1,263 @@
+"""zdt's codec pipeline against zarr's own: the same stored bytes, the same values for every kind
+of selection, the same errors; fused chains, missing and edge chunks, shards, compressors;
+selection through zarr's config; threads; pickling."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+import zarr
+from zarr.storage import MemoryStore
+
+import zdt
+from zdt import pipeline as zp
+
+ZARR = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+
+NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+# name: (array dtype, array -> array codecs, compressor, fill value, NaN in the data)
+CHAINS = {
+    "scale_offset+cast_value uint8": ("float64", [
+        {"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}},
+        {"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp",
+                                                 "scalar_map": NAN_MAP}}], None, 0.0, True),
+    "cast_value int16 wrap": ("float32", [
+        {"name": "cast_value", "configuration": {"data_type": "int16", "rounding": "towards-zero",
+                                                 "out_of_range": "wrap"}}], None, 2.0, False),
+    "scale_offset int32": ("int32", [{"name": "scale_offset", "configuration": {"offset": 5, "scale": 3}}],
+                           None, 5, False),
+    "cast_value bfloat16 + zstd": ("float32", [
+        {"name": "cast_value", "configuration": {"data_type": "bfloat16"}}], "zstd", -0.5, True),
+    "cast_value float8_e4m3fn clamp": ("float64", [
+        {"name": "cast_value", "configuration": {"data_type": "float8_e4m3fn", "out_of_range": "clamp"}}],
+        None, 1.5, True),
+    "no array->array codec, zstd": ("float64", [], "zstd", -0.5, True),
+}
+
+
+def data_for(dtype: str, shape: tuple[int, ...], nan: bool) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    if dtype.startswith("int"):
+        return rng.integers(-1000, 1000, shape).astype(dtype) * 3 + 5
+    x = rng.uniform(-20, 40, shape).astype(dtype)
+    if nan:
+        x.flat[::17] = np.nan
+    return x
+
+
+def create(store, name, dtype, filters, compressor, shape, chunks, shards=None, fill=0.0):
+    return zarr.create_array(store=store, name=name, shape=shape, chunks=chunks, shards=shards,
+                             dtype=dtype, fill_value=fill, filters=filters,
+                             compressors=[{"name": compressor, "configuration": {"level": 1}}] if compressor else None)
+
+
+def write_pattern(a, data):
+    """Whole chunks, partial chunks, a scalar, an edge, and chunks never written."""
+    n0 = data.shape[0]
+    a[: n0 // 2] = data[: n0 // 2]
+    a[n0 // 2 + 1: n0 - 3, 2:7] = data[n0 // 2 + 1: n0 - 3, 2:7]
+    a[n0 - 1, :] = data[n0 - 1, :]
+    a[1, 3] = data[1, 3]
+
+
+SELECTIONS = [
+    ("basic", (slice(None), slice(None))),
+    ("partial", (slice(3, 17), slice(5, 11))),
+    ("int", (5, slice(2, 12))),
+    ("strided", (slice(None, None, 3), 4)),
+    ("oindex drop_axes", ("o", ([1, 11, 2, 24], 3))),
+    ("oindex", ("o", ([0, 5, 22], [1, 10]))),
+    ("vindex", ("v", ([1, 11, 24], [2, 3, 11]))),
+    ("edge", (slice(18, 25), slice(0, 12))),
+]
+
+
+def select(a, sel):
+    if sel[0] == "o":
+        return a.oindex[sel[1]]
+    if sel[0] == "v":
+        return a.vindex[sel[1]]
+    return a[sel]
+
+
+@pytest.mark.parametrize("shards", [None, (10, 8)], ids=["chunks", "shards"])
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_same_bytes_and_values_as_zarrs_pipeline(chain, shards):
+    dtype, filters, compressor, fill, nan = CHAINS[chain]
+    shape, chunks = (25, 12), (5, 4)
+    data = data_for(dtype, shape, nan)
+    stores = {}
+    for path in (ZARR, zp.PATH):
+        store = MemoryStore()
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = create(store, "a", dtype, filters, compressor, shape, chunks, shards, fill)
+            write_pattern(a, data)
+        stores[path] = store
+    ours, theirs = stores[zp.PATH]._store_dict, stores[ZARR]._store_dict
+    assert sorted(ours) == sorted(theirs)
+    for key in theirs:
+        assert ours[key].to_bytes() == theirs[key].to_bytes(), key
+    for name, sel in SELECTIONS:
+        with zarr.config.set({"codec_pipeline.path": ZARR}):
+            expected = select(zarr.open_array(stores[ZARR], path="a", mode="r"), sel)
+        with zarr.config.set({"codec_pipeline.path": zp.PATH}):
+            a = zarr.open_array(stores[ZARR], path="a", mode="r")
+            assert isinstance(a._async_array.codec_pipeline, zp.ZdtCodecPipeline)
+            got = select(a, sel)
+        assert got.dtype == expected.dtype and got.shape == expected.shape, name
+        assert np.array_equal(got.view(np.uint8) if got.dtype.kind == "V" else got,
+                              expected.view(np.uint8) if expected.dtype.kind == "V" else expected,
+                              equal_nan=got.dtype.kind == "f"), name
+
+
+@pytest.mark.parametrize("serializer", ["zarr vlen-utf8", "zdt vlen-utf8", "zdt.vlen_arrow"])
+def test_string_arrays_same_bytes_and_values_as_zarrs_pipeline(serializer):
+    shape, chunks = (25, 12), (5, 4)
+    rng = np.random.default_rng(4)
+    words = np.array(["", "a", "é", "日本語", "x" * 40, "🙂 y"], dtype=object)
+    data = words[rng.integers(0, len(words), shape)].astype(np.dtypes.StringDType())
+    codec = {"zdt.vlen_arrow": zdt.VLenArrowCodec()}.get(serializer, "auto")
+    stores = {}
+    for path in (ZARR, zp.PATH):
+        store = MemoryStore()
+        with zarr.config.set({"codec_pipeline.path": path}), zdt.use_string_codecs(serializer != "zarr vlen-utf8"):
+            a = zarr.create_array(store=store, name="a", shape=shape, chunks=chunks, dtype=str,
+                                  serializer=codec, compressors=None)
+            write_pattern(a, data)
+        stores[path] = store
+    ours, theirs = stores[zp.PATH]._store_dict, stores[ZARR]._store_dict
+    assert sorted(ours) == sorted(theirs)
+    assert all(ours[k].to_bytes() == theirs[k].to_bytes() for k in theirs)
+    for name, sel in SELECTIONS:
+        with zarr.config.set({"codec_pipeline.path": ZARR}):
+            expected = select(zarr.open_array(stores[ZARR], path="a", mode="r"), sel)
+        with zarr.config.set({"codec_pipeline.path": zp.PATH}):
+            got = select(zarr.open_array(stores[ZARR], path="a", mode="r"), sel)
+        assert got.dtype == expected.dtype and got.tolist() == expected.tolist(), name
+
+
+def test_the_chain_is_fused_and_runs_on_the_pool(monkeypatch):
+    calls, threads = [], set()
+    kernels = zp._kernels.module()
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(kernels, name)
+
+        @staticmethod
+        def chain(steps, src, dst):
+            calls.append(len(steps))
+            threads.add(threading.current_thread().name)
+            return kernels.chain(steps, src, dst)
+
+    monkeypatch.setattr(zp._kernels, "module", lambda: Spy())
+    dtype, filters = CHAINS["scale_offset+cast_value uint8"][:2]
+    with zdt.use_pipeline():
+        a = create(MemoryStore(), "a", dtype, filters, None, (40,), (10,))
+        a[:] = np.arange(40.0) * 10          # values the 0.1 scale keeps
+        assert a[:].tolist() == (np.arange(40.0) * 10).tolist()
+    assert calls == [2] * 8        # 4 chunks written, 4 read, each one pass of both steps
+    assert threads and all(t.startswith("zdt") for t in threads)
+
+
+def test_errors_are_the_codecs_own():
+    dtype, filters = "float64", [{"name": "cast_value", "configuration": {"data_type": "uint8"}}]
+    data = np.arange(20.0)
+    data[13] = 300.0
+    messages = []
+    for path in (ZARR, zp.PATH):
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = create(MemoryStore(), "a", dtype, filters, None, (20,), (5,))
+            with pytest.raises(zdt.CastError) as info:
+                a[:] = data
+            messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "chunk element (3,) = 300.0 (float64) as uint8" in messages[1]
+
+
+def test_decode_errors_are_the_codecs_own():
+    # stored int32 values that do not fit the int16 array: decoding fails
+    store = MemoryStore()
+    filters = [{"name": "cast_value", "configuration": {"data_type": "int32"}}]
+    a = create(store, "a", "int16", filters, None, (8,), (4,), fill=0)
+    a[:] = np.arange(8, dtype=np.int16)
+    b = create(store, "raw", "int32", [], None, (8,), (4,), fill=0)
+    b[:] = np.array([1, 2, 3, 4, 5, 70000, 7, 8], dtype=np.int32)
+    store._store_dict["a/c/1"] = store._store_dict["raw/c/1"]
+    messages = []
+    for path in (ZARR, zp.PATH):
+        with zarr.config.set({"codec_pipeline.path": path}):
+            with pytest.raises(zdt.CastError) as info:
+                zarr.open_array(store, path="a")[:]
+            messages.append(str(info.value))
+    assert messages[0] == messages[1] and "decode chunk element (1,) = 70000 (int32) as int16" in messages[0]
+
+
+@pytest.mark.parametrize("fill", [0.0, None])
+def test_format_2_arrays_give_the_same_bytes(fill):
+    """zarr format 2: numcodecs filters and compressor inside one V2Codec (run by zdt where that
+    codec has synchronous methods, by zarr's pipeline otherwise); a null fill value compares
+    chunks with the type's default."""
+    stores = {}
+    for path in (ZARR, zp.PATH):
+        store = MemoryStore()
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = zarr.create_array(store=store, shape=(10, 6), chunks=(4, 4), dtype="float64",
+                                  zarr_format=2, fill_value=fill, order="F",
+                                  filters=[zdt.CastValue(dtype="<f8", data_type="float32")])
+            a[:7] = np.arange(42.0).reshape(7, 6)
+            a[8, 1] = 0.0
+            stores[path] = store
+    ours, theirs = stores[zp.PATH]._store_dict, stores[ZARR]._store_dict
+    assert sorted(ours) == sorted(theirs)
+    assert all(ours[k].to_bytes() == theirs[k].to_bytes() for k in theirs)
+    with zdt.use_pipeline():
+        got = zarr.open_array(stores[ZARR], mode="r")[:]
+    with zarr.config.set({"codec_pipeline.path": ZARR}):
+        expected = zarr.open_array(stores[ZARR], mode="r")[:]
+    assert np.array_equal(got, expected, equal_nan=True)
+
+
+def test_selection_through_zarrs_config():
+    from importlib.metadata import entry_points
+
+    assert ("zdt", "zdt.pipeline:ZdtCodecPipeline") in {
+        (e.name, e.value) for e in entry_points(group="zarr.codec_pipeline")}
+    before = zarr.config.get("codec_pipeline.path")
+    with zdt.use_pipeline():
+        assert zarr.config.get("codec_pipeline.path") == zp.PATH
+    assert zarr.config.get("codec_pipeline.path") == before
+
+
+def test_thread_count_follows_zarrs_config():
+    with zarr.config.set({"threading.max_workers": 3}):
+        assert zp.workers() == 3
+        assert zp._executor()._max_workers == 3
+
+
+def test_arrays_with_the_pipeline_pickle():
+    dtype, filters = CHAINS["scale_offset+cast_value uint8"][:2]
+    with zdt.use_pipeline():
+        a = create(MemoryStore(), "a", dtype, filters, None, (12,), (4,))
+        a[:] = np.arange(12.0)
+        a[:4]           # fills the stage cache
+        b = pickle.loads(pickle.dumps(a))
+        assert b[:].tolist() == a[:].tolist()
+
+
+def test_low_precision_through_packbits():
+    with zdt.use_pipeline():
+        a = zarr.create_array(store=MemoryStore(), shape=(10,), chunks=(4,), dtype="float32",
+                              fill_value=0.0, compressors=None, serializer=zdt.PackBitsCodec(),
+                              filters=[{"name": "cast_value", "configuration": {"data_type": "int4",
+                                                                                "out_of_range": "clamp"}}])
+        a[:] = np.arange(10.0) - 4
+        assert a[:].tolist() == [-4, -3, -2, -1, 0, 1, 2, 3, 4, 5]
+        b = zarr.create_array(store=MemoryStore(), shape=(6,), chunks=(3,), dtype="int4",
+                              fill_value=0, compressors=None)
+        b[:] = np.array([-8, -1, 0, 1, 7, 3], dtype=ml_dtypes.int4)
+        assert b[:].astype(np.int8).tolist() == [-8, -1, 0, 1, 7, 3]

@@ -1,0 +1,438 @@
+"""zdt's codec pipeline for zarr: fused array -> array chains, chunks straight into place, in
+parallel.
+
+Select it with ``zdt.use_pipeline()`` or zarr's config key ``codec_pipeline.path`` set to
+``"zdt.pipeline.ZdtCodecPipeline"`` (``ZARR_CODEC_PIPELINE__PATH`` in the environment).
+
+For a chunk whose codecs are zdt array -> array codecs (``scale_offset``, ``cast_value``, in
+any number and order, or none), then any array -> bytes and bytes -> bytes codecs with
+synchronous methods (bytes, packbits, zstd, crc32c, ...):
+
+* reading: the stored bytes go through the bytes codecs, then the selected part of the chunk
+  goes through every array -> array codec at once, block by block (`zdt._kernels` `chain`:
+  each block of 2048 elements passes every step while it is in cache), straight into its
+  region of the output array; a missing chunk writes the fill value there;
+* writing: the caller's region (or the merged chunk, for a partial write) goes through the
+  chain the other way into one chunk-sized array, then the bytes codecs; a chunk equal to the
+  fill value is deleted unless ``write_empty_chunks``;
+* chunks run on a thread pool (the kernels release the GIL), after zarr's usual asynchronous
+  fetches; its size is zarr's ``threading.max_workers``, else ``codec_pipeline.max_workers``,
+  else the number of CPUs.
+
+zarr format 2 arrays (numcodecs filters and compressor in one array -> bytes codec) take the
+same path where that codec has synchronous methods (zarr >= 3.4). Anything else (a sharded
+array's outer level, codecs without synchronous methods, other output buffers) goes to zarr's
+own BatchedCodecPipeline unchanged, so the stored bytes never depend on the pipeline. Inside a shard, zarr builds the configured
+pipeline for the inner chunks, so they are fused too.
+
+Errors: when a fused step fails, the chunk is run again codec by codec, which raises that
+codec's own error (the element's index in the chunk, its value, the data types). A read
+decodes only the selected elements, so an element outside the selection never fails it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import zarr
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, CodecPipeline
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.registry import register_pipeline
+
+from zdt import _kernels
+from zdt.formats import data_type_name
+from zdt.zarr_codecs.cast_value import CastValueCodec
+from zdt.zarr_codecs.scale_offset import ScaleOffsetCodec
+
+PATH = "zdt.pipeline.ZdtCodecPipeline"
+
+
+# --- the thread pool (module level: pipelines are pickled with their arrays) -------------------
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def workers() -> int:
+    """Threads for chunk work: zarr's threading.max_workers, else codec_pipeline.max_workers
+    (zarr >= 3.4), else the number of CPUs."""
+    for key in ("threading.max_workers", "codec_pipeline.max_workers"):
+        n = zarr.config.get(key, None)
+        if n:
+            return int(n)
+    return os.cpu_count() or 1
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    n = workers()
+    with _pool_lock:
+        if _pool is None or _pool_size != n:
+            old, _pool, _pool_size = _pool, ThreadPoolExecutor(n, thread_name_prefix="zdt"), n
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
+def _reset_after_fork() -> None:
+    global _pool, _pool_size
+    _pool, _pool_size = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+# Chunks go to the pool in groups of about GROUP_ELEMENTS elements: one hand-off (a few tens of
+# microseconds of event-loop and thread wake-ups) per group, not per chunk, when chunks are small.
+GROUP_ELEMENTS = 1 << 20
+
+
+def _groups(batch: list) -> list:
+    """The batch cut into runs of consecutive chunks, each about GROUP_ELEMENTS elements, and
+    at least as many runs as the pool has threads when there are that many chunks."""
+    if not batch:
+        return []
+    per_chunk = max(1, int(np.prod(batch[0][1].shape)))
+    k = max(1, min(GROUP_ELEMENTS // per_chunk, -(-len(batch) // workers())))
+    return [batch[i:i + k] for i in range(0, len(batch), k)]
+
+
+class _Io:
+    """The store requests of one read or write, at most async.concurrency at a time (zarr's
+    rule), from any number of groups."""
+
+    def __init__(self) -> None:
+        self.limit = asyncio.Semaphore(zarr.config.get("async.concurrency", 10) or 10)
+
+    async def one(self, coro_fn: Any, *args: Any) -> Any:
+        async with self.limit:
+            return await coro_fn(*args)
+
+    async def all(self, calls: list) -> list:
+        return list(await asyncio.gather(*(self.one(*c) for c in calls)))
+
+
+async def _nothing() -> None:
+    return None
+
+
+# --- the chain of one chunk ------------------------------------------------------------------------
+
+def _fill(spec: Any) -> Any:
+    fill = spec.fill_value
+    return spec.dtype.default_scalar() if fill is None else fill
+
+
+def _all_fill(chunk: np.ndarray, spec: Any) -> bool:
+    """zarr's empty-chunk test (NDBuffer.all_equal against the fill value). Its comparison is
+    element-wise (by value with NaN equal to NaN, or by bits when the fill is a float zero), so
+    a first element of a different value (not both NaN) decides it without reading the chunk."""
+    fill = _fill(spec)
+    if chunk.size and chunk.dtype.kind in "biuf" and isinstance(fill, (bool, int, float, np.number)):
+        first = chunk.flat[0]
+        if first != fill and not (first != first and fill != fill):
+            return False
+    return bool(spec.prototype.nd_buffer.from_ndarray_like(chunk).all_equal(fill))
+
+
+def _has_sync(codec: Any) -> bool:
+    return callable(getattr(codec, "_decode_sync", None)) and callable(getattr(codec, "_encode_sync", None))
+
+
+@dataclass(frozen=True)
+class _Stages:
+    """The specs each codec of a chunk sees, and the fused steps of both directions."""
+
+    aa_specs: tuple
+    ab_spec: Any
+    bb_specs: tuple
+    decode_steps: list     # (kernel spec, scale_offset decode flag): zdt._kernels chain steps
+    encode_steps: list
+    stored_dtype: np.dtype  # what the array -> bytes codec holds (after every array -> array codec)
+
+
+def _stages(aa: tuple, ab: Any, bb: tuple, chunk_spec: Any) -> _Stages:
+    """Resolve the spec each codec sees (as zarr's pipeline does) and compile the zdt array ->
+    array codecs into kernel steps (identities dropped; sub-byte identities kept, they
+    canonicalise the high bits)."""
+    aa_specs, spec = [], chunk_spec
+    pairs = []      # (encode step, decode step); a step is (kernel spec, scale_offset decode flag)
+    for codec in aa:
+        aa_specs.append(spec)
+        source = data_type_name(spec.dtype, codec="pipeline")
+        if isinstance(codec, CastValueCodec):
+            plan = codec.config.encode_plan(source)
+            if not (plan.source is plan.target and not plan.entries and not plan.source.is_sub_byte):
+                pairs.append(((plan.kernel, None), (codec.config.decode_plan(source).kernel, None)))
+        else:
+            so = codec.config.plan(source)
+            if not (so.identity and not so.fmt.is_sub_byte):
+                pairs.append(((so.kernel, False), (so.kernel, True)))
+        spec = codec.resolve_metadata(spec)
+    ab_spec = spec
+    spec = ab.resolve_metadata(spec)
+    bb_specs = []
+    for codec in bb:
+        bb_specs.append(spec)
+        spec = codec.resolve_metadata(spec)
+    return _Stages(tuple(aa_specs), ab_spec, tuple(bb_specs),
+                   [dec for _, dec in reversed(pairs)], [enc for enc, _ in pairs],
+                   ab_spec.dtype.to_native_dtype())
+
+
+@dataclass(frozen=True)
+class ZdtCodecPipeline(CodecPipeline):
+    """See the module docstring. `inner` is zarr's own pipeline over the same codecs: what zdt
+    does not fuse, and the batch methods the sharding codec calls, go there."""
+
+    codecs: tuple
+    inner: BatchedCodecPipeline
+    fused: bool                 # the chunks' codecs are a chain zdt runs itself
+
+    @classmethod
+    def from_codecs(cls, codecs: Iterable[Any], *, batch_size: int | None = None) -> ZdtCodecPipeline:
+        codecs = tuple(codecs)
+        inner = BatchedCodecPipeline.from_codecs(codecs, batch_size=batch_size)
+        return cls(codecs, inner, cls._fusable(inner))
+
+    @staticmethod
+    def _fusable(inner: BatchedCodecPipeline) -> bool:
+        return (all(isinstance(c, (CastValueCodec, ScaleOffsetCodec)) for c in inner.array_array_codecs)
+                and isinstance(inner.array_bytes_codec, ArrayBytesCodec)
+                and _has_sync(inner.array_bytes_codec)
+                and not hasattr(inner.array_bytes_codec, "decode_partial")
+                and all(isinstance(c, BytesBytesCodec) and _has_sync(c) for c in inner.bytes_bytes_codecs))
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_stage_cache", None)        # kernel specs: rebuilt after unpickling
+        state.pop("_stage_last", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def evolve_from_array_spec(self, array_spec: Any) -> ZdtCodecPipeline:
+        inner = self.inner.evolve_from_array_spec(array_spec)
+        return replace(self, codecs=tuple(inner), inner=inner, fused=self._fusable(inner))
+
+    # --- delegated to zarr's pipeline --------------------------------------------------------------
+    def __iter__(self) -> Any:
+        return iter(self.inner)
+
+    @property
+    def supports_partial_decode(self) -> bool:
+        return self.inner.supports_partial_decode
+
+    @property
+    def supports_partial_encode(self) -> bool:
+        return self.inner.supports_partial_encode
+
+    def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
+        self.inner.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
+
+    def compute_encoded_size(self, byte_length: int, array_spec: Any) -> int:
+        return self.inner.compute_encoded_size(byte_length, array_spec)
+
+    async def decode(self, chunk_bytes_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        return await self.inner.decode(chunk_bytes_and_specs)
+
+    async def encode(self, chunk_arrays_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        return await self.inner.encode(chunk_arrays_and_specs)
+
+    # --- the chunk chain -----------------------------------------------------------------------------
+    def _stages(self, chunk_spec: Any) -> _Stages:
+        # specs are immutable values: cache per spec (zarr 3.4 passes one spec object for every
+        # chunk; the identity check spares hashing it per chunk)
+        last = self.__dict__.get("_stage_last")
+        if last is not None and last[0] is chunk_spec:
+            return last[1]
+        cache = self.__dict__.setdefault("_stage_cache", {})
+        try:
+            stages = cache.get(chunk_spec)
+        except TypeError:       # an unhashable spec
+            return _stages(self.inner.array_array_codecs, self.inner.array_bytes_codec,
+                           self.inner.bytes_bytes_codecs, chunk_spec)
+        if stages is None:
+            stages = _stages(self.inner.array_array_codecs, self.inner.array_bytes_codec,
+                             self.inner.bytes_bytes_codecs, chunk_spec)
+            if len(cache) > 64:
+                cache.clear()
+            cache[chunk_spec] = stages
+        self.__dict__["_stage_last"] = (chunk_spec, stages)
+        return stages
+
+    def _bytes_to_stored(self, raw: Any, st: _Stages) -> np.ndarray:
+        """Stored bytes -> the array -> bytes codec's output (the chunk before the chain)."""
+        for codec, spec in zip(reversed(self.inner.bytes_bytes_codecs), reversed(st.bb_specs)):
+            raw = codec._decode_sync(raw, spec)
+        arr = np.asarray(self.inner.array_bytes_codec._decode_sync(raw, st.ab_spec).as_ndarray_like())
+        if arr.dtype.itemsize > 1 and not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        return arr
+
+    def _stored_to_bytes(self, arr: np.ndarray, st: _Stages) -> Any:
+        proto = st.ab_spec.prototype
+        data = self.inner.array_bytes_codec._encode_sync(proto.nd_buffer.from_ndarray_like(arr), st.ab_spec)
+        for codec, spec in zip(self.inner.bytes_bytes_codecs, st.bb_specs):
+            if data is None:
+                break
+            data = codec._encode_sync(data, spec)
+        return data
+
+    def _decode_unfused(self, arr: np.ndarray, st: _Stages) -> np.ndarray:
+        """The array -> array codecs one at a time (raises a codec's own error)."""
+        buf = st.ab_spec.prototype.nd_buffer.from_ndarray_like(arr)
+        for codec, spec in zip(reversed(self.inner.array_array_codecs), reversed(st.aa_specs)):
+            buf = codec._decode_sync(buf, spec)
+        return np.asarray(buf.as_ndarray_like())
+
+    def _encode_unfused(self, arr: np.ndarray, chunk_spec: Any, st: _Stages) -> np.ndarray:
+        buf = chunk_spec.prototype.nd_buffer.from_ndarray_like(arr)
+        for codec, spec in zip(self.inner.array_array_codecs, st.aa_specs):
+            buf = codec._encode_sync(buf, spec)
+        return np.asarray(buf.as_ndarray_like())
+
+    def _run_chain(self, steps: list, src: np.ndarray, dst: np.ndarray, fallback: Any) -> None:
+        """src -> dst through the fused steps (a plain copy without any); on a failing
+        element, `fallback()` runs the codecs one by one so the codec raises its own error."""
+        if not steps:
+            np.copyto(dst, src)
+            return
+        if not src.dtype.isnative or np.may_share_memory(src, dst):
+            src = np.array(src, dtype=src.dtype.newbyteorder("="))
+        index, _, _ = _kernels.module().chain(steps, src, dst)
+        if index >= 0:
+            fallback()
+            raise AssertionError("zdt pipeline: a fused step failed where the codecs do not")
+
+    # --- read -----------------------------------------------------------------------------------------
+    def _readable_into(self, out: Any, batch: list) -> bool:
+        out_np = out.as_ndarray_like()
+        return (self.fused and isinstance(out_np, np.ndarray) and bool(batch)
+                and out_np.dtype == batch[0][1].dtype.to_native_dtype())
+
+    async def read(self, batch_info: Iterable[tuple], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple:
+        batch = list(batch_info)
+        if not self._readable_into(out, batch):
+            results = await self.inner.read(batch, out, drop_axes)
+            return tuple(results) if results is not None else tuple({"status": "present"} for _ in batch)
+        out_np = out.as_ndarray_like()
+        loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
+
+        async def group(items: list) -> list:
+            # fetch a group, then decode it on the pool: later groups' fetches overlap it
+            raws = await io.all([(bg.get, spec.prototype) for bg, spec, *_ in items])
+            await loop.run_in_executor(pool, self._read_group, raws, items, out_np, drop_axes)
+            return [{"status": "missing" if raw is None else "present"} for raw in raws]
+
+        done = await asyncio.gather(*(group(g) for g in _groups(batch)))
+        return tuple(status for statuses in done for status in statuses)
+
+    def _read_group(self, raws: list, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
+        for raw, item in zip(raws, items):
+            self._read_one(raw, item, out_np, drop_axes)
+
+    def _read_one(self, raw: Any, item: tuple, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
+        _, chunk_spec, chunk_selection, out_selection, _ = item
+        if raw is None:
+            out_np[out_selection] = _fill(chunk_spec)
+            return
+        st = self._stages(chunk_spec)
+        stored = self._bytes_to_stored(raw, st)
+        if stored.shape != tuple(chunk_spec.shape):
+            stored = stored.reshape(chunk_spec.shape)
+        src = stored[chunk_selection]
+        if drop_axes:
+            src = src.squeeze(axis=drop_axes)
+        dst = out_np[out_selection]
+        into_place = np.may_share_memory(dst, out_np) and dst.shape == src.shape
+        target = dst if into_place else np.empty(src.shape, dtype=out_np.dtype)
+        self._run_chain(st.decode_steps, src, target, lambda: self._decode_unfused(stored, st))
+        if not into_place:
+            out_np[out_selection] = target
+
+    # --- write ----------------------------------------------------------------------------------------
+    async def write(self, batch_info: Iterable[tuple], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
+        batch = list(batch_info)
+        value_np = value.as_ndarray_like()
+        if not (self.fused and batch and isinstance(value_np, np.ndarray)):
+            await self.inner.write(batch, value, drop_axes)
+            return
+        loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
+
+        async def group(items: list) -> None:
+            # fetch what partial chunks need, encode on the pool, store: a group's store
+            # writes overlap the next groups' encoding
+            olds = await io.all([(_nothing,) if complete else (bs.get, spec.prototype)
+                                 for bs, spec, _, _, complete in items])
+            encoded = await loop.run_in_executor(pool, self._write_group, olds, items, value_np, drop_axes)
+            await io.all([(bs.delete,) if data is None else (bs.set, data)
+                          for (bs, *_), data in zip(items, encoded)])
+
+        await asyncio.gather(*(group(g) for g in _groups(batch)))
+
+    def _write_group(self, olds: list, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
+        return [self._write_one(old, item, value_np, drop_axes) for old, item in zip(olds, items)]
+
+    def _write_one(self, old: Any, item: tuple, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> Any:
+        _, chunk_spec, chunk_selection, out_selection, complete = item
+        st = self._stages(chunk_spec)
+        dtype = chunk_spec.dtype.to_native_dtype()
+        shape = tuple(chunk_spec.shape)
+        region = value_np if value_np.shape == () else value_np[out_selection]
+        if complete and region.shape == shape:
+            chunk = region
+        else:
+            chunk = np.empty(shape, dtype=dtype, order=chunk_spec.order)
+            if old is None:
+                chunk[...] = _fill(chunk_spec)
+            else:
+                stored = self._bytes_to_stored(old, st).reshape(shape)
+                self._run_chain(st.decode_steps, stored, chunk, lambda: self._decode_unfused(stored, st))
+            if drop_axes and region.shape != ():
+                region = region[tuple(None if i in drop_axes else slice(None) for i in range(len(shape)))]
+            chunk[chunk_selection] = region
+        # as zarr: a chunk equal to the fill value (or the type's default) is not stored
+        if not chunk_spec.config.write_empty_chunks and _all_fill(chunk, chunk_spec):
+            return None
+        chunk = np.asarray(chunk, dtype=dtype)
+        if not st.encode_steps:
+            return self._stored_to_bytes(chunk, st)         # as zarr's pipeline: no copy first
+        stored = np.empty(shape, dtype=st.stored_dtype.newbyteorder("="), order="C")
+        self._run_chain(st.encode_steps, chunk, stored,
+                        lambda: self._encode_unfused(np.ascontiguousarray(chunk), chunk_spec, st))
+        return self._stored_to_bytes(stored, st)
+
+
+register_pipeline(ZdtCodecPipeline)
+
+
+class use_pipeline:
+    """Make zarr use zdt's codec pipeline for the arrays it opens from now on (``enable=False``:
+    zarr's default); as a context manager, only inside the block::
+
+        zdt.use_pipeline()
+        with zdt.use_pipeline():
+            ...
+    """
+
+    def __init__(self, enable: bool = True) -> None:
+        self._previous = zarr.config.get("codec_pipeline.path")
+        zarr.config.set({"codec_pipeline.path": PATH if enable else
+                         "zarr.core.codec_pipeline.BatchedCodecPipeline"})
+
+    def __enter__(self) -> use_pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        zarr.config.set({"codec_pipeline.path": self._previous})
