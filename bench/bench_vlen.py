@@ -13,6 +13,7 @@ the vlen chunk's bytes (what every implementation must at least read or write).
 from __future__ import annotations
 
 import argparse
+import os
 
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numcodecs
@@ -167,6 +168,43 @@ def main() -> None:
     for label, table_name, peer, us in rows:
         t = results[table_name]
         print(f"  {label:44s} {t[peer] / t[us]:6.2f}x")
+
+    threads_table(sdt, n, r, {"zdt vlen-utf8": (ours_s, spec_s), "zarr built-in vlen-utf8": (theirs_s, spec_s)})
+
+
+def threads_table(sdt: np.ndarray, n: int, repeat: int, codecs: dict) -> None:
+    """Chunk-parallel encode / decode of one StringDType array: the chunks share the array's
+    string allocator (and its lock); decoded chunks are new arrays, each with its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zarr.core.buffer.cpu import Buffer, NDBuffer
+
+    per = max(1, n // 16)
+    cpus = os.cpu_count() or 1
+    bounds = [(i, min(i + per, n)) for i in range(0, n, per)]
+    print(f"\nthreads: {len(bounds)} chunks of {per:,} strings of one StringDType array, "
+          f"1 thread vs {cpus} (speed-up = 1-thread time / {cpus}-thread time)")
+    print(f"  {'codec':28s} {'encode 1':>9s} {'encode N':>9s} {'speed-up':>9s} "
+          f"{'decode 1':>9s} {'decode N':>9s} {'speed-up':>9s}")
+    pools = {1: ThreadPoolExecutor(1), cpus: ThreadPoolExecutor(cpus)}
+    for name, (codec, spec) in codecs.items():
+        cspec = zarr_spec(per, spec.dtype)
+        bufs = [NDBuffer.from_numpy_array(sdt[a:b]) for a, b in bounds]
+        encoded = [Buffer.from_array_like(np.asarray(codec._encode_sync(x, cspec).as_numpy_array()))
+                   for x in bufs]
+        encoded = [e for e, (a, b) in zip(encoded, bounds) if b - a == per]
+
+        def run(pool, fn, items):
+            return lambda: list(pool.map(fn, items))
+
+        enc = lambda x, c=codec, sp=cspec: c._encode_sync(x, sp)      # noqa: E731
+        dec = lambda x, c=codec, sp=cspec: c._decode_sync(x, sp)      # noqa: E731
+        t = interleaved({f"e{k}": run(p, enc, bufs) for k, p in pools.items()}
+                        | {f"d{k}": run(p, dec, encoded) for k, p in pools.items()}, repeat)
+        print(f"  {name:28s} {t['e1'] * 1e3:9.1f} {t[f'e{cpus}'] * 1e3:9.1f} {t['e1'] / t[f'e{cpus}']:8.2f}x "
+              f"{t['d1'] * 1e3:9.1f} {t[f'd{cpus}'] * 1e3:9.1f} {t['d1'] / t[f'd{cpus}']:8.2f}x")
+    for p in pools.values():
+        p.shutdown()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringA
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 cnp.import_array()
@@ -511,57 +512,152 @@ cdef inline bint filled(Py_ssize_t out_size, int layout, Py_ssize_t pos, int64_t
 _CHANGED = "the array changed while it was being encoded (is another thread writing to it?)"
 
 
-def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shape):
-    """1-d C-contiguous StringDType array -> chunk (uint8 array)."""
-    cdef Py_ssize_t n = arr.shape[0], i, pos
+cdef class StringScratch:
+    """One thread's working memory for encode_strings: the bytes and end offsets of a chunk's
+    strings, copied out under the array's allocator lock in one pass. It is kept between
+    calls (vlen.py holds one per thread), so its pages are already mapped and the lock is held
+    only for reading the strings, not for page faults; above TRIM_BYTES it is let go after use."""
+
+    cdef char* data
+    cdef Py_ssize_t data_cap
+    cdef int64_t* ends
+    cdef Py_ssize_t ends_cap
+
+    def __dealloc__(self):
+        free(self.data)
+        free(self.ends)
+
+    cdef int reserve(self, Py_ssize_t data_bytes, Py_ssize_t n) except -1:
+        """Room for data_bytes bytes and n end offsets; fresh memory is touched here, outside
+        any lock."""
+        cdef void* p
+        if data_bytes > self.data_cap:
+            free(self.data)
+            self.data = NULL
+            self.data_cap = 0
+            p = malloc(data_bytes)
+            if p == NULL:
+                raise MemoryError()
+            with nogil:
+                memset(p, 0, data_bytes)
+            self.data = <char*>p
+            self.data_cap = data_bytes
+        if n > self.ends_cap:
+            free(self.ends)
+            self.ends = NULL
+            self.ends_cap = 0
+            p = malloc(n * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            self.ends = <int64_t*>p
+            self.ends_cap = n
+        return 0
+
+    def trim(self, Py_ssize_t limit):
+        """Let go of the memory when it holds more than `limit` bytes."""
+        if self.data_cap + self.ends_cap * <Py_ssize_t>sizeof(int64_t) > limit:
+            free(self.data)
+            free(self.ends)
+            self.data = NULL
+            self.ends = NULL
+            self.data_cap = self.ends_cap = 0
+
+
+cdef int copy_out(const char* base, Py_ssize_t stride, Py_ssize_t n, npy_string_allocator* alloc,
+                  bint has_na, StringScratch sc, Py_ssize_t* bad, int64_t* total,
+                  int64_t* longest) noexcept nogil:
+    """Under the allocator lock: every element's bytes into sc.data (as far as they fit) and
+    its end offset into sc.ends. Returns NpyString_load's failing code with *bad its element,
+    else 0; *total is the bytes needed even when they did not fit, *longest the longest."""
+    cdef npy_static_string s
+    cdef Py_ssize_t i
+    cdef int rc
+    cdef int64_t pos = 0, most = 0
+    for i in range(n):
+        rc = NpyString_load(alloc, <const npy_packed_static_string*>(base + i * stride), &s)
+        if rc < 0 or (rc == 1 and has_na):
+            bad[0] = i
+            return -1 if rc < 0 else 1
+        # without an na_object a null string *is* "" (size 0)
+        if rc == 0 and pos + <int64_t>s.size <= sc.data_cap:
+            memcpy(sc.data + pos, s.buf, s.size)
+        if rc == 0:
+            pos += s.size
+            most = <int64_t>s.size if <int64_t>s.size > most else most
+        sc.ends[i] = pos
+    total[0] = pos
+    longest[0] = most
+    return 0
+
+
+cdef void build_chunk(uint8_t* o, Py_ssize_t out_size, Py_ssize_t n, int layout, int width,
+                      StringScratch sc) noexcept nogil:
+    """The chunk from a filled scratch (out_size = layout_size of it): no lock needed."""
+    cdef Py_ssize_t i, pos
+    cdef int64_t prev = 0, length
+    cdef const char* src
+    write_header(o, n, layout, width)
+    if layout != VLEN:
+        for i in range(n):
+            store_offset(o + (i + 1) * width, width, sc.ends[i])
+        if n:
+            memcpy(o + padded((n + 1) * width), sc.data, sc.ends[n - 1])
+        return
+    pos = 4
+    for i in range(n):
+        length = sc.ends[i] - prev
+        src = sc.data + prev
+        store_u32(o + pos, <uint32_t>length)
+        if length <= 16 and pos + 20 <= out_size and prev + 16 <= sc.data_cap:
+            # short strings (most of them): one fixed 16-byte move; the bytes past the
+            # string are overwritten by the next element or lie inside the chunk's tail
+            memcpy(o + pos + 4, src, 16)
+        else:
+            memcpy(o + pos + 4, src, length)
+        pos += 4 + length
+        prev = sc.ends[i]
+
+
+def encode_strings(cnp.ndarray arr, int layout, int width, str codec, tuple shape,
+                   StringScratch scratch not None):
+    """1-d C-contiguous StringDType array -> chunk (uint8 array).
+
+    The array's allocator lock (shared by every view of the array, so by every chunk of it) is
+    held for one pass that copies the strings into the thread's scratch; the chunk is then
+    built from the scratch without the lock, so threads encoding chunks of one array overlap
+    all but that pass. One pass under one lock also sees one state of an array another thread
+    is writing to."""
+    cdef Py_ssize_t n = arr.shape[0], bad = -1
     cdef PyArray_StringDTypeObject* descr = <PyArray_StringDTypeObject*>cnp.PyArray_DESCR(arr)
     cdef const char* base = cnp.PyArray_BYTES(arr)
     cdef Py_ssize_t stride = cnp.PyArray_STRIDES(arr)[0] if n else 0
     cdef bint has_na = descr.na_object != NULL
     cdef npy_string_allocator* alloc
-    cdef npy_static_string s
     cdef int rc = 0
     cdef int64_t total = 0, longest = 0, acc = 0
-    cdef Py_ssize_t bad = -1
     cdef cnp.ndarray out
-    cdef uint8_t* o
-    cdef const char* empty = ""
-    cdef Py_ssize_t out_size
-    cdef bint ok = True
+    scratch.reserve(0, n)
     with nogil:
         alloc = NpyString_acquire_allocator(descr)
-        for i in range(n):
-            rc = NpyString_load(alloc, <const npy_packed_static_string*>(base + i * stride), &s)
-            if rc < 0 or (rc == 1 and has_na):
-                bad = i
-                break
-            total += s.size       # without an na_object a null string *is* "" (size 0)
-            if <int64_t>s.size > longest:
-                longest = s.size
+        rc = copy_out(base, stride, n, alloc, has_na, scratch, &bad, &total, &longest)
         NpyString_release_allocator(alloc)
-    if bad >= 0:
-        if rc < 0:
-            raise MemoryError("reading a StringDType element failed")
+    if rc == 0 and total > scratch.data_cap:
+        # the strings did not fit: a scratch of the right size, and the pass again
+        scratch.reserve(total + total // 4, n)      # room for chunks a little bigger too
+        with nogil:
+            alloc = NpyString_acquire_allocator(descr)
+            rc = copy_out(base, stride, n, alloc, has_na, scratch, &bad, &acc, &longest)
+            NpyString_release_allocator(alloc)
+        if rc == 0 and acc != total:
+            raise RuntimeError(f"{codec}: {_CHANGED}")
+    if rc < 0:
+        raise MemoryError("reading a StringDType element failed")
+    if rc > 0:
         raise missing_error(bad, codec, shape)
     _check_limits(n, total, longest, layout, width, codec)
-    out_size = layout_size(n, total, layout, width)
-    out = new_chunk(out_size)
-    o = <uint8_t*>cnp.PyArray_DATA(out)
-    pos = 4 if layout == VLEN else padded((n + 1) * width)
+    out = new_chunk(layout_size(n, total, layout, width))
     with nogil:
-        write_header(o, n, layout, width)
-        alloc = NpyString_acquire_allocator(descr)
-        for i in range(n):
-            rc = NpyString_load(alloc, <const npy_packed_static_string*>(base + i * stride), &s)
-            if rc != 0:
-                s.buf = empty
-                s.size = 0
-            if not write_item(o, out_size, i, n, layout, width, &pos, &acc, s.buf, s.size):
-                ok = False
-                break
-        NpyString_release_allocator(alloc)
-    if not ok or not filled(out_size, layout, pos, acc):
-        raise RuntimeError(f"{codec}: {_CHANGED}")
+        build_chunk(<uint8_t*>cnp.PyArray_DATA(out), out.shape[0], n, layout, width, scratch)
     return out
 
 

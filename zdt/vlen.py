@@ -18,6 +18,7 @@ na_object, None) is an error: neither layout can store one, and it never silentl
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -25,6 +26,19 @@ from zdt import _vlen
 
 VLEN, ARROW = _vlen.Layout.VLEN, _vlen.Layout.ARROW
 OFFSET_WIDTHS = {"int32": 4, "int64": 8}
+
+
+# Each thread keeps the scratch memory encode_strings copies a chunk's strings into (its pages
+# stay mapped between chunks), up to this many bytes.
+SCRATCH_KEEP_BYTES = 64 << 20
+_local = threading.local()
+
+
+def _scratch() -> _vlen.StringScratch:
+    scratch = getattr(_local, "scratch", None)
+    if scratch is None:
+        scratch = _local.scratch = _vlen.StringScratch()
+    return scratch
 
 
 def _count(shape: tuple[int, ...]) -> int:
@@ -46,7 +60,11 @@ def encode(arr: np.ndarray, *, utf8: bool, layout: int = VLEN, width: int = 4,
     if isinstance(flat.dtype, np.dtypes.StringDType):
         if not utf8:
             raise TypeError(f"{codec}: expected bytes (an object array of bytes), got strings")
-        return _vlen.encode_strings(flat, layout, width, codec, shape)
+        scratch = _scratch()
+        try:
+            return _vlen.encode_strings(flat, layout, width, codec, shape, scratch)
+        finally:
+            scratch.trim(SCRATCH_KEEP_BYTES)
     if flat.dtype == object:
         return _vlen.encode_objects(flat, layout, width, utf8, codec, shape)
     raise TypeError(f"{codec}: expected a StringDType or object array, got {arr.dtype}")
