@@ -1,4 +1,5 @@
-"""Shared benchmark helpers: interleaved timing, the copy-bandwidth floor, table printing.
+"""Shared benchmark helpers: interleaved timing, the copy-bandwidth floor, table printing, and
+(when ZDT_BENCH_JSON names a file) every printed result saved as JSON for `zdt bench`.
 
 Import this before NumPy does any work: it pins BLAS to one thread so idle BLAS workers do not
 spin on the second core while we time.
@@ -6,6 +7,8 @@ spin on the second core while we time.
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -68,8 +71,32 @@ def print_table(title: str, results: dict[str, float], floor: float, ours: str,
         rel = f"{t / fastest_peer:14.2f}" if fastest_peer else f"{'-':>14s}"
         print(f"  {name:40s} {t * 1e3:8.2f} {rel} {t / floor:12.2f}")
     print(f"  {'np.copyto (same input bytes)':40s} {floor * 1e3:8.2f}")
+    record(title, results, floor, ours, note)
     return {"ours": results[ours], "fastest_peer": fastest_peer or float("nan"), "floor": floor,
             "times": results}
+
+
+_RECORDS: list[dict] = []
+
+
+def record(title: str, times: dict[str, float], floor: float, ours: str, note: str = "",
+           peers: list[str] | None = None) -> None:
+    """Keep one workload's medians (seconds) for ZDT_BENCH_JSON; `ours` is zdt's headline
+    implementation; the peers are `peers`, else the names not starting with "zdt" that do the
+    same job (not the "(no checks)" / "(no semantics)" NumPy lower bounds)."""
+    if peers is None:
+        peers = [k for k in times if not k.startswith("zdt") and "(no " not in k]
+    _RECORDS.append({"title": title, "note": note, "times": dict(times), "floor": floor,
+                     "ours": ours, "peers": peers})
+
+
+@atexit.register
+def _dump() -> None:
+    path = os.environ.get("ZDT_BENCH_JSON")
+    if path and _RECORDS:
+        with open(path, "w") as f:
+            json.dump({"script": os.path.basename(sys.argv[0]), "argv": sys.argv[1:],
+                       "machine": machine(), "results": _RECORDS}, f, indent=1)
 
 
 def header(name: str) -> None:

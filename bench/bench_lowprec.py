@@ -72,12 +72,12 @@ def main() -> None:
     packer = PackBitsConfig.create()
     packed = packer.encode(q)
     impls = {"zdt packbits encode": lambda: packer.encode(q),
-             "numpy: copy of the int4 bytes": lambda: q.copy()}
+             "numpy copy of the int4 bytes (no packing)": lambda: q.copy()}
     name = "packbits int4 encode"
     rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(q, args.repeat),
                                    "zdt packbits encode")))
     impls = {"zdt packbits decode": lambda: packer.decode(packed, q.dtype, q.shape),
-             "numpy: copy of the int4 bytes": lambda: q.copy()}
+             "numpy copy of the int4 bytes (no packing)": lambda: q.copy()}
     name = "packbits int4 decode"
     rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(q, args.repeat),
                                    "zdt packbits decode")))

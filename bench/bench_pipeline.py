@@ -30,7 +30,7 @@ import numpy as np
 import zarr
 from zarr.storage import MemoryStore
 
-from _common import header
+from _common import header, record
 
 import zdt  # noqa: F401
 
@@ -131,6 +131,13 @@ def main() -> None:
         results[name] = (w, r)
         print(f"  {name:42s} {w * 1e3:9.1f} {r * 1e3:9.1f} {w / w_floor:12.2f} {r / r_floor:11.2f}")
     print(f"  {'floor':42s} {w_floor * 1e3:9.1f} {r_floor * 1e3:9.1f}")
+    what = f"{args.n:,} float64, chunks of {args.chunk:,}{', zstd' if args.zstd else ''}"
+    ours = "zdt pipeline + zdt codecs"
+    peers = [k for k in results if "zarr's codecs" in k]
+    record(f"write ({what})", {k: v[0] for k, v in results.items()}, w_floor, ours,
+           "floor: copying the input", peers)
+    record(f"read ({what})", {k: v[1] for k, v in results.items()}, r_floor, ours,
+           "floor: filling a fresh output once", peers)
     best = min((k for k in results if "zarr's codecs" in k), key=lambda k: results[k][0] + results[k][1],
                default=None)
     if best:

@@ -1,42 +1,47 @@
 """The ``zdt`` command (installed as a console script; ``python -m zdt`` runs it too).
 
-Subcommands:
-  demo   zdt's codecs on real data, written to zarr arrays and read back
+Subcommands (one module each in zdt.commands):
+  inspect   the arrays of a store: types, chunks, codecs and who runs them, bytes
+  suggest   the smallest encoding of an array that keeps an error bound, measured
+  convert   a re-encoded copy of a store, chunk by chunk, the bound checked on every chunk
+  demo      zdt's codecs on real data, written to zarr arrays and read back, and their speed
+  bench     the benchmarks against the peers, as a Markdown report with plots
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from importlib import import_module
 
-
-def _demo(args: argparse.Namespace) -> int:
-    from zdt.demo import main as demo
-
-    demo()
-    return 0
+COMMANDS = ("inspect", "suggest", "convert", "demo", "bench")
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zdt", description="Fast, exact data-type conversion codecs for Zarr.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser(
-        "demo", help="run zdt's codecs on real data (needs: pip install 'zdt[demo]')",
-        description="Real temperature readings and weather strings written to zarr v3 arrays "
-                    "through zdt's codecs and read back: stored codec metadata, bytes saved, "
-                    "largest error and timings next to zarr's own codecs where present.")
-    demo.set_defaults(run=_demo)
+    for name in COMMANDS:
+        import_module(f"zdt.commands.{name}").add_parser(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    from zdt.commands import CommandError
+
     p = parser()
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not getattr(args, "run", None):
         p.print_help(sys.stderr)
         return 2
-    return args.run(args)
+    try:
+        return args.run(args)
+    except CommandError as exc:
+        print(f"zdt {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"zdt {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,0 +1,12 @@
+"""The subcommands of the ``zdt`` command, one module each (zdt.cli builds the parser).
+
+A subcommand raises CommandError for anything wrong with what the user gave it (a path, an
+array name, a bound, an existing destination); zdt.cli prints its message as one line and
+exits with status 1.
+"""
+
+from __future__ import annotations
+
+
+class CommandError(Exception):
+    """Bad input to a subcommand: the message is the one line the user sees."""
