@@ -107,22 +107,20 @@ def test_xarray_arrow_string_layout_round_trips(tmp_path):
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
+    import cloudpickle
+
+    # Worker processes cannot import this test module (pytest imports it as `tests.…` with
+    # --import-mode=importlib, and no checkout is on a worker's sys.path): ship its functions
+    # by value, as a user's notebook functions are shipped.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    # (distributed still sends a module-level function by name; the functions run in workers
+    # are defined inside the tests, which always travel by value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=None)
     with cluster, distributed.Client(cluster) as c:
         yield c
-
-
-def _worker_view(path: str) -> tuple:
-    """In a worker process: open the array by path with zdt's pipeline selected by name."""
-    import zarr
-
-    with zarr.config.set({"codec_pipeline.path": "zdt.pipeline.ZdtCodecPipeline"}):
-        a = zarr.open_array(path)
-        return (type(a._async_array.codec_pipeline).__name__,
-                [type(c).__module__ for c in a.metadata.codecs], a[0:2, 0:3].tolist())
 
 
 def test_dask_writes_and_reads_through_worker_processes(tmp_path, client):
@@ -137,9 +135,18 @@ def test_dask_writes_and_reads_through_worker_processes(tmp_path, client):
     def seen_in_worker(a):
         return type(a._async_array.codec_pipeline).__name__, type(a.metadata.codecs[1]).__module__
 
-    assert client.submit(seen_in_worker, z).result() == ("ZdtCodecPipeline", "zdt.zarr_codecs.cast_value")
+    def worker_view(path: str) -> tuple:
+        """In a worker process: open the array by path with zdt's pipeline selected by name."""
+        import zarr
+
+        with zarr.config.set({"codec_pipeline.path": "zdt.pipeline.ZdtCodecPipeline"}):
+            a = zarr.open_array(path)
+            return (type(a._async_array.codec_pipeline).__name__,
+                    [type(c).__module__ for c in a.metadata.codecs], a[0:2, 0:3].tolist())
+
+    assert client.submit(seen_in_worker, z).result(timeout=120) == ("ZdtCodecPipeline", "zdt.zarr_codecs.cast_value")
     np.testing.assert_array_equal(da.from_zarr(z).compute(), expected(t))
-    pipe, modules, corner = client.submit(_worker_view, str(tmp_path / "d.zarr")).result()
+    pipe, modules, corner = client.submit(worker_view, str(tmp_path / "d.zarr")).result(timeout=120)
     assert pipe == "ZdtCodecPipeline"
     assert modules[:2] == ["zdt.zarr_codecs.scale_offset", "zdt.zarr_codecs.cast_value"]
     np.testing.assert_array_equal(np.array(corner), expected(t[0:2, 0:3]))
