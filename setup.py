@@ -11,8 +11,11 @@ compiled once per instruction set and zdt/_kernels.py loads the best build the C
   zdt._kernels_avx2      x86-64-v3 (AVX2, FMA, BMI2), x86-64 only
   zdt._kernels_avx512    x86-64-v4 (AVX-512), x86-64 only
 
-Never -march=native: the result must run on any machine NumPy runs on. ZDT_CYTHON_DEBUG=1
-turns bounds checking and friends back on (CI can run a debug build).
+Never -march=native: the result must run on any machine NumPy runs on. Flags follow the
+compiler (gcc/clang or MSVC) and the target architecture (x86-64: three builds; anything else:
+the baseline build with the compiler's defaults). ZDT_CYTHON_DEBUG=1 turns bounds checking
+and friends back on; ZDT_PORTABLE=1 forces the portable C of zdt/_portable.h (CI runs the
+tests against both).
 """
 
 import os
@@ -24,70 +27,125 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("ZDT_CYTHON_DEBUG", "") == "1"
-X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+# ZDT_PORTABLE=1: the plain-C / CPUID fallbacks of zdt/_portable.h instead of gcc's builtins
+# (what MSVC compiles), so CI can run the tests against that code on this machine.
+PORTABLE = os.environ.get("ZDT_PORTABLE", "") == "1"
 
-# -g0: debug info is most of the binary.
-COMMON_ARGS = ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
-# -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise
-# floor/ceil/trunc (it keeps them scalar in case the precision exception traps); results of
-# IEEE operations are unchanged. -ffp-contract=off: no fused multiply-add where the source
-# rounds twice, so every build gives the same bits.
-COMMON_ARGS += ["-fno-trapping-math", "-ffp-contract=off"]
-BASELINE_ARGS = ["-march=x86-64-v2", "-mtune=generic"] if X86_64 else []
-KERNEL_SOURCES = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_chain.pxi", "zdt/_exact.pxd", "zdt/_num.pxd", "zdt/_mini.pxd",
-                  "zdt/_types.pxd"]
-KERNEL_BUILDS = {"baseline": BASELINE_ARGS}
-if X86_64:
-    KERNEL_BUILDS["avx2"] = ["-march=x86-64-v3", "-mtune=generic"]
-    KERNEL_BUILDS["avx512"] = ["-march=x86-64-v4", "-mtune=generic"]
 
+def target_is_x86_64() -> bool:
+    """The architecture the extensions are built for: a cross build (macOS ARCHFLAGS,
+    cibuildwheel's _PYTHON_HOST_PLATFORM) says so; else this machine."""
+    archflags = os.environ.get("ARCHFLAGS", "")
+    if archflags:
+        return "x86_64" in archflags and "arm64" not in archflags
+    host = os.environ.get("_PYTHON_HOST_PLATFORM", "")
+    if host:
+        return host.endswith(("x86_64", "amd64", "win-amd64"))
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+X86_64 = target_is_x86_64()
+# Kernel builds: one source, compiled per instruction set; other architectures get the baseline
+# build only, with the compiler's default flags.
+KERNEL_LEVELS = ["baseline", "avx2", "avx512"] if X86_64 else ["baseline"]
+
+
+def compile_args(compiler_type: str, level: str) -> list[str]:
+    """Flags for one extension. level: a kernel build ("baseline", "avx2", "avx512"), "module"
+    (the other extensions: baseline instruction set) or "plain" (no instruction-set flags)."""
+    if compiler_type == "msvc":
+        args = ["/Od", "/Zi"] if DEBUG else ["/O2"]
+        # /fp:precise: IEEE semantics, and no contraction into FMA (MSVC contracts only with
+        # /fp:contract or /fp:fast), so every build gives the same bits as gcc's
+        args += ["/fp:precise"]
+        if X86_64:
+            args += {"avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}.get(level, [])
+        return args
+    # gcc / clang. -g0: debug info is most of the binary.
+    args = ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
+    # -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise
+    # floor/ceil/trunc (it keeps them scalar in case the precision exception traps); results
+    # of IEEE operations are unchanged. -ffp-contract=off: no fused multiply-add where the
+    # source rounds twice, so every build gives the same bits.
+    args += ["-fno-trapping-math", "-ffp-contract=off"]
+    if X86_64:
+        args += {"baseline": ["-march=x86-64-v2", "-mtune=generic"],
+                 "module": ["-march=x86-64-v2", "-mtune=generic"],
+                 "avx2": ["-march=x86-64-v3", "-mtune=generic"],
+                 "avx512": ["-march=x86-64-v4", "-mtune=generic"]}.get(level, [])
+    return args
+
+
+KERNEL_SOURCES = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_chain.pxi", "zdt/_exact.pxd",
+                  "zdt/_num.pxd", "zdt/_mini.pxd", "zdt/_types.pxd", "zdt/_portable.pxd",
+                  "zdt/_portable.h"]
+# extension name -> compile_args level (the flags are chosen in build_ext, once the compiler
+# is known)
+LEVELS = {f"zdt._kernels_{name}": name for name in KERNEL_LEVELS}
 extensions = [
-    Extension(f"zdt._kernels_{name}", [f"zdt/_kernels_{name}.pyx"],
-              extra_compile_args=COMMON_ARGS + args, depends=KERNEL_SOURCES)
-    for name, args in KERNEL_BUILDS.items()
+    Extension(f"zdt._kernels_{name}", [f"zdt/_kernels_{name}.pyx"], depends=KERNEL_SOURCES)
+    for name in KERNEL_LEVELS
 ]
 # The structs, enums and spec objects every kernel build shares (compiled once).
-extensions.append(Extension("zdt._types", ["zdt/_types.pyx"], extra_compile_args=COMMON_ARGS + BASELINE_ARGS,
-                            depends=["zdt/_types.pxd"]))
+extensions.append(Extension("zdt._types", ["zdt/_types.pyx"], depends=["zdt/_types.pxd"]))
 # The packbits bit stream (no instruction-set variants: it is bound by memory).
-extensions.append(Extension("zdt._packbits", ["zdt/_packbits.pyx"], extra_compile_args=COMMON_ARGS + BASELINE_ARGS))
+extensions.append(Extension("zdt._packbits", ["zdt/_packbits.pyx"]))
 # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
 extensions.append(Extension(
-    "zdt._vlen", ["zdt/_vlen.pyx"], extra_compile_args=COMMON_ARGS + BASELINE_ARGS,
+    "zdt._vlen", ["zdt/_vlen.pyx"],
     include_dirs=[numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
                    ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")],
 ))
 # One copy of Cython's memoryview/utility code shared by every extension.
-extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"], extra_compile_args=COMMON_ARGS))
+extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"]))
+LEVELS.update({"zdt._types": "module", "zdt._packbits": "module", "zdt._vlen": "module",
+               "zdt._cyutility": "plain"})
 
 
-class parallel_build_ext(build_ext):
-    """Compile the extensions in parallel (one job per core) unless told otherwise: the three
-    kernel builds are most of the build time."""
+CYTHON_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "nonecheck": DEBUG,
+    "freethreading_compatible": True,
+    # `if float_t is double: return ...` leaves code Cython calls unreachable in each
+    # specialisation; that is the point of fused types, not a mistake
+    "warn.unreachable": False,
+}
+
+
+class zdt_build_ext(build_ext):
+    """Flags by compiler (gcc/clang or MSVC) and target; the extensions compile in parallel
+    (one job per core) unless told otherwise: the three kernel builds are most of the build."""
 
     def finalize_options(self):
         super().finalize_options()
         if self.parallel is None:
             self.parallel = os.cpu_count() or 1
 
+    def run(self):
+        # Cythonize when building, not at import: sdist and pip's metadata steps skip it
+        generated = cythonize(
+            self.extensions,
+            shared_utility_qualified_name="zdt._cyutility",
+            nthreads=os.cpu_count() or 1,
+            compiler_directives=CYTHON_DIRECTIVES,
+        )
+        # keep setuptools' own (finalized) Extension objects; take only the generated C
+        sources = {ext.name: ext.sources for ext in generated}
+        for ext in self.extensions:
+            ext.sources = sources[ext.name]
+        super().run()
 
-setup(
-    cmdclass={"build_ext": parallel_build_ext},
-    ext_modules=cythonize(
-        extensions,
-        shared_utility_qualified_name="zdt._cyutility",
-        nthreads=os.cpu_count() or 1,
-        compiler_directives={
-            "language_level": 3,
-            "boundscheck": DEBUG,
-            "wraparound": DEBUG,
-            "initializedcheck": DEBUG,
-            "nonecheck": DEBUG,
-            "freethreading_compatible": True,
-            # `if float_t is double: return ...` leaves code Cython calls unreachable in each
-            # specialisation; that is the point of fused types, not a mistake
-            "warn.unreachable": False,
-        },
-    ),
-)
+    def build_extensions(self):
+        kind = self.compiler.compiler_type
+        for ext in self.extensions:
+            ext.extra_compile_args = compile_args(kind, LEVELS[ext.name])
+            if PORTABLE:
+                ext.define_macros = [*ext.define_macros, ("ZDT_PORTABLE", "1")]
+        super().build_extensions()
+
+
+setup(cmdclass={"build_ext": zdt_build_ext}, ext_modules=extensions)

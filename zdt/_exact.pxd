@@ -23,18 +23,7 @@ from zdt._types cimport (
     ST_OK, ST_NAN, ST_INF, ST_RANGE, ST_RANGE_WRAP,
 )
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static inline int zdt_clz64(unsigned long long x) {
-        unsigned long i; if (!x) return 64; _BitScanReverse64(&i, x); return 63 - (int)i;
-    }
-    #else
-    static inline int zdt_clz64(unsigned long long x) { return x ? __builtin_clzll(x) : 64; }
-    #endif
-    """
-    int zdt_clz64(uint64_t x) noexcept nogil
+from zdt._portable cimport zdt_clz64
 
 
 cdef enum NumClass:

@@ -8,24 +8,7 @@ include "_scale_offset.pxi"
 include "_chain.pxi"
 
 
-cdef extern from *:
-    """
-    static int zdt_cpu_x86_level(void) {
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-                && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq")
-                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2")
-                && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
-            return 4;
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c"))
-            return 3;
-    #endif
-        return 2;
-    }
-    """
-    int zdt_cpu_x86_level() noexcept nogil
+from zdt._portable cimport zdt_cpu_x86_level, zdt_portable_build
 
 
 def supported_builds():
@@ -33,3 +16,9 @@ def supported_builds():
     (AVX2, FMA, BMI2, F16C), "avx512" x86-64-v4."""
     level = zdt_cpu_x86_level()
     return ["baseline"] + (["avx2"] if level >= 3 else []) + (["avx512"] if level >= 4 else [])
+
+
+def portable_build():
+    """True when this build uses the portable fallbacks of zdt/_portable.h (ZDT_PORTABLE=1 at
+    build time, or a compiler without gcc's builtins) instead of gcc/clang builtins."""
+    return bool(zdt_portable_build())

@@ -13,9 +13,10 @@ from zdt._types cimport MiniFormat, WIDEN_TABLE
 
 cdef extern from *:
     """
+    #include "_portable.h"
     #define ZDT_DBL_MAX 1.7976931348623157e308
-    typedef uint32_t * __restrict__ zdt_u32_out;
-    typedef const uint32_t * __restrict__ zdt_u32_in;
+    typedef uint32_t * ZDT_RESTRICT zdt_u32_out;
+    typedef const uint32_t * ZDT_RESTRICT zdt_u32_in;
     """
     double DBL_MAX "ZDT_DBL_MAX"
     # an output that aliases nothing else: without it, a loop inlined into a large function

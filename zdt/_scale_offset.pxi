@@ -33,25 +33,9 @@ from zdt._types cimport (
     T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
 )
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define zdt_sub_i64(a, b, r) __builtin_sub_overflow((int64_t)(a), (int64_t)(b), (int64_t *)(r))
-    #define zdt_mul_i64(a, b, r) __builtin_mul_overflow((int64_t)(a), (int64_t)(b), (int64_t *)(r))
-    #define zdt_add_i64(a, b, r) __builtin_add_overflow((int64_t)(a), (int64_t)(b), (int64_t *)(r))
-    #define zdt_sub_u64(a, b, r) __builtin_sub_overflow((uint64_t)(a), (uint64_t)(b), (uint64_t *)(r))
-    #define zdt_mul_u64(a, b, r) __builtin_mul_overflow((uint64_t)(a), (uint64_t)(b), (uint64_t *)(r))
-    #define zdt_add_u64(a, b, r) __builtin_add_overflow((uint64_t)(a), (uint64_t)(b), (uint64_t *)(r))
-    #else
-    #error "zdt needs __builtin_*_overflow (gcc or clang)"
-    #endif
-    """
-    bint zdt_sub_i64(int64_t a, int64_t b, int64_t* r) noexcept nogil
-    bint zdt_mul_i64(int64_t a, int64_t b, int64_t* r) noexcept nogil
-    bint zdt_add_i64(int64_t a, int64_t b, int64_t* r) noexcept nogil
-    bint zdt_sub_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
-    bint zdt_mul_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
-    bint zdt_add_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept nogil
+from zdt._portable cimport (
+    zdt_add_i64, zdt_add_u64, zdt_mul_i64, zdt_mul_u64, zdt_sub_i64, zdt_sub_u64,
+)
 
 
 ctypedef fused so_int_t:

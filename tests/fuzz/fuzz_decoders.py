@@ -1,0 +1,68 @@
+"""Coverage-guided fuzzing of zdt's decoders with atheris (Python >= 3.12 here).
+
+    python tests/fuzz/fuzz_decoders.py TARGET [CORPUS_DIR] [libFuzzer flags]
+
+e.g. ``python tests/fuzz/fuzz_decoders.py vlen_utf8 /tmp/corpus -max_total_time=20``. TARGET
+is a name in targets.TARGETS. atheris instruments zdt's Python code (the parts that parse
+configurations and check buffers before the kernels run); the Cython kernels are not
+instrumented (that would need a clang build with -fsanitize=fuzzer-no-link), so coverage
+guidance stops at their door while every input still runs through them. A finding is written
+to crash-* (see -artifact_prefix) and ends the run with a non-zero status; add it to
+tests/fuzz/corpus/<target>/ so tests/test_fuzz_corpus.py keeps it fixed.
+"""
+
+import sys
+from pathlib import Path
+
+import atheris
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import zdt.cast  # noqa: E402,F401
+import zdt.packbits  # noqa: E402,F401
+import zdt.scale_offset  # noqa: E402,F401
+import zdt.vlen  # noqa: E402,F401
+from targets import TARGETS  # noqa: E402
+
+
+def _instrument(func) -> int:
+    """Python functions only (Cython's compiled ones have no bytecode to instrument)."""
+    code = getattr(func, "__code__", None)
+    if code is None or code.co_filename.endswith((".pyx", ".pxi")) or "(tree fragment)" in code.co_filename:
+        return 0
+    try:
+        atheris.instrument_func(func)
+    except RuntimeError:
+        return 0
+    return 1
+
+
+def instrument_zdt() -> int:
+    """Coverage instrumentation for every Python function of zdt and of the targets."""
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if name == "targets" or name == "zdt" or name.startswith("zdt."):
+            for obj in list(vars(module).values()):
+                if getattr(obj, "__module__", None) != name:
+                    continue
+                if isinstance(obj, type):
+                    for attr, member in list(vars(obj).items()):
+                        count += _instrument(getattr(member, "__func__", member))
+                else:
+                    count += _instrument(obj)
+    return count
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
+        sys.exit(f"usage: {sys.argv[0]} TARGET [CORPUS_DIR] [libFuzzer flags]; "
+                 f"targets: {', '.join(TARGETS)}")
+    target = TARGETS[sys.argv[1]]
+    target(b"")  # import what the target imports lazily, then instrument it all
+    print(f"instrumented {instrument_zdt()} functions of zdt", file=sys.stderr)
+    atheris.Setup([sys.argv[0], *sys.argv[2:]], target)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

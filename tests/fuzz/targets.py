@@ -1,0 +1,196 @@
+"""Fuzz targets: every decoder of zdt fed arbitrary bytes (and, for the codecs with a
+configuration, an arbitrary configuration drawn from the same bytes).
+
+A target returns True when the decoder returned a result of the promised shape and type,
+False when it raised ValueError (zdt's codec errors are ValueErrors) or TypeError for a
+configuration it rejects (both are passes). Anything else (another exception, a crash, a hang) is a finding.
+`fuzz_decoders.py` drives these with atheris; tests/test_fuzz_corpus.py replays the corpus
+(tests/fuzz/corpus/<target>/) and every past finding as ordinary tests. Importable without
+atheris.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from zdt import vlen
+
+ACCEPTED = (ValueError, TypeError)
+
+
+class Input:
+    """Reads choices from the front of the fuzz input; what is left is the chunk bytes."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            return 0
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def pick(self, options):
+        return options[self.byte() % len(options)]
+
+    def rest(self) -> bytes:
+        return self.data[self.pos:]
+
+
+def _shape(inp: Input) -> tuple[int, ...]:
+    dims = inp.byte() % 3
+    return tuple(inp.byte() % 9 for _ in range(dims))
+
+
+def _vlen_target(utf8: bool, layout: int, width: int, codec: str):
+    def run(data: bytes) -> bool:
+        inp = Input(data)
+        shape = _shape(inp)
+        as_objects = inp.byte() & 1
+        try:
+            out = vlen.decode(inp.rest(), shape, utf8=utf8, layout=layout, width=width, codec=codec,
+                              dtype=object if (as_objects and utf8) else None)
+        except ACCEPTED:
+            return False
+        assert out.shape == shape, (out.shape, shape)
+        if not utf8:
+            assert all(isinstance(x, bytes) for x in out.reshape(-1))
+        return True
+    return run
+
+
+SOURCES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+           "float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+           "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "int4", "uint2"]
+ROUNDINGS = ["nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"]
+
+
+def _scalar(inp: Input):
+    return inp.pick([0, 1, -1, 255, 0.5, -0.0, 1e300, "NaN", "Infinity", "-Infinity", "0x7f",
+                     2 ** 63, -(2 ** 63), 3.25, 65504])
+
+
+def cast_value_decode(data: bytes) -> bool:
+    """cast_value decoding arbitrary stored bytes under an arbitrary configuration."""
+    from zdt.cast import CastValueConfig
+    from zdt.formats import format_for
+
+    inp = Input(data)
+    array_type, stored = inp.pick(SOURCES), inp.pick(SOURCES)
+    config = {"data_type": stored, "rounding": inp.pick(ROUNDINGS),
+              "out_of_range": inp.pick([None, "clamp", "wrap"])}
+    if inp.byte() & 1:
+        config["scalar_map"] = {"encode": [[_scalar(inp), _scalar(inp)]],
+                                "decode": [[_scalar(inp), _scalar(inp)]]}
+    try:
+        plan = CastValueConfig.create(**config).decode_plan(array_type)
+    except ACCEPTED:
+        return False
+    dtype = format_for(stored).dtype
+    raw = inp.rest()
+    raw = raw[: len(raw) - len(raw) % dtype.itemsize]
+    encoded = np.frombuffer(raw, dtype=dtype)
+    try:
+        out = plan.cast(encoded)
+    except ACCEPTED:
+        return False
+    assert out.shape == encoded.shape and out.dtype == format_for(array_type).dtype
+    return True
+
+
+def scale_offset_decode(data: bytes) -> bool:
+    from zdt.formats import format_for
+    from zdt.scale_offset import ScaleOffsetConfig
+
+    inp = Input(data)
+    dtype_name = inp.pick(SOURCES)
+    try:
+        plan = ScaleOffsetConfig.create(offset=_scalar(inp), scale=_scalar(inp)).plan(dtype_name)
+    except ACCEPTED:
+        return False
+    dtype = format_for(dtype_name).dtype
+    raw = inp.rest()
+    raw = raw[: len(raw) - len(raw) % dtype.itemsize]
+    encoded = np.frombuffer(raw, dtype=dtype)
+    try:
+        out = plan.decode(encoded)
+    except ACCEPTED:
+        return False
+    assert out.shape == encoded.shape and out.dtype == dtype
+    return True
+
+
+PACKBITS_TYPES = ["bool", "int2", "uint2", "int4", "uint4", "float4_e2m1fn", "float6_e3m2fn",
+                  "int8", "uint16", "int32", "float16", "float32", "float64", "complex64"]
+
+
+def packbits_decode(data: bytes) -> bool:
+    import ml_dtypes  # noqa: F401  the low-precision dtypes by name
+
+    from zdt.formats import format_for
+    from zdt.packbits import PackBitsConfig
+
+    inp = Input(data)
+    name = inp.pick(PACKBITS_TYPES)
+    dtype = np.dtype(name) if name in ("bool", "complex64") else format_for(name).dtype
+    config = {"padding_encoding": inp.pick(["none", "first_byte", "last_byte"])}
+    if inp.byte() & 1:
+        config["first_bit"] = inp.byte() % 70
+    if inp.byte() & 1:
+        config["last_bit"] = inp.byte() % 70
+    shape = _shape(inp)
+    try:
+        cfg = PackBitsConfig.create(**config)
+        out = cfg.decode(inp.rest(), dtype, shape)
+    except ACCEPTED:
+        return False
+    assert out.shape == shape and out.dtype == dtype
+    return True
+
+
+TARGETS = {
+    "vlen_utf8": _vlen_target(True, vlen.VLEN, 4, "vlen-utf8"),
+    "vlen_bytes": _vlen_target(False, vlen.VLEN, 4, "vlen-bytes"),
+    "arrow_utf8_int32": _vlen_target(True, vlen.ARROW, 4, "zdt.vlen_arrow"),
+    "arrow_bytes_int64": _vlen_target(False, vlen.ARROW, 8, "zdt.vlen_arrow"),
+    "packbits": packbits_decode,
+    "cast_value": cast_value_decode,
+    "scale_offset": scale_offset_decode,
+}
+
+
+def seeds(name: str) -> list[bytes]:
+    """Valid inputs for a target (choice bytes, then a well-formed chunk): where the fuzzer
+    starts, so its mutations are near-misses of real chunks."""
+    words = np.array(["", "rain", "日本", "snow🙂", "x" * 70], dtype=np.dtypes.StringDType())
+    raw = [b"", b"\x00\xff", b"x" * 70]
+    objects = np.empty(len(raw), dtype=object)
+    objects[:] = raw
+    if name.startswith(("vlen_", "arrow_")):
+        utf8 = "utf8" in name or name == "vlen_utf8"
+        layout = vlen.ARROW if name.startswith("arrow") else vlen.VLEN
+        width = 8 if name.endswith("int64") else 4
+        arr = words if utf8 else objects
+        chunk = vlen.encode(arr, utf8=utf8, layout=layout, width=width).tobytes()
+        # one dimension of len(arr): dims byte 1, extent byte, as-objects byte
+        return [bytes([1, len(arr), 0]) + chunk, bytes([1, len(arr), 1]) + chunk,
+                bytes([0, 0]) + vlen.encode(arr[:1], utf8=utf8, layout=layout, width=width).tobytes()]
+    if name == "packbits":
+        from zdt.packbits import PackBitsConfig
+
+        int4 = PACKBITS_TYPES.index("int4")
+        values = np.arange(-4, 4, dtype=np.int8).astype("int4")
+        chunk = PackBitsConfig.create().encode(values).tobytes()
+        # int4, padding "none", no first_bit, no last_bit, shape (8,); bool, "first_byte", (3,)
+        return [bytes([int4, 0, 0, 0, 1, 8]) + chunk, bytes([0, 1, 0, 0, 1, 3]) + b"\x05\x05"]
+    if name == "cast_value":
+        f64, u8 = SOURCES.index("float64"), SOURCES.index("uint8")
+        return [bytes([f64, u8, 0, 1, 0]) + bytes(range(64)),
+                bytes([f64, u8, 0, 0, 1, 7, 0, 0, 7]) + bytes(range(32))]
+    if name == "scale_offset":
+        f64 = SOURCES.index("float64")
+        # offset and scale are indexes into _scalar's list: (1, 0.5) and (-1, 1)
+        return [bytes([f64, 1, 4]) + np.arange(8, dtype=np.float64).tobytes(),
+                bytes([SOURCES.index("int16"), 2, 1]) + np.arange(8, dtype=np.int16).tobytes()]
+    raise KeyError(name)
