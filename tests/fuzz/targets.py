@@ -87,15 +87,18 @@ def cast_value_decode(data: bytes) -> bool:
         plan = CastValueConfig.create(**config).decode_plan(array_type)
     except ACCEPTED:
         return False
-    dtype = format_for(stored).dtype
+    return _decode_elements(inp, format_for(stored).dtype, plan.cast, format_for(array_type).dtype)
+
+
+def _decode_elements(inp: Input, dtype: np.dtype, decode, out_dtype: np.dtype) -> bool:
+    """The rest of the input as whole elements of dtype, through decode."""
     raw = inp.rest()
-    raw = raw[: len(raw) - len(raw) % dtype.itemsize]
-    encoded = np.frombuffer(raw, dtype=dtype)
+    encoded = np.frombuffer(raw[: len(raw) - len(raw) % dtype.itemsize], dtype=dtype)
     try:
-        out = plan.cast(encoded)
+        out = decode(encoded)
     except ACCEPTED:
         return False
-    assert out.shape == encoded.shape and out.dtype == format_for(array_type).dtype
+    assert out.shape == encoded.shape and out.dtype == out_dtype
     return True
 
 
@@ -110,15 +113,7 @@ def scale_offset_decode(data: bytes) -> bool:
     except ACCEPTED:
         return False
     dtype = format_for(dtype_name).dtype
-    raw = inp.rest()
-    raw = raw[: len(raw) - len(raw) % dtype.itemsize]
-    encoded = np.frombuffer(raw, dtype=dtype)
-    try:
-        out = plan.decode(encoded)
-    except ACCEPTED:
-        return False
-    assert out.shape == encoded.shape and out.dtype == dtype
-    return True
+    return _decode_elements(inp, dtype, plan.decode, dtype)
 
 
 PACKBITS_TYPES = ["bool", "int2", "uint2", "int4", "uint4", "float4_e2m1fn", "float6_e3m2fn",
