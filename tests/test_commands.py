@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
@@ -82,7 +82,7 @@ def suggest_data(data: np.ndarray, bound: float, relative: bool, fill=np.nan):
     stats.add_value(fill_value)
     make = engine.relative_candidates if relative else engine.absolute_candidates
     candidates = make(stats, bound)
-    results, _ = engine.measure([data], candidates, fill_value, relative)
+    results, _ = engine.measure([data], candidates, fill_value, relative, bound)
     return engine.best(results, bound), stats
 
 
@@ -122,6 +122,9 @@ def test_a_relative_suggestion_keeps_its_bound_exactly(values, bound):
 
 @given(st.floats(-1e4, 1e4), st.floats(0.1, 5e3), st.sampled_from([0.01, 0.05, 0.5, 2.0]),
        st.booleans())
+# found by hypothesis: an offset of -1.4e-108 puts the error of a half-way value 1.4e-108
+# above the bound, which a float difference cannot show (the measure now re-checks exactly)
+@example(lo=-1.39794663702103e-108, span=1.5, bound=0.5, nan=False)
 @settings(max_examples=60)
 def test_the_absolute_suggestion_is_the_narrowest_type_that_comfortably_fits(lo, span, bound, nan):
     """If the range needs comfortably fewer codes than a type holds at the largest step the

@@ -11,6 +11,7 @@ Subcommands (one module each in zdt.commands):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import import_module
 
@@ -41,7 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print(f"zdt {args.command}: interrupted", file=sys.stderr)
-        return 130
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # the work is cleaned up already (convert removes its partial output); leave now,
+        # without the asyncio shutdown noise zarr's interrupted event loop would print
+        os._exit(130)
 
 
 if __name__ == "__main__":

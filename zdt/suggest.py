@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,8 +255,13 @@ def _roundtrip(block: np.ndarray, encoding: Encoding, fill_value: Any) -> np.nda
     return arr[...]
 
 
-def error_of(x: np.ndarray, y: np.ndarray, relative: bool) -> float:
-    """Largest error of y against x; inf when a special value or a zero did not survive."""
+def error_of(x: np.ndarray, y: np.ndarray, relative: bool, bound: float | None = None) -> float:
+    """Largest error of y against x; inf when a special value or a zero did not survive.
+
+    Computed in long double; with `bound`, the elements within a hair of it are re-checked in
+    exact rational arithmetic, so `error_of(...) <= bound` is exactly whether every element
+    keeps the bound (an excess too small for a float to show is reported as the next float
+    above the bound)."""
     x = x.astype(np.float64) if x.dtype.kind != "f" else x
     y = y.astype(np.float64) if y.dtype.kind != "f" else y
     nan = np.isnan(x)
@@ -266,27 +272,34 @@ def error_of(x: np.ndarray, y: np.ndarray, relative: bool) -> float:
         return math.inf
     finite = ~(nan | inf)
     xs, ys = x[finite], y[finite]
-    if xs.dtype.kind in "iu":
-        if np.array_equal(xs, ys):
-            return 0.0
-        return float(np.abs(xs.astype(np.float64) - ys.astype(np.float64)).max())
     if not np.isfinite(ys).all():
         return math.inf
     if not xs.size:
         return 0.0
-    # in float64 (or wider) so the measure itself does not round
     wide = np.longdouble if xs.dtype.itemsize >= 8 else np.float64
     diff = np.abs(ys.astype(wide) - xs.astype(wide))
-    if not relative:
-        return float(diff.max())
-    zero = xs == 0
-    if (ys[zero] != 0).any():
-        return math.inf
-    return float((diff[~zero] / np.abs(xs[~zero].astype(wide))).max(initial=0))
+    if relative:
+        zero = xs == 0
+        if (ys[zero] != 0).any():
+            return math.inf
+        xs, ys = xs[~zero], ys[~zero]
+        diff = diff[~zero] / np.abs(xs.astype(wide))
+    worst = float(diff.max(initial=0))
+    if bound is None or not math.isfinite(bound) or worst < bound * (1 - 1e-9):
+        return worst
+    limit = Fraction(bound)
+    near = np.nonzero(diff >= bound * (1 - 1e-9))[0]
+    for a, b in zip(xs[near].tolist(), ys[near].tolist(), strict=True):
+        e = abs(Fraction(b) - Fraction(a))
+        if relative:
+            e /= abs(Fraction(a))
+        if e > limit:
+            return max(float(e), float(np.nextafter(bound, math.inf)))
+    return min(worst, bound)
 
 
 def measure(blocks: Iterable[np.ndarray], candidates: list[Encoding], fill_value: Any,
-            relative: bool) -> tuple[list[Result], dict[str, str]]:
+            relative: bool, bound: float | None = None) -> tuple[list[Result], dict[str, str]]:
     """Every candidate over all blocks (batched). Returns the survivors with their measured
     errors, in candidate order, and why each other one dropped out."""
     errors = {id(c): 0.0 for c in candidates}
@@ -302,7 +315,7 @@ def measure(blocks: Iterable[np.ndarray], candidates: list[Encoding], fill_value
                 failed[c.label] = str(exc).splitlines()[0]
                 alive.remove(c)
                 continue
-            errors[id(c)] = max(errors[id(c)], error_of(batch, back, relative))
+            errors[id(c)] = max(errors[id(c)], error_of(batch, back, relative, bound))
     return [Result(c, errors[id(c)], count) for c in alive], failed
 
 

@@ -164,7 +164,7 @@ def _check(path: str, region: tuple[slice, ...], x: np.ndarray, y: np.ndarray,
            bound: float, relative: bool) -> None:
     from zdt.suggest import error_of
 
-    err = error_of(np.asarray(x), np.asarray(y), relative)
+    err = error_of(np.asarray(x), np.asarray(y), relative, bound)
     if not err <= bound:
         where = tuple((s.start, s.stop) for s in region)
         shown = "special values or zeros not kept" if math.isinf(err) else f"error {err:.3g}"

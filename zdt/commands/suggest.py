@@ -52,7 +52,7 @@ def plan_for(arr: Any, bound: float, relative: bool, sample: int | None = None) 
     if not candidates:
         return Plan(path, None, f"no {'float' if relative else 'integer'} type narrower than "
                     f"{dtype} can hold this data", bound, relative, arr.nbytes, stats.count)
-    results, failed = engine.measure(store.blocks(arr, regions), candidates, fill, relative)
+    results, failed = engine.measure(store.blocks(arr, regions), candidates, fill, relative, bound)
     chosen = engine.best(results, bound)
     if chosen is None:
         tried = ", ".join(f"{r.encoding.target} {_err(r.error, relative)}" for r in results)
