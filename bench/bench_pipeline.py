@@ -28,47 +28,28 @@ import warnings
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
 import zarr
+from zarr.core import codec_pipeline
 from zarr.storage import MemoryStore
 
 from _common import header, record
 
-import zdt  # noqa: F401
+from zdt._compat import codec_config, zarr_builtins_usable
+from zdt.pipeline import PATH, ZARR_DEFAULT, ZARR_FUSED
 
-ZARR_CODECS = {"codecs.cast_value": "zarr.codecs.cast_value.CastValue",
-               "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset"}
-ZDT_CODECS = {"codecs.cast_value": "zdt.zarr_codecs.cast_value.CastValueCodec",
-              "codecs.scale_offset": "zdt.zarr_codecs.scale_offset.ScaleOffsetCodec"}
-BATCHED = "zarr.core.codec_pipeline.BatchedCodecPipeline"
-FUSED = "zarr.core.codec_pipeline.FusedCodecPipeline"
-
-
-def has_zarr_codecs() -> bool:
-    try:
-        import cast_value_rs  # noqa: F401
-        from zarr.codecs.cast_value import CastValue  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def has_fused() -> bool:
-    try:
-        from zarr.core.codec_pipeline import FusedCodecPipeline  # noqa: F401
-    except ImportError:
-        return False
-    return True
+ZARR_CODECS, ZDT_CODECS = codec_config("zarr"), codec_config("zdt")
 
 
 def setups() -> dict[str, dict]:
     out = {}
-    if has_zarr_codecs():
-        out["zarr default pipeline + zarr's codecs"] = {"codec_pipeline.path": BATCHED, **ZARR_CODECS}
-        if has_fused():
-            out["zarr Fused pipeline + zarr's codecs"] = {"codec_pipeline.path": FUSED, **ZARR_CODECS}
-    out["zarr default pipeline + zdt codecs"] = {"codec_pipeline.path": BATCHED, **ZDT_CODECS}
-    if has_fused():
-        out["zarr Fused pipeline + zdt codecs"] = {"codec_pipeline.path": FUSED, **ZDT_CODECS}
-    out["zdt pipeline + zdt codecs"] = {"codec_pipeline.path": "zdt.pipeline.ZdtCodecPipeline", **ZDT_CODECS}
+    fused = hasattr(codec_pipeline, "FusedCodecPipeline")
+    if zarr_builtins_usable():
+        out["zarr default pipeline + zarr's codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **ZARR_CODECS}
+        if fused:
+            out["zarr Fused pipeline + zarr's codecs"] = {"codec_pipeline.path": ZARR_FUSED, **ZARR_CODECS}
+    out["zarr default pipeline + zdt codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **ZDT_CODECS}
+    if fused:
+        out["zarr Fused pipeline + zdt codecs"] = {"codec_pipeline.path": ZARR_FUSED, **ZDT_CODECS}
+    out["zdt pipeline + zdt codecs"] = {"codec_pipeline.path": PATH, **ZDT_CODECS}
     return out
 
 

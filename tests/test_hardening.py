@@ -5,6 +5,7 @@ and the portable-C build's own contracts (checked arithmetic, CPU feature level)
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import sys
 import threading
@@ -282,32 +283,27 @@ def test_the_build_picks_the_instruction_sets_this_cpu_has():
     assert _kernels_baseline.supported_builds() == expected
 
 
-def test_checked_64_bit_arithmetic_at_the_edges():
+@pytest.mark.parametrize("dtype, offsets, scales, xs", [
+    (np.int64,
+     [-(2 ** 63), -(2 ** 63) + 1, -(2 ** 32), -3, -1, 0, 1, 2, 3, 2 ** 31, 2 ** 32 + 1,
+      3037000499, 3037000500, 2 ** 63 - 2, 2 ** 63 - 1],
+     [1, -1, 2, -2, 3037000500, 2 ** 63 - 1, -(2 ** 63)],
+     [-(2 ** 63), -1, 0, 1, 2 ** 63 - 1, 2 ** 32, -(2 ** 32)]),
+    (np.uint64,
+     [0, 1, 2 ** 32, 2 ** 64 - 2, 2 ** 64 - 1],
+     [1, 2, 2 ** 32, 2 ** 32 + 1, 2 ** 64 - 1],
+     [0, 1, 2 ** 32, 2 ** 64 - 1]),
+])
+def test_checked_64_bit_arithmetic_at_the_edges(dtype, offsets, scales, xs):
     """scale_offset on int64 / uint64 goes through zdt_{add,sub,mul}_{i64,u64}: their overflow
     answers at every edge, against Python's exact integers (both builds run this)."""
-    i64 = np.iinfo(np.int64)
-    u64 = np.iinfo(np.uint64)
-    edges_i = [i64.min, i64.min + 1, -(2 ** 32), -3, -1, 0, 1, 2, 3, 2 ** 31, 2 ** 32 + 1,
-               3037000499, 3037000500, i64.max - 1, i64.max]
-    for offset in edges_i:
-        for scale in [1, -1, 2, -2, 3037000500, i64.max, i64.min]:
-            for x in [i64.min, -1, 0, 1, i64.max, 2 ** 32, -(2 ** 32)]:
-                exact = (x - offset) * scale
-                ok = i64.min <= x - offset <= i64.max and i64.min <= exact <= i64.max
-                try:
-                    got = zdt.scale_offset_encode(np.array([x], dtype=np.int64), offset=offset, scale=scale)
-                except ValueError:
-                    assert not ok, (x, offset, scale)
-                else:
-                    assert ok and int(got[0]) == exact, (x, offset, scale)
-    for offset in [0, 1, 2 ** 32, u64.max - 1, u64.max]:
-        for scale in [1, 2, 2 ** 32, 2 ** 32 + 1, u64.max]:
-            for x in [0, 1, 2 ** 32, u64.max]:
-                exact = (x - offset) * scale
-                ok = x >= offset and exact <= u64.max
-                try:
-                    got = zdt.scale_offset_encode(np.array([x], dtype=np.uint64), offset=offset, scale=scale)
-                except ValueError:
-                    assert not ok, (x, offset, scale)
-                else:
-                    assert ok and int(got[0]) == exact, (x, offset, scale)
+    info = np.iinfo(dtype)
+    for offset, scale, x in itertools.product(offsets, scales, xs):
+        exact = (x - offset) * scale
+        ok = info.min <= x - offset <= info.max and info.min <= exact <= info.max
+        try:
+            got = zdt.scale_offset_encode(np.array([x], dtype=dtype), offset=offset, scale=scale)
+        except ValueError:
+            assert not ok, (x, offset, scale)
+        else:
+            assert ok and int(got[0]) == exact, (x, offset, scale)

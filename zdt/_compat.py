@@ -44,6 +44,22 @@ def zarr_builtin(name: str) -> str | None:
     return f"{module}.{cls}" if found else None
 
 
+def zarr_builtins_usable() -> bool:
+    """zarr ships cast_value and scale_offset and can run them (they need cast-value-rs)."""
+    try:
+        import cast_value_rs  # noqa: F401
+    except ImportError:
+        return False
+    return all(zarr_builtin(name) is not None for name in _ZARR_BUILTINS)
+
+
+def codec_config(implementation: str) -> dict[str, str]:
+    """zarr config keys selecting "zdt"'s or "zarr"'s own class for cast_value and scale_offset."""
+    return {f"codecs.{name}": (_DEFAULT_IMPLEMENTATIONS[name] if implementation == "zdt"
+                               else ".".join(_ZARR_BUILTINS[name]))
+            for name in _ZARR_BUILTINS}
+
+
 def register_config_defaults() -> None:
     """Make zdt the configured implementation of its codecs.
 

@@ -516,7 +516,8 @@ cdef class StringScratch:
     """One thread's working memory for encode_strings: the bytes and end offsets of a chunk's
     strings, copied out under the array's allocator lock in one pass. It is kept between
     calls (vlen.py holds one per thread), so its pages are already mapped and the lock is held
-    only for reading the strings, not for page faults; above TRIM_BYTES it is let go after use."""
+    only for reading the strings, not for page faults; vlen.encode lets it go after use when it
+    holds more than vlen.SCRATCH_KEEP_BYTES."""
 
     cdef char* data
     cdef Py_ssize_t data_cap

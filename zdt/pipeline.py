@@ -52,6 +52,8 @@ from zdt.zarr_codecs.cast_value import CastValueCodec
 from zdt.zarr_codecs.scale_offset import ScaleOffsetCodec
 
 PATH = "zdt.pipeline.ZdtCodecPipeline"
+ZARR_DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+ZARR_FUSED = "zarr.core.codec_pipeline.FusedCodecPipeline"     # zarr >= 3.4
 
 
 # --- the thread pool (module level: pipelines are pickled with their arrays) -------------------
@@ -218,9 +220,6 @@ class ZdtCodecPipeline(CodecPipeline):
         state.pop("_stage_last", None)
         return state
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-
     def evolve_from_array_spec(self, array_spec: Any) -> ZdtCodecPipeline:
         inner = self.inner.evolve_from_array_spec(array_spec)
         return replace(self, codecs=tuple(inner), inner=inner, fused=self._fusable(inner))
@@ -259,15 +258,16 @@ class ZdtCodecPipeline(CodecPipeline):
         cache = self.__dict__.setdefault("_stage_cache", {})
         try:
             stages = cache.get(chunk_spec)
-        except TypeError:       # an unhashable spec
-            return _stages(self.inner.array_array_codecs, self.inner.array_bytes_codec,
-                           self.inner.bytes_bytes_codecs, chunk_spec)
+            hashable = True
+        except TypeError:       # an unhashable spec: resolved every time
+            stages, hashable = None, False
         if stages is None:
             stages = _stages(self.inner.array_array_codecs, self.inner.array_bytes_codec,
                              self.inner.bytes_bytes_codecs, chunk_spec)
-            if len(cache) > 64:
-                cache.clear()
-            cache[chunk_spec] = stages
+            if hashable:
+                if len(cache) > 64:
+                    cache.clear()
+                cache[chunk_spec] = stages
         self.__dict__["_stage_last"] = (chunk_spec, stages)
         return stages
 
@@ -428,8 +428,7 @@ class use_pipeline:
 
     def __init__(self, enable: bool = True) -> None:
         self._previous = zarr.config.get("codec_pipeline.path")
-        zarr.config.set({"codec_pipeline.path": PATH if enable else
-                         "zarr.core.codec_pipeline.BatchedCodecPipeline"})
+        zarr.config.set({"codec_pipeline.path": PATH if enable else ZARR_DEFAULT})
 
     def __enter__(self) -> use_pipeline:
         return self

@@ -13,19 +13,19 @@
   NaN and infinities exactly).
 
 Candidates are generated from the data's statistics, then every candidate is run through zarr
-with zdt's codecs over the data (one pass, in batches of at most ``BATCH`` values), and the
-first in order of size whose measured error keeps the bound wins. A candidate whose encode
+with zdt's codecs over the data (one pass, in batches of at most ``BATCH`` values); of those
+whose measured error keeps the bound, one with the fewest stored bits wins (the smallest
+error among them). A candidate whose encode
 raises (a value out of its range, NaN into a format without NaN) is out. Nothing is suggested
 on theory alone: the reported error is the one measured.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from fractions import Fraction
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -51,12 +51,11 @@ class SuggestError(ValueError):
 
 @dataclass
 class Stats:
-    """What one pass over the data learns: count, range of the finite values, which special
-    values occur."""
+    """What one pass over the data learns: how many values, the range of the finite ones
+    (lo > hi while there are none), which special values occur."""
 
     dtype: np.dtype
     count: int = 0
-    finite: int = 0
     lo: float = math.inf
     hi: float = -math.inf
     specials: set[str] = field(default_factory=set)
@@ -64,6 +63,15 @@ class Stats:
     def add(self, block: np.ndarray) -> None:
         flat = np.asarray(block).reshape(-1)
         self.count += flat.size
+        self._observe(flat)
+
+    def add_value(self, value: Any) -> None:
+        """The fill value: it is stored through the same codecs, so it must fit too (it is
+        not one of the data's values)."""
+        if value is not None:
+            self._observe(np.asarray([value], dtype=self.dtype))
+
+    def _observe(self, flat: np.ndarray) -> None:
         if flat.dtype.kind == "f":
             finite = np.isfinite(flat)
             if not finite.all():
@@ -75,16 +83,9 @@ class Stats:
                     self.specials.add("-Infinity")
                 flat = flat[finite]
         if flat.size:
-            self.finite += flat.size
             # Python ints for integer data: exact for all of int64 / uint64
-            lo, hi = flat.min().item(), flat.max().item()
-            self.lo, self.hi = min(self.lo, lo), max(self.hi, hi)
-
-    def add_value(self, value: Any) -> None:
-        """The fill value: it is stored through the same codecs, so it must fit too."""
-        if value is not None:
-            self.add(np.asarray([value], dtype=self.dtype))
-            self.count -= 1
+            self.lo = min(self.lo, flat.min().item())
+            self.hi = max(self.hi, flat.max().item())
 
 
 @dataclass
@@ -117,7 +118,6 @@ class Encoding:
 class Result:
     encoding: Encoding
     error: float                # measured: largest absolute or relative error
-    count: int
 
 
 def _nice_scales(minimum: float, count: int) -> list[float]:
@@ -172,7 +172,7 @@ def absolute_candidates(stats: Stats, bound: float, zarr_format: int = 3) -> lis
     dtype = stats.dtype
     if not bound > 0 or not math.isfinite(bound):
         raise SuggestError(f"--abs-error must be a positive finite number, not {bound!r}")
-    lo, hi = (stats.lo, stats.hi) if stats.finite else (0, 0)
+    lo, hi = (stats.lo, stats.hi) if stats.lo <= stats.hi else (0, 0)
     types = [t for t in (V2_UNSIGNED if zarr_format == 2 else UNSIGNED)
              if FORMATS[t].bits < dtype.itemsize * 8]
     specials = sorted(stats.specials, key=SPECIALS.index)
@@ -188,23 +188,26 @@ def absolute_candidates(stats: Stats, bound: float, zarr_format: int = 3) -> lis
             top = _largest_code(lo, hi, offset, scale) + len(specials)
             fits = [t for t in types if top <= (1 << FORMATS[t].bits) - 1]
             # the narrowest that fits, and the next one in case float rounding needs a code more
-            for target in fits[:2]:
-                filters = []
-                if offset != 0 or scale != 1:
-                    config: dict[str, Any] = {}
-                    if offset != 0:
-                        config["offset"] = _json_number(offset, dtype)
-                    if scale != 1:
-                        config["scale"] = _json_number(scale, dtype)
-                    filters.append({"name": "scale_offset", "configuration": config})
-                filters.append({"name": "cast_value",
-                                "configuration": {"data_type": target, **_sentinels(target, specials)}})
-                label = (f"scale_offset (offset {offset:g}, scale {scale:g}) + " if filters[:-1] else "")
-                out.append(Encoding(f"{label}cast_value {target}", target, filters,
-                                    _serializer(target), float(scale)))
+            out += [_shift_and_cast(offset, scale, target, specials, dtype) for target in fits[:2]]
     # smallest stored type first; for one type, the coarsest step first (compresses best)
-    out.sort(key=lambda e: (e.bits, e.scale or 0))
-    return _unique(out)
+    out.sort(key=lambda e: (e.bits, e.scale))
+    return out
+
+
+def _shift_and_cast(offset: float, scale: float, target: str, specials: list[str],
+                    dtype: np.dtype) -> Encoding:
+    """[scale_offset (left out when it is the identity), cast_value to target, specials as
+    sentinels]."""
+    shift: dict[str, Any] = {}
+    if offset != 0:
+        shift["offset"] = _json_number(offset, dtype)
+    if scale != 1:
+        shift["scale"] = _json_number(scale, dtype)
+    filters = [{"name": "scale_offset", "configuration": shift}] if shift else []
+    filters.append({"name": "cast_value",
+                    "configuration": {"data_type": target, **_sentinels(target, specials)}})
+    label = f"scale_offset (offset {offset:g}, scale {scale:g}) + " if shift else ""
+    return Encoding(f"{label}cast_value {target}", target, filters, _serializer(target), float(scale))
 
 
 def relative_candidates(stats: Stats, bound: float, zarr_format: int = 3) -> list[Encoding]:
@@ -226,16 +229,6 @@ def relative_candidates(stats: Stats, bound: float, zarr_format: int = 3) -> lis
         out.append(Encoding(f"cast_value {target}", target,
                             [{"name": "cast_value", "configuration": {"data_type": target}}],
                             _serializer(target)))
-    return out
-
-
-def _unique(encodings: list[Encoding]) -> list[Encoding]:
-    seen, out = set(), []
-    for e in encodings:
-        key = json.dumps(e.codecs, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            out.append(e)
     return out
 
 
@@ -305,9 +298,7 @@ def measure(blocks: Iterable[np.ndarray], candidates: list[Encoding], fill_value
     errors = {id(c): 0.0 for c in candidates}
     failed: dict[str, str] = {}
     alive = list(candidates)
-    count = 0
     for batch in _batches(blocks):
-        count += batch.size
         for c in list(alive):
             try:
                 back = _roundtrip(batch, c, fill_value)
@@ -316,7 +307,7 @@ def measure(blocks: Iterable[np.ndarray], candidates: list[Encoding], fill_value
                 alive.remove(c)
                 continue
             errors[id(c)] = max(errors[id(c)], error_of(batch, back, relative, bound))
-    return [Result(c, errors[id(c)], count) for c in alive], failed
+    return [Result(c, errors[id(c)]) for c in alive], failed
 
 
 def _batches(blocks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:

@@ -17,7 +17,6 @@ import json
 import math
 import os
 import shutil
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import numpy as np
 
 from zdt.commands import CommandError, store
 from zdt.commands.suggest import add_bound_args, plan_for
+from zdt.suggest import error_of
 
 PARTIAL = ".zdt-partial"
 
@@ -162,8 +162,6 @@ def _create_group(dst_root: Path, group: Any) -> None:
 
 def _check(path: str, region: tuple[slice, ...], x: np.ndarray, y: np.ndarray,
            bound: float, relative: bool) -> None:
-    from zdt.suggest import error_of
-
     err = error_of(np.asarray(x), np.asarray(y), relative, bound)
     if not err <= bound:
         where = tuple((s.start, s.stop) for s in region)
@@ -227,17 +225,18 @@ def _convert(src_root: Path, out: Path, nodes: list[tuple[str, Any]], codecs: li
                 r = plan.result
                 jobs.append((n, r.encoding.codecs, f"{r.encoding.label}, error {r.error:.3g} measured"))
     units = sum(store.chunk_regions(a)[1] for a, c, _ in jobs if c is not None)
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            tqdm.write(line)
+
     with tqdm(total=units, unit="chunk", disable=True if args.quiet else None, leave=False) as bar:
         for arr, chain, why in jobs:
             path = "/" + arr.path
             if chain is None:
                 _copy_tree(src_root, out, arr)
-                tqdm.write(f"{path}: {why}") if not args.quiet else None
+                say(f"{path}: {why}")
                 continue
-            if not arr.path:
-                # a single-array store: the array is the root of DST
-                shutil.rmtree(out)
-                out.mkdir()
             new = _create_like(out, arr, chain, compressors)
             regions, _ = store.chunk_regions(arr)
             bar.set_description(path)
@@ -249,18 +248,15 @@ def _convert(src_root: Path, out: Path, nodes: list[tuple[str, Any]], codecs: li
                     where = tuple((s.start, s.stop) for s in region)
                     hint = (" (the encoding was chosen from a sample that did not see this "
                             "value: run again with a larger --sample or without one)"
-                            if args.sample and chain is not codecs else "")
+                            if args.sample and codecs is None else "")
                     raise CommandError(f"{path}: writing the chunk at {where}: "
                                        f"{str(exc).splitlines()[0]}{hint}") from None
                 if bound is not None:
                     _check(path, region, x, new[region], bound, relative)
                 bar.update(1)
-            tqdm.write(f"{path}: {why}") if not args.quiet else None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        root = zarr.open(store=str(src_root), mode="r")
-        consolidated = isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None
-    if consolidated:
+            say(f"{path}: {why}")
+    root = nodes[0][1]          # walk lists the root first
+    if isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None:
         zarr.consolidate_metadata(str(out))
 
 

@@ -72,21 +72,15 @@ def load_weather() -> np.ndarray:
     return np.array([r["weather"] for r in rows], dtype=np.dtypes.StringDType())
 
 
-def _impl_config(codecs: list[dict], impl: str | None) -> dict:
-    if impl != "zarr":
-        return {}
-    return {f"codecs.{c['name']}": {"cast_value": "zarr.codecs.cast_value.CastValue",
-                                    "scale_offset": "zarr.codecs.scale_offset.ScaleOffset"}[c["name"]]
-            for c in codecs}
-
-
 def _write_read(path: Path, data: np.ndarray, codecs: list[dict], impl: str | None,
                 repeat: int = 5) -> tuple[np.ndarray, float]:
     """Create, write and read back the array; best time of `repeat` runs."""
     import zarr
 
+    from zdt._compat import codec_config
+
     best = float("inf")
-    with zarr.config.set(_impl_config(codecs, impl)):
+    with zarr.config.set(codec_config(impl) if impl == "zarr" else {}):
         for _ in range(repeat):
             t0 = time.perf_counter()
             # one chunk per city
@@ -103,21 +97,13 @@ def _stored_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path / "c").rglob("*") if p.is_file())
 
 
-def _zarr_has_builtins() -> bool:
-    from zdt import _compat
-
-    try:
-        import cast_value_rs  # noqa: F401  zarr's cast_value needs it
-    except ImportError:
-        return False
-    return _compat.zarr_builtin("cast_value") is not None and _compat.zarr_builtin("scale_offset") is not None
-
-
 def numbers(tmp: Path) -> None:
     import zarr
 
+    from zdt._compat import zarr_builtins_usable
+
     data = load_temperatures()
-    builtin = _zarr_has_builtins()
+    builtin = zarr_builtins_usable()
     print(f"== {data.size} hourly temperatures (Seattle and San Francisco, 2010), "
           f"{data.min():.1f} to {data.max():.1f} F, float64 = {data.nbytes} bytes")
     print(f"zarr {zarr.__version__}; zarr's own cast_value / scale_offset: "
@@ -176,27 +162,23 @@ def strings(tmp: Path) -> None:
 
 
 SPEED_CODECS = CONFIGS[-1][1]
-ZARR_CODECS = {"codecs.cast_value": "zarr.codecs.cast_value.CastValue",
-               "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset"}
-ZDT_CODECS = {"codecs.cast_value": "zdt.zarr_codecs.cast_value.CastValueCodec",
-              "codecs.scale_offset": "zdt.zarr_codecs.scale_offset.ScaleOffsetCodec"}
-PIPELINES = {"default": "zarr.core.codec_pipeline.BatchedCodecPipeline",
-             "Fused": "zarr.core.codec_pipeline.FusedCodecPipeline",
-             "zdt": "zdt.pipeline.ZdtCodecPipeline"}
 
 
 def _speed_setups() -> dict[str, dict]:
     from zarr.core import codec_pipeline
 
+    from zdt._compat import codec_config, zarr_builtins_usable
+    from zdt.pipeline import PATH, ZARR_DEFAULT, ZARR_FUSED
+
+    zarr_codecs, zdt_codecs = codec_config("zarr"), codec_config("zdt")
     out = {}
-    fused = hasattr(codec_pipeline, "FusedCodecPipeline")
-    if _zarr_has_builtins():
-        out["zarr default pipeline, zarr's codecs"] = {"codec_pipeline.path": PIPELINES["default"], **ZARR_CODECS}
-        if fused:
-            out["zarr Fused pipeline, zarr's codecs"] = {"codec_pipeline.path": PIPELINES["Fused"], **ZARR_CODECS}
+    if zarr_builtins_usable():
+        out["zarr default pipeline, zarr's codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **zarr_codecs}
+        if hasattr(codec_pipeline, "FusedCodecPipeline"):
+            out["zarr Fused pipeline, zarr's codecs"] = {"codec_pipeline.path": ZARR_FUSED, **zarr_codecs}
     else:
-        out["zarr default pipeline, zdt codecs"] = {"codec_pipeline.path": PIPELINES["default"], **ZDT_CODECS}
-    out["zdt pipeline, zdt codecs"] = {"codec_pipeline.path": PIPELINES["zdt"], **ZDT_CODECS}
+        out["zarr default pipeline, zdt codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **zdt_codecs}
+    out["zdt pipeline, zdt codecs"] = {"codec_pipeline.path": PATH, **zdt_codecs}
     return out
 
 

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     path, inner = store.split_target(args.path)
     node = store.open_node(path, inner)
     arrays = [n for _, n in store.walk(node) if store.is_array(n)]
-    if inner == "" and len(arrays) > 1 or not store.is_array(node):
+    if not store.is_array(node):        # a group: its numeric arrays
         arrays = [a for a in arrays if store.is_numeric(a)]
         if not arrays:
             raise CommandError(f"{args.path}: no integer or float arrays")
