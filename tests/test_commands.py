@@ -361,22 +361,42 @@ def test_a_chunk_that_breaks_the_bound_stops_the_run_and_leaves_no_destination(t
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.zdt-partial").exists()
 
 
-def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path):
+@pytest.mark.parametrize("delay", [0.0, 0.3])
+def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path, delay):
+    """Ctrl-C mid-write: zarr's IO thread goes on with the chunk it was writing (which recreates
+    directories), so the partial output is only removed once that work has been stopped."""
     a = zarr.create_array(tmp_path / "src", shape=(4_000_000,), chunks=(1000,), dtype="float64",
                           fill_value=0, compressors=None)
     a[:] = readings(4_000_000, nan=0)
-    proc = subprocess.Popen([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(tmp_path / "out"),
-                             "--abs-error", "0.5", "--sample", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    partial = tmp_path / "out.zdt-partial" / "c"
-    deadline = time.monotonic() + 60
-    while not (partial.exists() and any(partial.iterdir())) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert proc.poll() is None, "convert finished before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.strip().endswith("zdt convert: interrupted")
-    assert not (tmp_path / "out").exists() and not (tmp_path / "out.zdt-partial").exists()
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}"
+        proc = subprocess.Popen([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(out),
+                                 "--abs-error", "0.5", "--sample", "2"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        partial = out.with_name(out.name + ".zdt-partial") / "c"
+        deadline = time.monotonic() + 60
+        while not (partial.exists() and any(partial.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(delay * attempt / 2)
+        assert proc.poll() is None, "convert finished before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and err.strip().endswith("zdt convert: interrupted")
+        assert not out.exists() and not partial.parent.exists(), f"attempt {attempt}"
+
+
+def test_convert_copies_a_root_array_it_does_not_reencode(tmp_path, capsys):
+    """A store that is one array (no group): its directory is the destination's root."""
+    a = zarr.create_array(tmp_path / "src", shape=(5,), chunks=(2,), dtype=str)
+    a[:] = np.array(["a", "bb", "", "ccc", "\u00e9"])
+    rc, out, err = zdt_cmd(capsys, "convert", str(tmp_path / "src"), str(tmp_path / "out"),
+                           "--abs-error", "0.5")
+    assert rc == 0, err
+    assert "/: not numeric: copied" in out + err
+    files = sorted(f.relative_to(tmp_path / "src") for f in (tmp_path / "src").rglob("*") if f.is_file())
+    assert files == sorted(f.relative_to(tmp_path / "out") for f in (tmp_path / "out").rglob("*") if f.is_file())
+    assert all((tmp_path / "out" / f).read_bytes() == (tmp_path / "src" / f).read_bytes() for f in files)
+    assert list(zarr.open_array(tmp_path / "out")[:]) == ["a", "bb", "", "ccc", "\u00e9"]
 
 
 # -------------------------------------------------------------------------------- bench

@@ -77,6 +77,33 @@ def register_config_defaults() -> None:
     zarr.config.update_defaults({"codecs": dict(_DEFAULT_IMPLEMENTATIONS)})
 
 
+def stop_zarr_io(timeout: float = 30.0) -> None:
+    """Cancel what zarr's IO loop still runs and wait until it has stopped, store writes that
+    were already handed to threads included. For the way out of an interrupted process only:
+    zarr cannot do IO in this process afterwards.
+
+    zarr's ``sync`` stops *waiting* on Ctrl-C, but the coroutine goes on in zarr's IO thread
+    and may write a chunk (recreating its directories) after the caller has cleaned up.
+    """
+    import asyncio
+
+    from zarr.core import sync as zarr_sync
+
+    loop = zarr_sync.loop[0]
+    if loop is None or loop.is_closed() or not loop.is_running():
+        return
+
+    async def cancel_all() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        # a cancelled asyncio.to_thread call leaves its thread running: wait for those too
+        await loop.shutdown_default_executor()
+
+    asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout)
+
+
 @dataclass(frozen=True)
 class _ProbeChangeDtype(ArrayArrayCodec):
     is_fixed_size = True

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from zdt._compat import stop_zarr_io
 from zdt.commands import CommandError, store
 from zdt.commands.suggest import add_bound_args, plan_for
 from zdt.suggest import error_of
@@ -150,7 +151,7 @@ def _copy_tree(src_root: Path, dst_root: Path, node: Any) -> None:
     src = src_root / node.path
     dst = dst_root / node.path
     dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(src, dst)
+    shutil.copytree(src, dst, dirs_exist_ok=True)  # a root array's directory is dst_root
 
 
 def _create_group(dst_root: Path, group: Any) -> None:
@@ -194,7 +195,10 @@ def run(args: argparse.Namespace) -> int:
     nodes = store.walk(node)
     try:
         _convert(src_path, partial, nodes, codecs, bound, relative, compressors, args)
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            # the interrupted write goes on in zarr's IO thread: stop it before cleaning up
+            stop_zarr_io()
         shutil.rmtree(partial, ignore_errors=True)
         raise
     os.replace(partial, dst)
