@@ -79,28 +79,32 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
 KERNEL_SOURCES = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_chain.pxi", "zdt/_exact.pxd",
                   "zdt/_num.pxd", "zdt/_mini.pxd", "zdt/_types.pxd", "zdt/_portable.pxd",
                   "zdt/_portable.h"]
-# extension name -> compile_args level (the flags are chosen in build_ext, once the compiler
-# is known)
-LEVELS = {f"zdt._kernels_{name}": name for name in KERNEL_LEVELS}
+
+
+def extension(name: str, sources: list[str], level: str, **kwargs) -> Extension:
+    """An Extension that carries its compile_args level (the flags themselves are chosen in
+    build_ext, once the compiler is known)."""
+    ext = Extension(name, sources, **kwargs)
+    ext.zdt_level = level
+    return ext
+
+
 extensions = [
-    Extension(f"zdt._kernels_{name}", [f"zdt/_kernels_{name}.pyx"], depends=KERNEL_SOURCES)
-    for name in KERNEL_LEVELS
+    extension(f"zdt._kernels_{level}", [f"zdt/_kernels_{level}.pyx"], level, depends=KERNEL_SOURCES)
+    for level in KERNEL_LEVELS
+] + [
+    # The structs, enums and spec objects every kernel build shares (compiled once).
+    extension("zdt._types", ["zdt/_types.pyx"], "module", depends=["zdt/_types.pxd"]),
+    # The packbits bit stream (no instruction-set variants: it is bound by memory).
+    extension("zdt._packbits", ["zdt/_packbits.pyx"], "module"),
+    # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
+    extension("zdt._vlen", ["zdt/_vlen.pyx"], "module",
+              include_dirs=[numpy.get_include()],
+              define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
+                             ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")]),
+    # One copy of Cython's memoryview/utility code shared by every extension.
+    extension("zdt._cyutility", ["zdt/_cyutility.c"], "plain"),
 ]
-# The structs, enums and spec objects every kernel build shares (compiled once).
-extensions.append(Extension("zdt._types", ["zdt/_types.pyx"], depends=["zdt/_types.pxd"]))
-# The packbits bit stream (no instruction-set variants: it is bound by memory).
-extensions.append(Extension("zdt._packbits", ["zdt/_packbits.pyx"]))
-# Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
-extensions.append(Extension(
-    "zdt._vlen", ["zdt/_vlen.pyx"],
-    include_dirs=[numpy.get_include()],
-    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
-                   ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")],
-))
-# One copy of Cython's memoryview/utility code shared by every extension.
-extensions.append(Extension("zdt._cyutility", ["zdt/_cyutility.c"]))
-LEVELS.update({"zdt._types": "module", "zdt._packbits": "module", "zdt._vlen": "module",
-               "zdt._cyutility": "plain"})
 
 
 CYTHON_DIRECTIVES = {
@@ -142,7 +146,7 @@ class zdt_build_ext(build_ext):
     def build_extensions(self):
         kind = self.compiler.compiler_type
         for ext in self.extensions:
-            ext.extra_compile_args = compile_args(kind, LEVELS[ext.name])
+            ext.extra_compile_args = compile_args(kind, ext.zdt_level)
             if PORTABLE:
                 ext.define_macros = [*ext.define_macros, ("ZDT_PORTABLE", "1")]
         super().build_extensions()

@@ -28,30 +28,11 @@ import warnings
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
 import zarr
-from zarr.core import codec_pipeline
 from zarr.storage import MemoryStore
 
 from _common import header, record
 
-from zdt._compat import codec_config, zarr_builtins_usable
-from zdt.pipeline import PATH, ZARR_DEFAULT, ZARR_FUSED
-
-ZARR_CODECS, ZDT_CODECS = codec_config("zarr"), codec_config("zdt")
-
-
-def setups() -> dict[str, dict]:
-    out = {}
-    fused = hasattr(codec_pipeline, "FusedCodecPipeline")
-    if zarr_builtins_usable():
-        out["zarr default pipeline + zarr's codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **ZARR_CODECS}
-        if fused:
-            out["zarr Fused pipeline + zarr's codecs"] = {"codec_pipeline.path": ZARR_FUSED, **ZARR_CODECS}
-    out["zarr default pipeline + zdt codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **ZDT_CODECS}
-    if fused:
-        out["zarr Fused pipeline + zdt codecs"] = {"codec_pipeline.path": ZARR_FUSED, **ZDT_CODECS}
-    out["zdt pipeline + zdt codecs"] = {"codec_pipeline.path": PATH, **ZDT_CODECS}
-    return out
-
+from zdt.pipeline import OURS, comparison_setups
 
 def make(n: int, chunk: int, zstd: bool) -> zarr.Array:
     codecs = [{"name": "scale_offset", "configuration": {"offset": 19, "scale": 10}},
@@ -91,7 +72,7 @@ def main() -> None:
     r_floor = timed(lambda: np.full(args.n, 1.0), args.repeat)
     results = {}
     reference = None
-    for name, config in setups().items():
+    for name, config in comparison_setups().items():
         with zarr.config.set(config):
             arrays = []
 
@@ -113,16 +94,15 @@ def main() -> None:
         print(f"  {name:42s} {w * 1e3:9.1f} {r * 1e3:9.1f} {w / w_floor:12.2f} {r / r_floor:11.2f}")
     print(f"  {'floor':42s} {w_floor * 1e3:9.1f} {r_floor * 1e3:9.1f}")
     what = f"{args.n:,} float64, chunks of {args.chunk:,}{', zstd' if args.zstd else ''}"
-    ours = "zdt pipeline + zdt codecs"
     peers = [k for k in results if "zarr's codecs" in k]
-    record(f"write ({what})", {k: v[0] for k, v in results.items()}, w_floor, ours,
+    record(f"write ({what})", {k: v[0] for k, v in results.items()}, w_floor, OURS,
            "floor: copying the input", peers)
-    record(f"read ({what})", {k: v[1] for k, v in results.items()}, r_floor, ours,
+    record(f"read ({what})", {k: v[1] for k, v in results.items()}, r_floor, OURS,
            "floor: filling a fresh output once", peers)
     best = min((k for k in results if "zarr's codecs" in k), key=lambda k: results[k][0] + results[k][1],
                default=None)
     if best:
-        zw, zr = results["zdt pipeline + zdt codecs"]
+        zw, zr = results[OURS]
         bw, br = results[best]
         print(f"\nzdt pipeline vs {best}: write {bw / zw:.2f}x faster, read {br / zr:.2f}x faster")
 

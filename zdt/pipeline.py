@@ -54,6 +54,36 @@ from zdt.zarr_codecs.scale_offset import ScaleOffsetCodec
 PATH = "zdt.pipeline.ZdtCodecPipeline"
 ZARR_DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 ZARR_FUSED = "zarr.core.codec_pipeline.FusedCodecPipeline"     # zarr >= 3.4
+OURS = "zdt pipeline + zdt codecs"
+
+
+def comparison_setups(every_combination: bool = True) -> dict[str, dict]:
+    """The setups zdt's pipeline is measured against (`zdt demo`, bench/bench_pipeline.py):
+    label -> zarr config, OURS last.
+
+    zarr's default pipeline (and its Fused one, zarr >= 3.4) with zarr's own cast_value and
+    scale_offset where this zarr can run them; the same pipelines with zdt's codecs (with
+    every_combination, else only zarr's default pipeline and only when zarr has no codecs of
+    its own); zdt's pipeline with zdt's codecs.
+    """
+    from zarr.core import codec_pipeline
+
+    from zdt._compat import codec_config, zarr_builtins_usable
+
+    pipelines = {"zarr default pipeline": ZARR_DEFAULT}
+    if hasattr(codec_pipeline, "FusedCodecPipeline"):
+        pipelines["zarr Fused pipeline"] = ZARR_FUSED
+    zarr_codecs, zdt_codecs = codec_config("zarr"), codec_config("zdt")
+    out = {}
+    if zarr_builtins_usable():
+        out.update({f"{label} + zarr's codecs": {"codec_pipeline.path": path, **zarr_codecs}
+                    for label, path in pipelines.items()})
+    if every_combination or not out:
+        out.update({f"{label} + zdt codecs": {"codec_pipeline.path": path, **zdt_codecs}
+                    for label, path in pipelines.items()
+                    if every_combination or path == ZARR_DEFAULT})
+    out[OURS] = {"codec_pipeline.path": PATH, **zdt_codecs}
+    return out
 
 
 # --- the thread pool (module level: pipelines are pickled with their arrays) -------------------

@@ -8,7 +8,7 @@ configurations and check buffers before the kernels run); the Cython kernels are
 instrumented (that would need a clang build with -fsanitize=fuzzer-no-link), so coverage
 guidance stops at their door while every input still runs through them. A finding is written
 to crash-* (see -artifact_prefix) and ends the run with a non-zero status; add it to
-tests/fuzz/corpus/<target>/ so tests/test_fuzz_corpus.py keeps it fixed.
+tests/fuzz/corpus/<target>/ so tests/test_hardening.py keeps it fixed.
 """
 
 import sys

@@ -4,7 +4,7 @@ configuration, an arbitrary configuration drawn from the same bytes).
 A target returns True when the decoder returned a result of the promised shape and type,
 False when it raised ValueError (zdt's codec errors are ValueErrors) or TypeError for a
 configuration it rejects (both are passes). Anything else (another exception, a crash, a hang) is a finding.
-`fuzz_decoders.py` drives these with atheris; tests/test_fuzz_corpus.py replays the corpus
+`fuzz_decoders.py` drives these with atheris; tests/test_hardening.py replays the corpus
 (tests/fuzz/corpus/<target>/) and every past finding as ordinary tests. Importable without
 atheris.
 """
@@ -163,7 +163,7 @@ def seeds(name: str) -> list[bytes]:
     objects = np.empty(len(raw), dtype=object)
     objects[:] = raw
     if name.startswith(("vlen_", "arrow_")):
-        utf8 = "utf8" in name or name == "vlen_utf8"
+        utf8 = "utf8" in name
         layout = vlen.ARROW if name.startswith("arrow") else vlen.VLEN
         width = 8 if name.endswith("int64") else 4
         arr = words if utf8 else objects

@@ -24,7 +24,7 @@ import numpy as np
 
 from zdt._compat import stop_zarr_io
 from zdt.commands import CommandError, store
-from zdt.commands.suggest import add_bound_args, plan_for
+from zdt.commands.suggest import add_bound_args, bound_of, plan_for
 from zdt.suggest import error_of
 
 PARTIAL = ".zdt-partial"
@@ -81,14 +81,21 @@ def _compressors(choice: tuple[str, Any], zarr_format: int) -> Any:
         cname="zstd", clevel=value or 5, shuffle="shuffle")
 
 
-# array -> bytes codecs: what ends a codec list given with --codecs
-SERIALIZERS = {"bytes", "packbits", "vlen-utf8", "vlen-bytes", "zdt.vlen_arrow", "sharding_indexed"}
+def _is_serializer(name: str) -> bool:
+    """An array -> bytes codec, by zarr's registry (an unknown name is left to zarr to reject)."""
+    from zarr.abc.codec import ArrayBytesCodec
+    from zarr.registry import get_codec_class
+
+    try:
+        return issubclass(get_codec_class(name), ArrayBytesCodec)
+    except (KeyError, ValueError):      # unknown codec: KeyError (zarr 3.1), ValueError (newer)
+        return False
 
 
 def _split(codecs: list[dict]) -> tuple[list[dict], dict | None, list[dict]]:
     """A v3 codec list -> (filters, serializer, compressors)."""
     for i, c in enumerate(codecs):
-        if c["name"] in SERIALIZERS:
+        if _is_serializer(c["name"]):
             return codecs[:i], c, codecs[i + 1:]
     return codecs, None, []
 
@@ -176,8 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if sum(given) != 1:
         raise CommandError("give exactly one of --codecs, --abs-error and --rel-error")
     codecs = parse_codecs(args.codecs) if args.codecs is not None else None
-    bound = args.abs_error if args.abs_error is not None else args.rel_error
-    relative = args.rel_error is not None
+    bound, relative = bound_of(args) if codecs is None else (None, False)
     compressors = parse_compressor(args.compressor)
     src_path, inner = store.split_target(args.src)
     if inner:

@@ -164,27 +164,11 @@ def strings(tmp: Path) -> None:
 SPEED_CODECS = CONFIGS[-1][1]
 
 
-def _speed_setups() -> dict[str, dict]:
-    from zarr.core import codec_pipeline
-
-    from zdt._compat import codec_config, zarr_builtins_usable
-    from zdt.pipeline import PATH, ZARR_DEFAULT, ZARR_FUSED
-
-    zarr_codecs, zdt_codecs = codec_config("zarr"), codec_config("zdt")
-    out = {}
-    if zarr_builtins_usable():
-        out["zarr default pipeline, zarr's codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **zarr_codecs}
-        if hasattr(codec_pipeline, "FusedCodecPipeline"):
-            out["zarr Fused pipeline, zarr's codecs"] = {"codec_pipeline.path": ZARR_FUSED, **zarr_codecs}
-    else:
-        out["zarr default pipeline, zdt codecs"] = {"codec_pipeline.path": ZARR_DEFAULT, **zdt_codecs}
-    out["zdt pipeline, zdt codecs"] = {"codec_pipeline.path": PATH, **zdt_codecs}
-    return out
-
-
 def speed(tiles: int, repeat: int = 3) -> None:
     import zarr
     from zarr.storage import MemoryStore
+
+    from zdt.pipeline import OURS, comparison_setups
 
     data = np.tile(load_temperatures(), tiles)
     print(f"\n== speed: the temperatures tiled to {data.size:,} values ({data.nbytes / 1e6:.0f} MB "
@@ -192,7 +176,7 @@ def speed(tiles: int, repeat: int = 3) -> None:
           f"{SPEED_CODECS[1]['name']} uint8 as above; best of {repeat}")
     results: dict[str, tuple[float, float]] = {}
     reference = None
-    for label, config in _speed_setups().items():
+    for label, config in comparison_setups(every_combination=False).items():
         with zarr.config.set(config):
             writes, reads = [], []
             for _ in range(repeat):
@@ -211,11 +195,11 @@ def speed(tiles: int, repeat: int = 3) -> None:
         elif not np.array_equal(back, reference, equal_nan=True):
             print(f"-- {label}: DIFFERENT values")
         results[label] = (min(writes), min(reads))
-    ours = results["zdt pipeline, zdt codecs"]
+    ours = results[OURS]
     for label, (w, r) in results.items():
         line = (f"-- {label:38s} write {w * 1e3:7.1f} ms ({data.nbytes / w / 1e9:5.2f} GB/s)  "
                 f"read {r * 1e3:7.1f} ms ({data.nbytes / r / 1e9:5.2f} GB/s)")
-        if label != "zdt pipeline, zdt codecs":
+        if label != OURS:
             line += f"  zdt is {w / ours[0]:.1f}x / {r / ours[1]:.1f}x faster"
         print(line)
 

@@ -19,13 +19,15 @@ from zdt.commands import CommandError, store
 class Plan:
     """The verdict on one array."""
 
-    path: str
+    arr: Any
     result: engine.Result | None
     reason: str                     # why there is no result, or what was measured
     bound: float
     relative: bool
-    logical_bytes: int
-    count: int
+
+    @property
+    def path(self) -> str:
+        return "/" + self.arr.path
 
 
 def plan_for(arr: Any, bound: float, relative: bool, sample: int | None = None) -> Plan:
@@ -50,8 +52,8 @@ def plan_for(arr: Any, bound: float, relative: bool, sample: int | None = None) 
         raise CommandError(f"{path}: {exc}") from None
     measured = f"all {total} chunks" if len(regions) == total else f"{len(regions)} of {total} chunks"
     if not candidates:
-        return Plan(path, None, f"no {'float' if relative else 'integer'} type narrower than "
-                    f"{dtype} can hold this data", bound, relative, arr.nbytes, stats.count)
+        return Plan(arr, None, f"no {'float' if relative else 'integer'} type narrower than "
+                    f"{dtype} can hold this data", bound, relative)
     results, failed = engine.measure(store.blocks(arr, regions), candidates, fill, relative, bound)
     chosen = engine.best(results, bound)
     if chosen is None:
@@ -59,9 +61,8 @@ def plan_for(arr: Any, bound: float, relative: bool, sample: int | None = None) 
         dropped = ", ".join(f"{label} ({why})" for label, why in failed.items())
         reason = (f"no encoding keeps {'relative' if relative else 'absolute'} error {bound:g}; "
                   f"measured: {tried or 'none'}" + (f"; failed: {dropped}" if dropped else ""))
-        return Plan(path, None, reason, bound, relative, arr.nbytes, stats.count)
-    return Plan(path, chosen, f"measured on {measured} ({stats.count:,} values)", bound, relative,
-                arr.nbytes, stats.count)
+        return Plan(arr, None, reason, bound, relative)
+    return Plan(arr, chosen, f"measured on {measured} ({stats.count:,} values)", bound, relative)
 
 
 def _err(value: float, relative: bool) -> str:
@@ -70,24 +71,23 @@ def _err(value: float, relative: bool) -> str:
     return f"{value:.3g}"
 
 
-def report(plan: Plan, arr: Any) -> list[str]:
-    r = plan.result
+def report(plan: Plan) -> list[str]:
+    r, arr = plan.result, plan.arr
     kind = "relative" if plan.relative else "absolute"
-    head = (f"{plan.path}: {arr.dtype} {tuple(arr.shape)}, {store.fmt_bytes(plan.logical_bytes)}; "
+    logical = arr.nbytes
+    head = (f"{plan.path}: {arr.dtype} {tuple(arr.shape)}, {store.fmt_bytes(logical)}; "
             f"{kind} error <= {plan.bound:g}")
     if r is None:
         return [head, f"  nothing suggested: {plan.reason}"]
     enc = r.encoding
-    n = store.product(arr.shape)
-    stored = enc.stored_bytes(n)
-    saved = plan.logical_bytes - stored
+    stored = enc.stored_bytes(store.product(arr.shape))
+    saved = logical - stored
     return [
         head,
         f"  suggest  {enc.label}" + (" + packbits" if enc.serializer else ""),
         f"  codecs   {json.dumps(enc.codecs)}",
         f"  bytes    {store.fmt_bytes(stored)} uncompressed ({enc.bits} bits per value), saves "
-        f"{store.fmt_bytes(saved)} ({saved / plan.logical_bytes:.1%}) of "
-        f"{store.fmt_bytes(plan.logical_bytes)}",
+        f"{store.fmt_bytes(saved)} ({saved / logical:.1%}) of {store.fmt_bytes(logical)}",
         f"  error    {r.error:.3g} largest {kind} error measured ({plan.reason}); bound {plan.bound:g}",
     ]
 
@@ -107,17 +107,15 @@ def run(args: argparse.Namespace) -> int:
         arrays = [a for a in arrays if store.is_numeric(a)]
         if not arrays:
             raise CommandError(f"{args.path}: no integer or float arrays")
-    plans = [(plan_for(a, bound, relative, args.sample), a) for a in arrays]
+    plans = [plan_for(a, bound, relative, args.sample) for a in arrays]
     out = []
-    for plan, arr in plans:
-        out += report(plan, arr) + [""]
+    for plan in plans:
+        out += report(plan) + [""]
     print("\n".join(out).rstrip())
     if args.json:
         print(json.dumps([{"path": p.path, "codecs": p.result.encoding.codecs if p.result else None,
-                           "error": p.result.error if p.result else None} for p, _ in plans]))
-    if any(p.result is None for p, _ in plans):
-        return 1
-    return 0
+                           "error": p.result.error if p.result else None} for p in plans]))
+    return 1 if any(p.result is None for p in plans) else 0
 
 
 def add_bound_args(p: argparse.ArgumentParser) -> None:
