@@ -2,19 +2,19 @@
 
 Everything else (metadata, entry points) lives in pyproject.toml.
 
-The cast_value / scale_offset kernels (one source: zdt/_cast.pxi, zdt/_scale_offset.pxi) are
-compiled once per instruction set and zdt/_kernels.py loads the best build the CPU runs:
+The cast_value / scale_offset kernels (one source: zdt/kernels/_cast.pxi, zdt/kernels/_scale_offset.pxi) are
+compiled once per instruction set and zdt/kernels/__init__.py loads the best build the CPU runs:
 
-  zdt._kernels_baseline  x86-64-v2 on x86-64 (the baseline NumPy itself requires: at the plain
+  zdt.kernels._baseline  x86-64-v2 on x86-64 (the baseline NumPy itself requires: at the plain
                          x86-64 baseline every rint/floor/ceil/trunc is a libm call and the
                          rounding loops are ~6x slower); the compiler's default elsewhere
-  zdt._kernels_avx2      x86-64-v3 (AVX2, FMA, BMI2), x86-64 only
-  zdt._kernels_avx512    x86-64-v4 (AVX-512), x86-64 only
+  zdt.kernels._avx2      x86-64-v3 (AVX2, FMA, BMI2), x86-64 only
+  zdt.kernels._avx512    x86-64-v4 (AVX-512), x86-64 only
 
 Never -march=native: the result must run on any machine NumPy runs on. Flags follow the
 compiler (gcc/clang or MSVC) and the target architecture (x86-64: three builds; anything else:
 the baseline build with the compiler's defaults). ZDT_CYTHON_DEBUG=1 turns bounds checking
-and friends back on; ZDT_PORTABLE=1 forces the portable C of zdt/_portable.h (CI runs the
+and friends back on; ZDT_PORTABLE=1 forces the portable C of zdt/kernels/_portable.h (CI runs the
 tests against both).
 """
 
@@ -27,7 +27,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("ZDT_CYTHON_DEBUG", "") == "1"
-# ZDT_PORTABLE=1: the plain-C / CPUID fallbacks of zdt/_portable.h instead of gcc's builtins
+# ZDT_PORTABLE=1: the plain-C / CPUID fallbacks of zdt/kernels/_portable.h instead of gcc's builtins
 # (what MSVC compiles), so CI can run the tests against that code on this machine.
 PORTABLE = os.environ.get("ZDT_PORTABLE", "") == "1"
 
@@ -76,9 +76,9 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
     return args
 
 
-KERNEL_SOURCES = ["zdt/_cast.pxi", "zdt/_scale_offset.pxi", "zdt/_chain.pxi", "zdt/_exact.pxd",
-                  "zdt/_num.pxd", "zdt/_mini.pxd", "zdt/_types.pxd", "zdt/_portable.pxd",
-                  "zdt/_portable.h"]
+KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
+    "_cast.pxi", "_scale_offset.pxi", "_chain.pxi", "_exact.pxd", "_num.pxd", "_mini.pxd",
+    "_types.pxd", "_portable.pxd", "_portable.h")]
 
 
 def extension(name: str, sources: list[str], level: str, **kwargs) -> Extension:
@@ -90,20 +90,20 @@ def extension(name: str, sources: list[str], level: str, **kwargs) -> Extension:
 
 
 extensions = [
-    extension(f"zdt._kernels_{level}", [f"zdt/_kernels_{level}.pyx"], level, depends=KERNEL_SOURCES)
+    extension(f"zdt.kernels._{level}", [f"zdt/kernels/_{level}.pyx"], level, depends=KERNEL_SOURCES)
     for level in KERNEL_LEVELS
 ] + [
     # The structs, enums and spec objects every kernel build shares (compiled once).
-    extension("zdt._types", ["zdt/_types.pyx"], "module", depends=["zdt/_types.pxd"]),
+    extension("zdt.kernels._types", ["zdt/kernels/_types.pyx"], "module", depends=["zdt/kernels/_types.pxd"]),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
-    extension("zdt._packbits", ["zdt/_packbits.pyx"], "module"),
+    extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
     # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
-    extension("zdt._vlen", ["zdt/_vlen.pyx"], "module",
+    extension("zdt.kernels._vlen", ["zdt/kernels/_vlen.pyx"], "module",
               include_dirs=[numpy.get_include()],
               define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
                              ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")]),
     # One copy of Cython's memoryview/utility code shared by every extension.
-    extension("zdt._cyutility", ["zdt/_cyutility.c"], "plain"),
+    extension("zdt.kernels._cyutility", ["zdt/kernels/_cyutility.c"], "plain"),
 ]
 
 
@@ -133,7 +133,7 @@ class zdt_build_ext(build_ext):
         # Cythonize when building, not at import: sdist and pip's metadata steps skip it
         generated = cythonize(
             self.extensions,
-            shared_utility_qualified_name="zdt._cyutility",
+            shared_utility_qualified_name="zdt.kernels._cyutility",
             nthreads=os.cpu_count() or 1,
             compiler_directives=CYTHON_DIRECTIVES,
         )

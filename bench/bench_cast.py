@@ -19,7 +19,7 @@ import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
 
 from _common import copy_floor, header, in_threads, interleaved, print_table
-from zdt.cast import CastPlan
+from zdt.codecs.cast import CastPlan
 from zdt.formats import FORMATS
 
 try:
@@ -103,7 +103,7 @@ def codec_callables(wl: dict, src: np.ndarray) -> dict:
     from zarr.core.buffer.cpu import NDBuffer
     from zarr.core.dtype import get_data_type_from_json
 
-    from zdt.zarr_codecs import CastValueCodec
+    from zdt.codecs.zarr import CastValueCodec
 
     out = {}
     src_z = get_data_type_from_json(src.dtype.name, zarr_format=3)

@@ -19,9 +19,9 @@ import ml_dtypes
 import numpy as np
 
 from _common import copy_floor, header, interleaved, print_table
-from zdt.cast import CastPlan
+from zdt.codecs.cast import CastPlan
 from zdt.formats import FORMATS
-from zdt.packbits import PackBitsConfig
+from zdt.codecs.packbits import PackBitsConfig
 
 TARGETS = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4"]
 

@@ -19,7 +19,7 @@ import numcodecs
 import numpy as np
 
 from _common import copy_floor, header, interleaved, print_table
-from zdt.scale_offset import plan_for
+from zdt.codecs.scale_offset import plan_for
 
 try:
     from zarr.codecs.scale_offset import ScaleOffset as ZarrScaleOffset
@@ -49,7 +49,7 @@ def buffer(arr: np.ndarray):
 
 
 def alone(args: argparse.Namespace) -> list:
-    from zdt.zarr_codecs import ScaleOffsetCodec
+    from zdt.codecs.zarr import ScaleOffsetCodec
 
     rng = np.random.default_rng(1)
     cases = [
@@ -94,7 +94,7 @@ def alone(args: argparse.Namespace) -> list:
 
 def chain(args: argparse.Namespace) -> list:
     """The spec's float64 -> uint8 example: [scale_offset(-10, 0.1), cast_value(uint8, NaN<->0)]."""
-    from zdt.zarr_codecs import CastValueCodec, ScaleOffsetCodec
+    from zdt.codecs.zarr import CastValueCodec, ScaleOffsetCodec
 
     rng = np.random.default_rng(2)
     data = rng.uniform(0, 2540, args.n)

@@ -20,7 +20,7 @@ import numcodecs
 import numpy as np
 
 from _common import copy_floor, header, interleaved, print_table
-from zdt import vlen
+from zdt.codecs import vlen
 
 try:
     import pyarrow as pa
@@ -60,7 +60,7 @@ def main() -> None:
     from zarr.core.buffer.cpu import Buffer, NDBuffer
     from zarr.core.dtype import VariableLengthBytes, VariableLengthUTF8
 
-    from zdt.zarr_codecs import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec
+    from zdt.codecs.zarr import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000)

@@ -1,6 +1,6 @@
 """Which fast-loop specialisations did gcc vectorise?
 
-Compiles the generated zdt/_kernels_baseline.c (or _avx2 / _avx512 with --build; run
+Compiles the generated zdt/kernels/_baseline.c (or _avx2 / _avx512 with --build; run
 `python setup.py build_ext --inplace` first) with the same flags as setup.py plus
 -fopt-info-vec, and prints, per kernel specialisation, whether its main loop was vectorised. A
 development aid: a loop that stops vectorising is a regression the benchmark would show as a
@@ -34,7 +34,7 @@ def main() -> None:
     args = [a for a in argv if not a.startswith("--")]
     show_missed = "--missed" in argv
     pattern = args[0] if args else ""
-    src = ROOT / "zdt" / f"_kernels_{build}.c"
+    src = ROOT / "zdt" / "kernels" / f"_{build}.c"
     with tempfile.TemporaryDirectory() as tmp:
         info = Path(tmp) / "vec.txt"
         subprocess.run(
@@ -47,7 +47,7 @@ def main() -> None:
     lines = src.read_text().splitlines()
     starts = []
     for i, line in enumerate(lines, 1):
-        m = re.match(r"static \w+ ((?:__pyx_fuse_[\d_]+)?__pyx_f_3zdt_\d+_kernels_[a-z0-9]+_(f2i|i2i|i2f|f2f|f2mini|narrow_block|widen_int|widen_subint|subint_to_float|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
+        m = re.match(r"static \w+ ((?:__pyx_fuse_[\d_]+)?__pyx_f_3zdt_7kernels_\d+_[a-z0-9]+_(f2i|i2i|i2f|f2f|f2mini|narrow_block|widen_int|widen_subint|subint_to_float|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
         if m:
             starts.append((i, m.group(1), m.group(3)))
     for (start, name, sig), nxt in zip(starts, starts[1:] + [(len(lines), "", "")]):

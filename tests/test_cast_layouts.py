@@ -12,13 +12,13 @@ import pytest
 
 import reference
 from strategies import ALL_NAMES, edge_values
-from zdt import _kernels
-from zdt.cast import CastPlan
+from zdt import kernels
+from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError
 from zdt.formats import FORMATS
 
-BLOCK = _kernels.BLOCK_SIZE
-BUILDS = _kernels.available()
+BLOCK = kernels.BLOCK_SIZE
+BUILDS = kernels.available()
 
 
 def plan(source, target, **kw):
@@ -54,7 +54,7 @@ def test_fast_loops_agree_with_exact_path_across_blocks(source, target, build):
         pairs = [["NaN", 0]] if np.dtype(source).kind == "f" else []
         p = plan(source, target, rounding=rounding, out_of_range=oor, scalar_map=pairs)
         try:
-            with _kernels.use(build):
+            with kernels.use(build):
                 fast = p.cast(arr)
         except CastError as e:
             # only infinities into integers can fail here (NaN is mapped); both paths agree
@@ -74,7 +74,7 @@ def test_first_error_index_across_block_boundaries(where, build, fast):
     arr = np.zeros(3 * BLOCK + 17)
     arr[where] = 1000.0
     arr[-1] = 2000.0
-    with pytest.raises(CastError) as info, _kernels.use(build):
+    with pytest.raises(CastError) as info, kernels.use(build):
         plan("float64", "int8").cast(arr, fast=fast)
     assert info.value.index == (where,)
     assert info.value.value == 1000.0
@@ -200,11 +200,11 @@ def test_kernel_builds(tmp_path):
     import subprocess
     import sys
 
-    assert _kernels.build() == _kernels.available()[-1]
-    assert _kernels.available()[0] == "baseline"
-    code = "from zdt import _kernels; print(_kernels.build())"
+    assert kernels.build() == kernels.available()[-1]
+    assert kernels.available()[0] == "baseline"
+    code = "from zdt import kernels; print(kernels.build())"
     # run outside the source tree: `python -c` puts the working directory first on sys.path
-    for cap in _kernels.available():
+    for cap in kernels.available():
         out = subprocess.run([sys.executable, "-c", code], env={"ZDT_KERNELS": cap, "PATH": ""},
                              capture_output=True, text=True, cwd=tmp_path)
         assert out.stdout.strip() == cap, out.stderr
@@ -212,5 +212,5 @@ def test_kernel_builds(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode != 0 and "ZDT_KERNELS='sse9' is not one of baseline, avx2, avx512" in out.stderr
     with pytest.raises(ValueError, match="not available"):
-        with _kernels.use("avx1024"):
+        with kernels.use("avx1024"):
             pass

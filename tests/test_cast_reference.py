@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 import reference
 from strategies import ALL_NAMES, ROUNDINGS, arrays, edge_values, scalar_maps
-from zdt import _kernels
-from zdt.cast import CastPlan
+from zdt import kernels
+from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError
 
 # every build of the fast loops this machine runs (baseline, avx2, avx512), then the exact path
-PATHS = [(build, True) for build in _kernels.available()] + [(_kernels.build(), False)]
+PATHS = [(build, True) for build in kernels.available()] + [(kernels.build(), False)]
 from zdt.formats import FORMATS
 
 PAIRS = [(s, t) for s in ALL_NAMES for t in ALL_NAMES]
@@ -30,14 +30,14 @@ def check_against_reference(arr, source, target, rounding, oor, pairs, direction
     for build, fast in PATHS:
         if isinstance(expected, tuple):
             flat_index, reason = expected
-            with pytest.raises(CastError) as info, _kernels.use(build):
+            with pytest.raises(CastError) as info, kernels.use(build):
                 plan.cast(arr, fast=fast)
             nd = np.unravel_index(flat_index, arr.shape) if arr.ndim else ()
             assert info.value.index == tuple(int(i) for i in nd), (build, fast, info.value)
             assert info.value.reason == reason, (build, fast, info.value)
             assert info.value.source == source and info.value.target == target
         else:
-            with _kernels.use(build):
+            with kernels.use(build):
                 got = plan.cast(arr, fast=fast)
             assert got.dtype == np.dtype(target) and got.shape == arr.shape
             same = reference.same_bits_or_nan(got, expected)
@@ -86,7 +86,7 @@ def test_every_edge_value_every_mode(source, target):
             expected = np.concatenate([r for r in results if not isinstance(r, tuple)] or
                                       [np.empty(0, dtype=target)])
             for build, fast in PATHS:
-                with _kernels.use(build):
+                with kernels.use(build):
                     got = plan.cast(arr[good], fast=fast)
                     same = reference.same_bits_or_nan(got, expected)
                     assert same.all(), (build, fast, rounding, oor, arr[good][~same], got[~same],

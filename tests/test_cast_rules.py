@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from zdt import cast_array
-from zdt.cast import CastPlan
+from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError, ConfigError
 from zdt.formats import FORMATS
 

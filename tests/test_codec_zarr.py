@@ -12,8 +12,8 @@ import pytest
 import zarr
 
 import zdt
-from zdt import _compat
-from zdt.zarr_codecs import CastValueCodec
+from zdt import zarr_compat
+from zdt.codecs.zarr import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
@@ -194,7 +194,7 @@ def test_data_errors_surface_through_zarr(tmp_path):
 
 def _creation(tmp_path, dtype, codec, fill):
     """Array creation must fail. zarr >= 3.2 hands each codec its real input spec; on zarr 3.1.x
-    zdt finds it by running the codecs before it (zdt._compat.array_spec_before)."""
+    zdt finds it by running the codecs before it (zdt.zarr_compat.array_spec_before)."""
     create(tmp_path, dtype, codec, fill)
 
 
@@ -270,12 +270,12 @@ def test_fill_value_is_checked_behind_another_codec(tmp_path):
 
 def test_the_spec_from_the_codecs_before_reaches_cast_value_at_creation(monkeypatch):
     """zarr >= 3.4 hands each codec the spec the codecs before it produce; zarr 3.1.x hands
-    every codec the array's own, and zdt._compat.array_spec_before recovers the right one from
+    every codec the array's own, and zdt.zarr_compat.array_spec_before recovers the right one from
     the locals of zarr's metadata constructor. Either way cast_value must check the fill value
     scale_offset produces (20 - 10 = 10) while the array is created. If zarr renames what
     array_spec_before reads, this fails here rather than moving the check to the first write."""
-    from zdt.cast import CastValueConfig
-    from zdt.zarr_codecs import ScaleOffsetCodec
+    from zdt.codecs.cast import CastValueConfig
+    from zdt.codecs.zarr import ScaleOffsetCodec
 
     seen = []
     original = CastValueConfig.checked_fill
@@ -285,8 +285,8 @@ def test_the_spec_from_the_codecs_before_reaches_cast_value_at_creation(monkeypa
                       filters=[ScaleOffsetCodec(offset=10), CastValueCodec(data_type="uint8")])
     assert ("float64", 10.0) in seen, (
         "cast_value did not see the fill value scale_offset produces at array creation"
-        + ("" if _compat.zarr_threads_array_spec() else
-           "; zdt._compat.array_spec_before no longer finds zarr's ArrayV3Metadata.__init__ "
+        + ("" if zarr_compat.zarr_threads_array_spec() else
+           "; zdt.zarr_compat.array_spec_before no longer finds zarr's ArrayV3Metadata.__init__ "
            "locals 'codecs_parsed_partial' / 'array_spec'"))
 
 
@@ -295,13 +295,13 @@ def test_without_the_spec_at_creation_the_fill_value_is_checked_before_any_chunk
     array_spec_before finding nothing): resolve_metadata checks the fill value before any
     chunk is written, so the array cannot hold data next to a fill value that does not
     survive the codecs."""
-    from zdt.zarr_codecs import ScaleOffsetCodec
+    from zdt.codecs.zarr import ScaleOffsetCodec
 
     # zarr >= 3.4 resolves the codecs' metadata while it creates the array, 3.1.x at the
     # first read or write
-    resolves_at_creation = _compat.zarr_threads_array_spec()
-    monkeypatch.setattr(_compat, "zarr_threads_array_spec", lambda: False)
-    monkeypatch.setattr(_compat, "array_spec_before", lambda codec, spec: None)
+    resolves_at_creation = zarr_compat.zarr_threads_array_spec()
+    monkeypatch.setattr(zarr_compat, "zarr_threads_array_spec", lambda: False)
+    monkeypatch.setattr(zarr_compat, "array_spec_before", lambda codec, spec: None)
     filters = [ScaleOffsetCodec(offset=10), CastValueCodec(data_type="uint8")]
     message = r"fill value -5.0 \(float64\) cannot be encoded as uint8"
 
@@ -332,9 +332,9 @@ def test_data_errors_name_the_chunk_element(tmp_path):
 def test_entry_points_are_declared():
     # other packages (cast-value) may register the same name; zdt's entry must be there
     eps = {(e.name, e.value) for e in entry_points(group="zarr.codecs")}
-    assert ("cast_value", "zdt.zarr_codecs.cast_value:CastValueCodec") in eps
+    assert ("cast_value", "zdt.codecs.zarr.cast_value:CastValueCodec") in eps
     eps = {(e.name, e.value) for e in entry_points(group="numcodecs.codecs")}
-    assert ("cast_value", "zdt.numcodecs_codecs.cast_value:CastValue") in eps
+    assert ("cast_value", "zdt.codecs.numcodecs.cast_value:CastValue") in eps
 
 
 def test_zdt_is_the_cast_value_implementation_without_any_config():
@@ -351,8 +351,8 @@ def test_zarr_config_selects_either_implementation(tmp_path):
     from zarr.registry import get_codec_class
 
     get_codec_class("cast_value")        # loads the entry points
-    assert zarr.config.get("codecs.cast_value") == "zdt.zarr_codecs.cast_value.CastValueCodec"
-    if _compat.zarr_builtin("cast_value") is None:
+    assert zarr.config.get("codecs.cast_value") == "zdt.codecs.zarr.cast_value.CastValueCodec"
+    if zarr_compat.zarr_builtin("cast_value") is None:
         return      # zarr 3.1.x: no implementation of its own to select
     from zarr.codecs.cast_value import CastValue
 
@@ -378,7 +378,7 @@ def test_first_lookup_inside_a_config_context_leaves_zdt_configured(tmp_path):
     script = """
 import warnings, zarr
 warnings.simplefilter("error")
-with zarr.config.set({"codecs.cast_value": "zdt.zarr_codecs.cast_value.CastValueCodec"}):
+with zarr.config.set({"codecs.cast_value": "zdt.codecs.zarr.cast_value.CastValueCodec"}):
     zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=0.0,
                       filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
 a = zarr.create_array(store={}, shape=(2,), dtype="float64", fill_value=0.0,
@@ -387,4 +387,4 @@ print(type(a.metadata.codecs[0]).__module__, zarr.config.get("codecs.cast_value"
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["zdt.zarr_codecs.cast_value", "zdt.zarr_codecs.cast_value.CastValueCodec"]
+    assert out.stdout.split() == ["zdt.codecs.zarr.cast_value", "zdt.codecs.zarr.cast_value.CastValueCodec"]

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
 import zdt  # noqa: F401
-from zdt import suggest as engine
-from zdt.cli import main
+from zdt.command import encoding_search as engine
+from zdt.command import main
 
 SCRIPTS = Path(sysconfig.get_path("scripts"))
 

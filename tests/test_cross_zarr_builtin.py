@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import reference
 from strategies import ALL_NAMES, ROUNDINGS, arrays, scalar_maps
-from zdt import _compat
-from zdt.cast import CastPlan
+from zdt import zarr_compat
+from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError, ConfigError
 from zdt.formats import FORMATS
 
@@ -119,7 +119,7 @@ def _data(dtype, n=50):
 
 @pytest.mark.parametrize(("dtype", "config", "fill"), CONFIGS)
 def test_arrays_written_by_either_are_read_by_the_other(tmp_path, dtype, config, fill):
-    zdt_cls = "zdt.zarr_codecs.cast_value.CastValueCodec"
+    zdt_cls = "zdt.codecs.zarr.cast_value.CastValueCodec"
     zarr_cls = "zarr.codecs.cast_value.CastValue"
     data = _data(dtype)
     results = {}
@@ -144,14 +144,14 @@ def test_builtin_and_zdt_configs_are_interchangeable():
     for _, config, _ in CONFIGS:
         data = {"name": "cast_value", "configuration": config}
         assert CastValue.from_dict(data).to_dict()["configuration"]["data_type"] == config["data_type"]
-        from zdt.zarr_codecs import CastValueCodec
+        from zdt.codecs.zarr import CastValueCodec
 
         assert CastValueCodec.from_dict(data).to_dict() == data
 
 
 def test_zdt_is_stricter_where_the_spec_says_so():
     """Fill values the built-in accepts but the spec (and SPEC_NOTES) rejects."""
-    assert _compat.zarr_threads_array_spec()
+    assert zarr_compat.zarr_threads_array_spec()
     with zarr.config.set({"codecs.cast_value": "zarr.codecs.cast_value.CastValue"}):
         zarr.create_array(store={}, shape=(4,), dtype="float64", fill_value=1.5,
                           filters=[{"name": "cast_value", "configuration": {"data_type": "int8"}}])
@@ -167,7 +167,7 @@ def test_zdt_is_stricter_where_the_spec_says_so():
 from zarr.codecs.scale_offset import ScaleOffset as ZarrScaleOffset  # noqa: E402
 
 from zdt.errors import ScaleOffsetError
-from zdt.scale_offset import plan_for  # noqa: E402
+from zdt.codecs.scale_offset import plan_for  # noqa: E402
 
 
 def builtin_scale_offset(arr, offset, scale, decode):
@@ -233,7 +233,7 @@ def test_scale_offset_arrays_written_by_either_are_read_by_the_other(tmp_path, d
         data = rng.uniform(0, 100, 40).astype(dtype)
     else:
         data = rng.integers(1000, 3000, 40).astype(dtype)
-    impls = ["zdt.zarr_codecs.scale_offset.ScaleOffsetCodec", "zarr.codecs.scale_offset.ScaleOffset"]
+    impls = ["zdt.codecs.zarr.scale_offset.ScaleOffsetCodec", "zarr.codecs.scale_offset.ScaleOffset"]
     results = {}
     for writer, reader in [impls, impls[::-1]]:
         path = tmp_path / writer.split(".")[0]

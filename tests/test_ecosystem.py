@@ -144,11 +144,11 @@ def test_dask_writes_and_reads_through_worker_processes(tmp_path, client):
             return (type(a._async_array.codec_pipeline).__name__,
                     [type(c).__module__ for c in a.metadata.codecs], a[0:2, 0:3].tolist())
 
-    assert client.submit(seen_in_worker, z).result(timeout=120) == ("ZdtCodecPipeline", "zdt.zarr_codecs.cast_value")
+    assert client.submit(seen_in_worker, z).result(timeout=120) == ("ZdtCodecPipeline", "zdt.codecs.zarr.cast_value")
     np.testing.assert_array_equal(da.from_zarr(z).compute(), expected(t))
     pipe, modules, corner = client.submit(worker_view, str(tmp_path / "d.zarr")).result(timeout=120)
     assert pipe == "ZdtCodecPipeline"
-    assert modules[:2] == ["zdt.zarr_codecs.scale_offset", "zdt.zarr_codecs.cast_value"]
+    assert modules[:2] == ["zdt.codecs.zarr.scale_offset", "zdt.codecs.zarr.cast_value"]
     np.testing.assert_array_equal(np.array(corner), expected(t[0:2, 0:3]))
 
 
@@ -255,11 +255,11 @@ def test_format_2_array_with_zdt_filters_read_by_a_process_importing_only_zarr(t
     assert [f["id"] for f in filters] == ["scale_offset", "cast_value"]
     script = ("import json, sys, zarr\n"
               "a = zarr.open_array(sys.argv[1])\n"
-              "print(json.dumps([a[:].tolist(), sorted(m for m in sys.modules if m.startswith('zdt.numcodecs'))]))\n")
+              "print(json.dumps([a[:].tolist(), sorted(m for m in sys.modules if m.startswith('zdt.codecs.numcodecs'))]))\n")
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "v2.zarr")],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     values, modules = json.loads(out.stdout.replace("NaN", "null"))
     got = np.array([[np.nan if v is None else v for v in row] for row in values])
     np.testing.assert_array_equal(got, expected(t))
-    assert "zdt.numcodecs_codecs.cast_value" in modules          # found through its entry point
+    assert "zdt.codecs.numcodecs.cast_value" in modules          # found through its entry point

@@ -17,8 +17,8 @@ import zarr
 from zarr.storage import MemoryStore
 
 import zdt
-from zdt import vlen
-from zdt.packbits import PackBitsConfig
+from zdt.codecs import vlen
+from zdt.codecs.packbits import PackBitsConfig
 
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 from targets import TARGETS, seeds  # noqa: E402
@@ -265,7 +265,7 @@ def test_mutated_chunks_give_clean_errors():
 def test_the_build_picks_the_instruction_sets_this_cpu_has():
     """Whichever detection this build compiled (gcc builtins or the portable CPUID code),
     it agrees with what the kernel reports in /proc/cpuinfo."""
-    from zdt import _kernels_baseline
+    from zdt.kernels import _baseline
 
     flags = set()
     try:
@@ -280,7 +280,7 @@ def test_the_build_picks_the_instruction_sets_this_cpu_has():
     v3 = {"avx2", "fma", "bmi2", "f16c"} <= flags
     v4 = v3 and {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= flags
     expected = ["baseline"] + (["avx2"] if v3 else []) + (["avx512"] if v4 else [])
-    assert _kernels_baseline.supported_builds() == expected
+    assert _baseline.supported_builds() == expected
 
 
 @pytest.mark.parametrize("dtype, offsets, scales, xs", [

@@ -18,7 +18,7 @@ import reference
 from strategies import EVERY_NAME, LOW_FLOAT_NAMES, LOW_NAMES, ROUNDINGS, arrays, is_float, scalar_maps
 from test_cast_reference import check_against_reference
 from zdt import cast_array
-from zdt.cast import CastPlan
+from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError, ConfigError
 from zdt.formats import FORMATS
 
@@ -65,10 +65,10 @@ def check_every_element(arr, source, target, rounding, oor):
     expected = (np.concatenate([r for r in results if not isinstance(r, tuple)])
                 if good.any() else np.empty(0, dtype=np.dtype(target)))
     from test_cast_reference import PATHS
-    from zdt import _kernels
+    from zdt import kernels
 
     for build, fast in PATHS:
-        with _kernels.use(build):
+        with kernels.use(build):
             got = plan.cast(arr[good], fast=fast)
             same = reference.same_bits_or_nan(got, expected)
             assert same.all(), (build, fast, source, target, rounding, oor,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import lowprec_model as lp
 from zdt import PackBitsCodec
 from zdt.errors import ConfigError
-from zdt.packbits import PackBitsConfig
+from zdt.codecs.packbits import PackBitsConfig
 
 # (data type, bits per component, components, signed)
 TYPES = {

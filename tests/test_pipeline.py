@@ -142,7 +142,7 @@ def test_string_arrays_same_bytes_and_values_as_zarrs_pipeline(serializer):
 
 def test_the_chain_is_fused_and_runs_on_the_pool(monkeypatch):
     calls, threads = [], set()
-    kernels = zp._kernels.module()
+    kernels = zp.kernels.module()
 
     class Spy:
         def __getattr__(self, name):
@@ -154,7 +154,7 @@ def test_the_chain_is_fused_and_runs_on_the_pool(monkeypatch):
             threads.add(threading.current_thread().name)
             return kernels.chain(steps, src, dst)
 
-    monkeypatch.setattr(zp._kernels, "module", lambda: Spy())
+    monkeypatch.setattr(zp.kernels, "module", lambda: Spy())
     dtype, filters = CHAINS["scale_offset+cast_value uint8"][:2]
     with zdt.use_pipeline():
         a = create(MemoryStore(), "a", dtype, filters, None, (40,), (10,))

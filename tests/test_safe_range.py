@@ -1,4 +1,4 @@
-"""The safe range (zdt/fast_path.py) against the fast loops' flag conditions (zdt/_cast.pxi).
+"""The safe range (zdt/formats/fast_path.py) against the fast loops' flag conditions (zdt/kernels/_cast.pxi).
 
 When a fast loop flags a block, only the elements outside the safe range go through the exact
 path; every other element keeps the loop's result. So the safe range must never contain a
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from strategies import ALL_NAMES, ROUNDINGS
-from zdt import _kernels
-from zdt.cast import CastPlan
+from zdt import kernels
+from zdt.codecs.cast import CastPlan
 from zdt.formats import FORMATS
 
-BUILDS = _kernels.available()
+BUILDS = kernels.available()
 
 
 def modes(target: str) -> list[tuple[str, str | None]]:
@@ -70,7 +70,7 @@ def test_safe_range_is_exactly_what_the_fast_loop_never_flags(source, target):
         outside = [v for v in (beyond(lo, -1), beyond(hi, +1)) if v is not None]
         inside = inside_sample(lo, hi, rng)
         for build in BUILDS:
-            with _kernels.use(build) as k:
+            with kernels.use(build) as k:
                 flags = k.fast_flags(spec, edges)
                 assert not flags.any(), (build, rounding, oor, "flags an end of the safe range",
                                          edges[flags])
@@ -92,5 +92,5 @@ def test_a_hand_worked_safe_range():
     plan = CastPlan(FORMATS["float64"], FORMATS["int8"])
     lo, hi = (FORMATS["float64"].value_of(b) for b in plan.kernel.safe_range)
     assert hi == np.nextafter(127.5, 0) and lo == -128.5
-    flags = _kernels.module().fast_flags(plan.kernel, np.array([lo, hi, np.nextafter(lo, -np.inf), 127.5]))
+    flags = kernels.module().fast_flags(plan.kernel, np.array([lo, hi, np.nextafter(lo, -np.inf), 127.5]))
     assert flags.tolist() == [False, False, True, True]

@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 
 import reference
 from strategies import ALL_NAMES, LOW_NAMES, arrays, edge_values, elements, json_scalar_of
-from zdt import ScaleOffset, ScaleOffsetCodec, _kernels
-from zdt.zarr_codecs import CastValueCodec
+from zdt import ScaleOffset, ScaleOffsetCodec, kernels
+from zdt.codecs.zarr import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
 from zdt.formats import FORMATS
 from zdt.errors import ScaleOffsetError
-from zdt.scale_offset import ScaleOffsetPlan, plan_for
+from zdt.codecs.scale_offset import ScaleOffsetPlan, plan_for
 
-BUILDS = _kernels.available()
+BUILDS = kernels.available()
 
 
 def json_of(value: np.generic) -> object:
@@ -37,7 +37,7 @@ def check(arr, dtype, offset, scale, decode):
     plan = ScaleOffsetPlan(FORMATS[dtype], json_of(offset), json_of(scale))
     run = plan.decode if decode else plan.encode
     for build in BUILDS:
-        with _kernels.use(build):
+        with kernels.use(build):
             if isinstance(expected, tuple):
                 with pytest.raises(ScaleOffsetError) as info:
                     run(arr)
@@ -195,7 +195,7 @@ def check_exhaustive(xs: np.ndarray, offset: int, scale: int, decode: bool, sing
     run = plan.decode if decode else plan.encode
     bad = np.flatnonzero(~ok)
     for build in BUILDS:
-        with _kernels.use(build):
+        with kernels.use(build):
             got = run(xs[ok])
             assert np.array_equal(got, values[ok]), (build, xs[ok][got != values[ok]][:5])
             if len(bad):
@@ -510,15 +510,15 @@ def test_registration(tmp_path):
 
     from zarr.registry import get_codec_class
 
-    assert ("scale_offset", "zdt.zarr_codecs.scale_offset:ScaleOffsetCodec") in {
+    assert ("scale_offset", "zdt.codecs.zarr.scale_offset:ScaleOffsetCodec") in {
         (e.name, e.value) for e in entry_points(group="zarr.codecs")}
     assert get_codec_class("scale_offset") is ScaleOffsetCodec
-    assert zarr.config.get("codecs.scale_offset") == "zdt.zarr_codecs.scale_offset.ScaleOffsetCodec"
+    assert zarr.config.get("codecs.scale_offset") == "zdt.codecs.zarr.scale_offset.ScaleOffsetCodec"
 
 
 # --- legacy numcodecs fixedscaleoffset -------------------------------------------------------------
 
-from zdt.fixedscaleoffset import fixedscaleoffset_to_codecs, fixedscaleoffset_to_filters, fixedscaleoffset_to_json  # noqa: E402
+from zdt.codecs.fixedscaleoffset import fixedscaleoffset_to_codecs, fixedscaleoffset_to_filters, fixedscaleoffset_to_json  # noqa: E402
 
 
 def test_conversion_follows_the_spec_example():
@@ -573,7 +573,7 @@ LEGACY = [
 def test_converted_filters_decode_numcodecs_chunks_the_same(tmp_path, dtype, astype, offset, scale, data):
     """A zarr v2 array written with numcodecs' FixedScaleOffset; its chunks decoded by numcodecs
     and by the converted [ScaleOffset, CastValue] filters give the same values (float32 arrays:
-    within one unit in the last place, see zdt.fixedscaleoffset)."""
+    within one unit in the last place, see zdt.codecs.fixedscaleoffset)."""
     legacy = numcodecs.FixedScaleOffset(offset=offset, scale=scale, dtype=dtype, astype=astype)
     data = data.astype(dtype)
     a = zarr.create_array(store=tmp_path / "a", shape=data.shape, chunks=(16,), dtype=dtype,

@@ -16,7 +16,8 @@ import zarr
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zdt import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec, use_string_codecs, vlen
+from zdt import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec, use_string_codecs
+from zdt.codecs import vlen
 from zdt.errors import ConfigError
 
 SDT = np.dtypes.StringDType()
@@ -129,7 +130,7 @@ def test_wrong_element_types(items, utf8, match):
 
 
 def test_int32_offsets_limit_names_int64():
-    from zdt import _vlen
+    from zdt.kernels import _vlen
 
     with pytest.raises(ValueError, match=r'configure \{"offsets": "int64"\}'):
         _vlen._check_limits(10, 2**31, 100, vlen.ARROW, 4, "zdt.vlen_arrow")
@@ -367,7 +368,7 @@ def test_corrupt_chunk_in_a_zarr_array(tmp_path):
 def test_chunk_to_arrow_without_copying(kind, offsets):
     import pyarrow as pa
 
-    from zdt.arrow import arrow_to_chunk, chunk_to_arrow
+    from zdt.codecs.arrow import arrow_to_chunk, chunk_to_arrow
 
     items = ["", "a", "bé", "x" * 100, "🙂"]
     data = np.array(items, dtype=SDT) if kind == "string" else np.array([s.encode() for s in items], dtype=object)
@@ -389,7 +390,7 @@ def test_chunk_to_arrow_without_copying(kind, offsets):
 
 
 def test_chunk_to_arrow_validates_first():
-    from zdt.arrow import chunk_to_arrow
+    from zdt.codecs.arrow import chunk_to_arrow
 
     with pytest.raises(ValueError, match="not valid UTF-8"):
         chunk_to_arrow(achunk([0, 1], b"\xff"), 1)
@@ -413,7 +414,7 @@ def test_huge_chunk_shapes_do_not_overflow_the_header_size():
 def test_a_buffer_changing_between_the_passes_is_caught():
     """The decode pass re-checks every span against the buffer: a caller mutating its bytearray
     between validation and decoding gets an error, never an out-of-bounds read."""
-    from zdt import _vlen
+    from zdt.kernels import _vlen
 
     buf = bytearray(vchunk(b"ab", b"cd"))
     raw = np.frombuffer(buf, dtype=np.uint8)
@@ -433,7 +434,7 @@ def test_arrow_codec_offsets_must_be_a_name():
 def test_arrow_to_chunk_rejects_other_types():
     import pyarrow as pa
 
-    from zdt.arrow import arrow_to_chunk
+    from zdt.codecs.arrow import arrow_to_chunk
 
     with pytest.raises(TypeError, match="expected a \\(large\\) string or binary array"):
         arrow_to_chunk(pa.array([1, 2]))

@@ -13,7 +13,7 @@ import numcodecs
 import numpy as np
 import pytest
 
-from zdt import vlen
+from zdt.codecs import vlen
 
 SDT = np.dtypes.StringDType()
 

@@ -17,7 +17,7 @@ entry points; newer zarr loads them by itself). Other public names load lazily:
 """
 
 from importlib import import_module
-from importlib.util import find_spec
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -26,9 +26,9 @@ __version__ = "0.1.0"
 def _check_built() -> None:
     """Fail with a message that says what to do when the compiled extensions are missing: the
     usual cause is Python importing the unbuilt source tree instead of the installed zdt."""
-    if find_spec("zdt._types") is not None:
-        return
     here = Path(__file__).resolve().parent
+    if any((here / "kernels" / f"_types{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
+        return
     if (here.parent / "setup.py").exists():
         raise ImportError(
             f"zdt is being imported from its source tree ({here}), where its compiled "
@@ -43,22 +43,22 @@ def _check_built() -> None:
 _check_built()
 
 _LAZY = {
-    "CastValueCodec": "zdt.zarr_codecs.cast_value",
-    "ScaleOffsetCodec": "zdt.zarr_codecs.scale_offset",
-    "PackBitsCodec": "zdt.zarr_codecs.packbits",
-    "CastValue": "zdt.numcodecs_codecs.cast_value",
-    "ScaleOffset": "zdt.numcodecs_codecs.scale_offset",
-    "VLenUTF8Codec": "zdt.zarr_codecs.vlen",
-    "VLenBytesCodec": "zdt.zarr_codecs.vlen",
-    "VLenArrowCodec": "zdt.zarr_codecs.vlen",
-    "use_string_codecs": "zdt.zarr_codecs.vlen",
+    "CastValueCodec": "zdt.codecs.zarr.cast_value",
+    "ScaleOffsetCodec": "zdt.codecs.zarr.scale_offset",
+    "PackBitsCodec": "zdt.codecs.zarr.packbits",
+    "CastValue": "zdt.codecs.numcodecs.cast_value",
+    "ScaleOffset": "zdt.codecs.numcodecs.scale_offset",
+    "VLenUTF8Codec": "zdt.codecs.zarr.vlen",
+    "VLenBytesCodec": "zdt.codecs.zarr.vlen",
+    "VLenArrowCodec": "zdt.codecs.zarr.vlen",
+    "use_string_codecs": "zdt.codecs.zarr.vlen",
     "use_pipeline": "zdt.pipeline",
     "ZdtCodecPipeline": "zdt.pipeline",
-    "cast_array": "zdt.cast",
-    "scale_offset_encode": "zdt.scale_offset",
-    "scale_offset_decode": "zdt.scale_offset",
-    "fixedscaleoffset_to_codecs": "zdt.fixedscaleoffset",
-    "fixedscaleoffset_to_filters": "zdt.fixedscaleoffset",
+    "cast_array": "zdt.codecs.cast",
+    "scale_offset_encode": "zdt.codecs.scale_offset",
+    "scale_offset_decode": "zdt.codecs.scale_offset",
+    "fixedscaleoffset_to_codecs": "zdt.codecs.fixedscaleoffset",
+    "fixedscaleoffset_to_filters": "zdt.codecs.fixedscaleoffset",
     "CastError": "zdt.errors",
     "ScaleOffsetError": "zdt.errors",
     "ConfigError": "zdt.errors",

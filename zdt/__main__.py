@@ -1,8 +1,8 @@
-"""``python -m zdt``: the same as the ``zdt`` command (zdt.cli)."""
+"""``python -m zdt``: the same as the ``zdt`` command (zdt.command)."""
 
 import sys
 
-from zdt.cli import main
+from zdt.command import main
 
 if __name__ == "__main__":
     sys.exit(main())

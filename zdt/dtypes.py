@@ -31,7 +31,7 @@ import numpy as np
 from zarr.core.dtype import ZDType, data_type_registry
 from zarr.core.dtype.common import HasEndianness, HasItemSize, check_dtype_spec_v2
 
-from zdt import json_scalar
+from zdt.formats import json_scalar
 from zdt.formats import FORMATS, LOW_PRECISION, NumberFormat
 
 try:
@@ -209,8 +209,8 @@ assert set(DATA_TYPES) == set(LOW_PRECISION)
 def register_data_types() -> None:
     """Register every zdt data type with zarr, and make zdt's bytes codec (the sub-byte rule)
     the serializer of new sub-byte arrays. Idempotent."""
-    from zdt._compat import add_serializer_rule
-    from zdt.zarr_codecs.bytes import serializer_rule
+    from zdt.zarr_compat import add_serializer_rule
+    from zdt.codecs.zarr.bytes import serializer_rule
 
     for name, cls in DATA_TYPES.items():
         if data_type_registry.contents.get(name) is not cls:

@@ -9,7 +9,7 @@ any number and order, or none), then any array -> bytes and bytes -> bytes codec
 synchronous methods (bytes, packbits, zstd, crc32c, ...):
 
 * reading: the stored bytes go through the bytes codecs, then the selected part of the chunk
-  goes through every array -> array codec at once, block by block (`zdt._kernels` `chain`:
+  goes through every array -> array codec at once, block by block (`zdt.kernels` `chain`:
   each block of 2048 elements passes every step while it is in cache), straight into its
   region of the output array; a missing chunk writes the fill value there;
 * writing: the caller's region (or the merged chunk, for a partial write) goes through the
@@ -46,10 +46,10 @@ from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, Co
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.registry import register_pipeline
 
-from zdt import _kernels
+from zdt import kernels
 from zdt.formats import data_type_name
-from zdt.zarr_codecs.cast_value import CastValueCodec
-from zdt.zarr_codecs.scale_offset import ScaleOffsetCodec
+from zdt.codecs.zarr.cast_value import CastValueCodec
+from zdt.codecs.zarr.scale_offset import ScaleOffsetCodec
 
 PATH = "zdt.pipeline.ZdtCodecPipeline"
 ZARR_DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
@@ -68,7 +68,7 @@ def comparison_setups(every_combination: bool = True) -> dict[str, dict]:
     """
     from zarr.core import codec_pipeline
 
-    from zdt._compat import codec_config, zarr_builtins_usable
+    from zdt.zarr_compat import codec_config, zarr_builtins_usable
 
     pipelines = {"zarr default pipeline": ZARR_DEFAULT}
     if hasattr(codec_pipeline, "FusedCodecPipeline"):
@@ -187,7 +187,7 @@ class _Stages:
     aa_specs: tuple
     ab_spec: Any
     bb_specs: tuple
-    decode_steps: list     # (kernel spec, scale_offset decode flag): zdt._kernels chain steps
+    decode_steps: list     # (kernel spec, scale_offset decode flag): zdt.kernels chain steps
     encode_steps: list
     stored_dtype: np.dtype  # what the array -> bytes codec holds (after every array -> array codec)
 
@@ -340,7 +340,7 @@ class ZdtCodecPipeline(CodecPipeline):
             return
         if not src.dtype.isnative or np.may_share_memory(src, dst):
             src = np.array(src, dtype=src.dtype.newbyteorder("="))
-        index, _, _ = _kernels.module().chain(steps, src, dst)
+        index, _, _ = kernels.module().chain(steps, src, dst)
         if index >= 0:
             fallback()
             raise AssertionError("zdt pipeline: a fused step failed where the codecs do not")

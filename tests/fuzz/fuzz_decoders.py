@@ -18,10 +18,10 @@ import atheris
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import zdt.cast  # noqa: E402,F401
-import zdt.packbits  # noqa: E402,F401
-import zdt.scale_offset  # noqa: E402,F401
-import zdt.vlen  # noqa: E402,F401
+import zdt.codecs.cast  # noqa: E402,F401
+import zdt.codecs.packbits  # noqa: E402,F401
+import zdt.codecs.scale_offset  # noqa: E402,F401
+import zdt.codecs.vlen  # noqa: E402,F401
 from targets import TARGETS  # noqa: E402
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zdt import vlen
+from zdt.codecs import vlen
 
 ACCEPTED = (ValueError, TypeError)
 
@@ -73,7 +73,7 @@ def _scalar(inp: Input):
 
 def cast_value_decode(data: bytes) -> bool:
     """cast_value decoding arbitrary stored bytes under an arbitrary configuration."""
-    from zdt.cast import CastValueConfig
+    from zdt.codecs.cast import CastValueConfig
     from zdt.formats import format_for
 
     inp = Input(data)
@@ -104,7 +104,7 @@ def _decode_elements(inp: Input, dtype: np.dtype, decode, out_dtype: np.dtype) -
 
 def scale_offset_decode(data: bytes) -> bool:
     from zdt.formats import format_for
-    from zdt.scale_offset import ScaleOffsetConfig
+    from zdt.codecs.scale_offset import ScaleOffsetConfig
 
     inp = Input(data)
     dtype_name = inp.pick(SOURCES)
@@ -124,7 +124,7 @@ def packbits_decode(data: bytes) -> bool:
     import ml_dtypes  # noqa: F401  the low-precision dtypes by name
 
     from zdt.formats import format_for
-    from zdt.packbits import PackBitsConfig
+    from zdt.codecs.packbits import PackBitsConfig
 
     inp = Input(data)
     name = inp.pick(PACKBITS_TYPES)
@@ -172,7 +172,7 @@ def seeds(name: str) -> list[bytes]:
         return [bytes([1, len(arr), 0]) + chunk, bytes([1, len(arr), 1]) + chunk,
                 bytes([0, 0]) + vlen.encode(arr[:1], utf8=utf8, layout=layout, width=width).tobytes()]
     if name == "packbits":
-        from zdt.packbits import PackBitsConfig
+        from zdt.codecs.packbits import PackBitsConfig
 
         int4 = PACKBITS_TYPES.index("int4")
         values = np.arange(-4, 4, dtype=np.int8).astype("int4")

@@ -1,0 +1,53 @@
+"""The ``zdt`` command (installed as a console script; ``python -m zdt`` runs it too).
+
+Subcommands (one module each in this package):
+  inspect   the arrays of a store: types, chunks, codecs and who runs them, bytes
+  suggest   the smallest encoding of an array that keeps an error bound, measured
+  convert   a re-encoded copy of a store, chunk by chunk, the bound checked on every chunk
+  demo      zdt's codecs on real data, written to zarr arrays and read back, and their speed
+  bench     the benchmarks against the peers, as a Markdown report with plots
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from importlib import import_module
+
+COMMANDS = ("inspect", "suggest", "convert", "demo", "bench")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="zdt", description="Fast, exact data-type conversion codecs for Zarr.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        import_module(f"zdt.command.{name}").add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from zdt.command.errors import CommandError
+
+    p = parser()
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if not getattr(args, "run", None):
+        p.print_help(sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except CommandError as exc:
+        print(f"zdt {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"zdt {args.command}: interrupted", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # the work is cleaned up already (convert removes its partial output); leave now,
+        # without the asyncio shutdown noise zarr's interrupted event loop would print
+        os._exit(130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

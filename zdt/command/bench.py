@@ -1,0 +1,193 @@
+"""``zdt bench``: run the scripts of the repository's ``bench/`` directory, then write a Markdown
+report and one PNG plot per family (each implementation's time as a multiple of the copy
+floor, zdt's bars in colour), so where zdt stands is visible at a glance.
+
+Each script saves what it prints as JSON when ZDT_BENCH_JSON names a file (bench/_common.py);
+this module only runs them and draws. The scripts live in the source repository, not in the
+installed package: run from a checkout, or give --bench-dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from zdt.command.errors import CommandError
+
+# family -> (script, title, the script's arguments under --quick; without it, its defaults)
+FAMILIES: dict[str, tuple[str, str, list[str]]] = {
+    "cast": ("bench_cast.py", "cast_value", ["--n", "2000000", "--repeat", "3", "--no-threads"]),
+    "scale_offset": ("bench_scale_offset.py", "scale_offset", ["--n", "2000000", "--repeat", "3"]),
+    "lowprec": ("bench_lowprec.py", "low-precision types (cast_value, packbits)",
+                ["--n", "2000000", "--repeat", "3"]),
+    "strings": ("bench_vlen.py", "strings and bytes", ["--n", "200000", "--repeat", "3"]),
+    "pipeline": ("bench_pipeline.py", "end to end through zarr (codec pipelines)",
+                 ["--n", "10000000", "--repeat", "3"]),
+}
+
+
+def find_bench_dir(given: str | None) -> Path:
+    candidates = [Path(given)] if given else [
+        Path(__file__).resolve().parents[2] / "bench", Path.cwd() / "bench"]
+    for c in candidates:
+        if (c / "_common.py").is_file():
+            return c
+    raise CommandError(
+        f"{candidates[0]}: no bench scripts there" if given else
+        "the bench scripts live in zdt's source repository (bench/); run from a checkout "
+        "or give --bench-dir")
+
+
+def run_family(bench_dir: Path, family: str, quick: bool, out: Path) -> dict | None:
+    script, title, quick_args = FAMILIES[family]
+    with tempfile.TemporaryDirectory() as tmp:
+        data_file = Path(tmp) / "results.json"
+        env = dict(os.environ, ZDT_BENCH_JSON=str(data_file))
+        argv = [sys.executable, str(bench_dir / script), *(quick_args if quick else [])]
+        t0 = time.perf_counter()
+        print(f"running {script} {' '.join(argv[2:])}".rstrip(), flush=True)
+        proc = subprocess.run(argv, cwd=bench_dir, env=env, capture_output=True, text=True)
+        (out / f"{family}.txt").write_text(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            print(f"  {script} failed ({last}); its output is in {out / (family + '.txt')}")
+            return None
+        print(f"  done in {time.perf_counter() - t0:.0f} s")
+        if not data_file.exists():
+            return None
+        data = json.loads(data_file.read_text())
+    data["family"], data["title"] = family, title
+    (out / f"{family}.json").write_text(json.dumps(data, indent=1))
+    return data
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f}" if seconds < 0.1 else f"{seconds * 1e3:.1f}"
+
+
+def table(data: dict) -> list[str]:
+    lines = ["| workload | zdt (ms) | fastest peer | peer (ms) | peer / zdt | zdt / copy floor |",
+             "|---|---:|---|---:|---:|---:|"]
+    for r in data["results"]:
+        ours = r["times"][r["ours"]]
+        peers = {k: v for k, v in r["times"].items() if k in r["peers"]}
+        if peers:
+            name, t = min(peers.items(), key=lambda kv: kv[1])
+            peer = f"{name} | {_fmt(t)} | {t / ours:.2f}x"
+        else:
+            peer = "- | - | -"
+        lines.append(f"| {r['title']} | {_fmt(ours)} | {peer} | {ours / r['floor']:.2f} |")
+    return lines
+
+
+def plot(data: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import matplotlib.ticker
+    except ImportError:
+        return False
+    rows = data["results"]
+    names = sorted({k for r in rows for k in r["times"]}, key=lambda k: (not k.startswith("zdt"), k))
+    height = max(3.5, 0.34 * sum(len(r["times"]) for r in rows) + 0.5 * len(rows) + 1.2)
+    fig, ax = plt.subplots(figsize=(10, height))
+    y, ticks, labels = 0.0, [], []
+    cmap = plt.get_cmap("tab10")
+    colors = {n: cmap(i % 10) for i, n in enumerate(names)}
+    seen = set()
+    for r in rows:
+        start = y
+        for name in names:
+            if name not in r["times"]:
+                continue
+            ratio = r["times"][name] / r["floor"]
+            zdt = name.startswith("zdt") or name == r["ours"]
+            ax.barh(y, ratio, color=colors[name], edgecolor="black" if zdt else "none",
+                    hatch=None if zdt else "//", alpha=1.0 if zdt else 0.55,
+                    label=None if name in seen else name)
+            seen.add(name)
+            ax.text(ratio, y, f" {ratio:.2f}", va="center", fontsize=7)
+            y += 1
+        ticks.append((start + y - 1) / 2)
+        labels.append(r["title"][:48])
+        y += 0.8
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yticks(ticks, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("time / copy floor (log scale; 1 = copying the same bytes; lower is better)")
+    ax.set_title(f"zdt bench: {data['title']}\n{data['machine']}", fontsize=9)
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def report(results: list[dict], out: Path, quick: bool) -> Path:
+    lines = ["# zdt bench report", ""]
+    if results:
+        run_kind = ("Quick run (--quick: smaller inputs, fewer repeats)." if quick
+                    else "Full-size runs.")
+        lines += [f"Machine: {results[0]['machine']}. {run_kind} Times are medians; "
+                  "\"peer / zdt\" > 1 means zdt is faster; the copy floor is copying the same "
+                  "bytes (for the pipeline: copying the input on write, filling a fresh output "
+                  "once on read).", ""]
+    for data in results:
+        command = " ".join(["python", f"bench/{data['script']}", *data["argv"]])
+        lines += [f"## {data['title']}", "", f"`{command}`", ""]
+        if (out / f"{data['family']}.png").exists():
+            lines += [f"![{data['title']}]({data['family']}.png)", ""]
+        lines += table(data) + [""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    bench_dir = find_bench_dir(args.bench_dir)
+    families = args.only.split(",") if args.only else list(FAMILIES)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise CommandError(f"--only {','.join(unknown)}: not a family (choose from {', '.join(FAMILIES)})")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for family in families:
+        data = run_family(bench_dir, family, args.quick, out)
+        if data:
+            results.append(data)
+            if not plot(data, out / f"{family}.png"):
+                print("  (no plot: pip install matplotlib)")
+    # the report covers every family whose results are in --out, so one family can be re-run
+    everything = [json.loads((out / f"{f}.json").read_text()) for f in FAMILIES if (out / f"{f}.json").exists()]
+    path = report(everything, out, args.quick)
+    print(f"wrote {path}" + (f" and {len(list(out.glob('*.png')))} plots" if results else ""))
+    return 0 if len(results) == len(families) else 1
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench", help="run the benchmarks; a Markdown report with plots",
+        description="Runs the scripts of bench/ (zdt against NumPy, pyarrow, ml_dtypes, numcodecs, "
+                    "zarr's own codecs and pipelines, cast-value-rs: whichever are installed) "
+                    "and writes report.md and one PNG per family to --out (the report covers every family "
+                    "whose results are in --out, so --only re-runs one and keeps the others).")
+    p.add_argument("--out", default="bench-report", help="directory for the report (default: bench-report)")
+    p.add_argument("--only", metavar="FAMILIES", help=f"comma-separated subset of {','.join(FAMILIES)}")
+    p.add_argument("--quick", action="store_true", help="smaller inputs and fewer repeats (~1 minute)")
+    p.add_argument("--bench-dir", help="where the bench scripts are (default: the checkout's bench/)")
+    p.set_defaults(run=run)
+

@@ -1,0 +1,69 @@
+"""``zdt inspect PATH``: every array of a zarr store or group, its codecs and what it stores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from zdt.command import store
+
+
+def describe(arr: Any) -> dict[str, Any]:
+    logical = arr.nbytes
+    stored = arr.nbytes_stored()
+    return {
+        "path": "/" + arr.path,
+        "zarr_format": arr.metadata.zarr_format,
+        "shape": list(arr.shape),
+        "data_type": store.data_type_name(arr),
+        "chunks": list(arr.chunks),
+        "shards": list(arr.shards) if getattr(arr, "shards", None) else None,
+        "codecs": [{"name": name, "implementation": impl} for name, impl in store.codec_names(arr)],
+        "logical_bytes": int(logical),
+        "stored_bytes": int(stored),
+        "ratio": round(logical / stored, 3) if stored else None,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    path, inner = store.split_target(args.path)
+    node = store.open_node(path, inner)
+    rows = [describe(n) for _, n in store.walk(node) if store.is_array(n)]
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        print()
+        return 0
+    if not rows:
+        print(f"{args.path}: no arrays")
+        return 0
+    print(f"{args.path}: {len(rows)} array{'s' * (len(rows) != 1)} "
+          "(stored bytes: chunks and metadata as they are in the store)")
+    for r in rows:
+        shards = f", shards {tuple(r['shards'])}" if r["shards"] else ""
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] else "-"
+        print(f"\n{r['path']}  (zarr v{r['zarr_format']})")
+        print(f"  shape {tuple(r['shape'])}, {r['data_type']}, chunks {tuple(r['chunks'])}{shards}")
+        chain = " -> ".join(f"{c['name']} [{c['implementation']}]" for c in r["codecs"]) or "(none)"
+        print(f"  codecs  {chain}")
+        print(f"  bytes   {store.fmt_bytes(r['logical_bytes'])} logical, "
+              f"{store.fmt_bytes(r['stored_bytes'])} stored, ratio {ratio}")
+    total_l = sum(r["logical_bytes"] for r in rows)
+    total_s = sum(r["stored_bytes"] for r in rows)
+    if len(rows) > 1:
+        print(f"\ntotal: {store.fmt_bytes(total_l)} logical, {store.fmt_bytes(total_s)} stored"
+              + (f", ratio {total_l / total_s:.2f}x" if total_s else ""))
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "inspect", help="list the arrays of a zarr store: types, chunks, codecs, bytes",
+        description="Every array in a zarr store or group (zarr v2 and v3): shape, data type, "
+                    "chunks, the codec chain with the library that runs each codec here "
+                    "(zdt, zarr, numcodecs), logical and stored bytes and their ratio.")
+    p.add_argument("path", metavar="PATH[:ARRAY]", help="a local zarr store, optionally a group "
+                   "or array inside it")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(run=run)

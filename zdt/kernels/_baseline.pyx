@@ -1,0 +1,24 @@
+# cython: language_level=3, cdivision=True
+"""zdt kernels (cast_value, scale_offset, fused chains of both) for the baseline instruction set: x86-64-v2 on x86-64
+(the baseline NumPy requires), the compiler's default elsewhere. Also tells which builds this
+CPU runs."""
+
+include "_cast.pxi"
+include "_scale_offset.pxi"
+include "_chain.pxi"
+
+
+from zdt.kernels._portable cimport zdt_cpu_x86_level, zdt_portable_build
+
+
+def supported_builds():
+    """The kernel builds this CPU (and OS) can run, baseline first: "avx2" needs x86-64-v3
+    (AVX2, FMA, BMI2, F16C), "avx512" x86-64-v4."""
+    level = zdt_cpu_x86_level()
+    return ["baseline"] + (["avx2"] if level >= 3 else []) + (["avx512"] if level >= 4 else [])
+
+
+def portable_build():
+    """True when this build uses the portable fallbacks of zdt/kernels/_portable.h (ZDT_PORTABLE=1 at
+    build time, or a compiler without gcc's builtins) instead of gcc/clang builtins."""
+    return bool(zdt_portable_build())

@@ -1,0 +1,903 @@
+# cast_value kernels: mode-hoisted fast loops, scalar_map blends, the per-block step
+# `cast_block` and the whole-array driver. See docs/design.md.
+#
+# Included by each kernel build (_kernels_baseline.pyx, _kernels_avx2.pyx, _kernels_avx512.pyx):
+# one source compiled for several instruction sets; zdt/kernels/__init__.py picks the best one the CPU
+# runs.
+#
+# Each fast loop writes every element and returns whether any element needs the exact path in
+# _exact.pxd; only then is the block masked and those elements converted exactly. Loops are
+# written so gcc vectorises them: int32 intermediates for targets up to 32 bits, branch-free
+# selects, mode tags passed by pointer.
+#
+# Flag conditions: each fast loop's docstring says when it flags an element. The set of source
+# values a loop never flags is an interval [safe_lo, safe_hi] around zero; zdt/formats/fast_path.py
+# (`safe_range`) computes it exactly for every loop and mode, and tests/test_safe_range.py runs
+# both bounds and the next value beyond each through the loops alone: change a condition here
+# and that test tells you which bound in fast_path.py must follow.
+
+from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, trunc, truncf
+from libc.stdint cimport (
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+)
+from libc.string cimport memcpy
+
+import numpy as np
+
+from zdt.kernels._exact cimport convert_element
+from zdt.kernels._num cimport (
+    BLOCK, fabs_t, from_bits, int_bits, int_max, int_max64, int_min, int_min64,
+    int_signed, max_finite, pow2, precision,
+)
+from zdt.kernels._types cimport (
+    CastKernel, CastKernelSpec, CastSpec, MapEntry,
+    float_t, float2_t, int_t, int2_t, num_t, num2_t,
+    rmode_t, RNearestEven, RTowardsZero, RTowardsPositive, RTowardsNegative, RNearestAway,
+    omode_t, OError, OClamp, OWrap,
+    NEAREST_EVEN, TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
+    OOR_CLAMP, OOR_WRAP,
+    KEY_ANY_NAN, KEY_VALUE,
+    T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
+    ST_OK,
+    WIDEN_INT, WIDEN_MINI, WIDEN_SUBINT, WIDEN_TABLE,
+    MiniFormat, mini_t,
+)
+from zdt.kernels._mini cimport (
+    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, u32_in, widen_small_float,
+)
+
+BLOCK_SIZE = BLOCK
+
+
+
+# --- scalar helpers -----------------------------------------------------------------------------
+
+cdef inline float_t round_t(float_t x, rmode_t* rm) noexcept nogil:
+    """x rounded to an integer in the mode of the tag; exact in float_t."""
+    cdef float_t t
+    if rmode_t is RNearestEven:
+        if float_t is double:
+            return rint(x)
+        return rintf(x)
+    elif rmode_t is RTowardsZero:
+        if float_t is double:
+            return trunc(x)
+        return truncf(x)
+    elif rmode_t is RTowardsPositive:
+        if float_t is double:
+            return ceil(x)
+        return ceilf(x)
+    elif rmode_t is RTowardsNegative:
+        if float_t is double:
+            return floor(x)
+        return floorf(x)
+    else:
+        # half away from zero; x - trunc(x) is exact, so 0.49999999999999994 stays below the tie
+        if float_t is double:
+            t = trunc(x)
+        else:
+            t = truncf(x)
+        if fabs_t(x - t) >= 0.5:
+            t = t + (1 if x > 0 else -1)
+        return t
+
+
+cdef inline int_t float_to_int(float_t c, int_t* tag) noexcept nogil:
+    """Convert an integer-valued c inside int_t's range. Through int32 where possible: SSE has
+    packed double/float -> int32 conversions but none to int64."""
+    if int_t is int64_t:
+        return <int64_t>c
+    elif int_t is uint64_t:
+        return <uint64_t>c
+    elif int_t is uint32_t:
+        if float_t is double:
+            return <uint32_t>(<int32_t>(c - 2147483648.0)) ^ <uint32_t>0x80000000
+        return <uint32_t>(<int64_t>c)
+    else:
+        return <int_t>(<int32_t>c)
+
+
+cdef inline int32_t wrap_double(double r, int nb) noexcept nogil:
+    """r mod 2**nb as a two's complement int32 (finite integer-valued r, nb <= 32).
+    m = r - 2**nb * floor(r / 2**nb) lies in [0, 2**nb): exact in double for nb <= 32."""
+    cdef double two_n = pow2(nb, <double*>NULL)
+    cdef double m = r - two_n * floor(r * pow2(-nb, <double*>NULL))
+    m = (m - two_n) if m >= 0.5 * two_n else m
+    return <int32_t>m
+
+
+cdef inline int32_t wrap32(float_t r, int nb) noexcept nogil:
+    """As wrap_double; in float arithmetic m is exact only while 2**nb <= 2**24."""
+    cdef float two_n, m
+    if float_t is double:
+        return wrap_double(r, nb)
+    else:
+        if nb > 24:
+            return wrap_double(<double>r, nb)
+        two_n = pow2(nb, <float*>NULL)
+        m = r - two_n * floorf(r * pow2(-nb, <float*>NULL))
+        m = (m - two_n) if m >= 0.5 * two_n else m
+        return <int32_t>m
+
+
+# sign-magnitude steps of a float's bit pattern: +1 = away from zero, -1 = towards zero
+cdef inline float_t step_mag(float_t f, int delta) noexcept nogil:
+    cdef uint64_t b64
+    cdef uint32_t b32
+    if float_t is double:
+        memcpy(&b64, &f, 8)
+        b64 = b64 + <uint64_t><int64_t>delta
+        memcpy(&f, &b64, 8)
+    else:
+        memcpy(&b32, &f, 4)
+        b32 = b32 + <uint32_t><int32_t>delta
+        memcpy(&f, &b32, 4)
+    return f
+
+
+cdef inline bint sign_of(float_t f) noexcept nogil:
+    cdef uint64_t b64
+    cdef uint32_t b32
+    if float_t is double:
+        memcpy(&b64, &f, 8)
+        return (b64 >> 63) != 0
+    memcpy(&b32, &f, 4)
+    return (b32 >> 31) != 0
+
+
+# --- fast loops ------------------------------------------------------------------------------------
+
+cdef inline int_t f2i_one(float_t x, uint8_t* flag, int_t* tag, rmode_t* rm, omode_t* om) noexcept nogil:
+    """One float -> integer element; *flag = 1 when the exact path must decide it: NaN/Inf
+    always, out of range in error mode, |r| >= 2**63 under wrap to a 64-bit target. Every
+    constant below folds at compile time."""
+    cdef int nb = int_bits(tag)
+    cdef bint sgn = int_signed(tag)
+    cdef float_t* ft = NULL
+    cdef float_t lo = -pow2(nb - 1, ft) if sgn else 0
+    cdef float_t hi_excl = pow2(nb - sgn, ft)
+    cdef float_t half_n = pow2(nb - 1, ft)
+    cdef float_t fmax = max_finite(ft)
+    # largest float_t <= int max; when int max itself is not a float_t, clamping goes through it
+    cdef bint max_exact = (nb - sgn) <= precision(ft)
+    cdef float_t hi_c = (hi_excl - 1) if max_exact else (hi_excl - pow2(nb - sgn - precision(ft), ft))
+    cdef float_t r = round_t(x, rm)
+    cdef float_t c
+    cdef int_t v
+    cdef uint8_t f
+    if omode_t is OError:
+        f = not ((r >= lo) & (r < hi_excl))
+        c = 0 if f else r
+        v = float_to_int(c, tag)
+    elif omode_t is OClamp:
+        f = not (fabs_t(x) <= fmax)
+        c = r if r >= lo else lo          # NaN -> lo (flagged anyway)
+        c = c if c <= hi_c else hi_c
+        v = float_to_int(c, tag)
+        if not max_exact:
+            v = int_max(tag) if r >= hi_excl else v
+    else:
+        f = not (fabs_t(x) <= fmax)
+        if nb <= 32:
+            v = <int_t>wrap32(0 if f else r, nb)
+        else:
+            f = f | (not (fabs_t(r) < half_n))
+            c = 0 if f else r
+            v = <int_t>(<int64_t>c)
+    flag[0] = f
+    return v
+
+
+cdef bint f2i(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp,
+              rmode_t* rm, omode_t* om) noexcept nogil:
+    """float -> integer. With sp.nan_fold, NaN takes the scalar_map's "NaN" value here rather
+    than in a later pass (the common NaN -> sentinel case stays one pass)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0, f
+    cdef bint hit
+    cdef int_t v, nan_out
+    cdef float_t x
+    if sp.nan_fold:
+        nan_out = from_bits(sp.nan_out, <int_t*>NULL)
+        for i in range(n):
+            x = s[i]
+            v = f2i_one(x, &f, d, rm, om)
+            hit = x != x
+            d[i] = nan_out if hit else v
+            acc |= f & (not hit)
+    else:
+        for i in range(n):
+            d[i] = f2i_one(s[i], &f, d, rm, om)
+            acc |= f
+    return acc
+
+
+cdef bint i2i(const int_t* s, int2_t* d, Py_ssize_t n, omode_t* om) noexcept nogil:
+    """integer -> integer. Flags out-of-range values in error mode only."""
+    cdef bint below_possible = int_min64(<int_t*>NULL) < int_min64(<int2_t*>NULL)
+    cdef bint above_possible = int_max64(<int_t*>NULL) > int_max64(<int2_t*>NULL)
+    cdef int_t lo = <int_t>int_min(<int2_t*>NULL) if below_possible else 0
+    cdef int_t hi = <int_t>int_max(<int2_t*>NULL) if above_possible else 0
+    cdef int2_t dmin = int_min(<int2_t*>NULL)
+    cdef int2_t dmax = int_max(<int2_t*>NULL)
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef bint below, above
+    cdef int_t v
+    if omode_t is OWrap:
+        # C conversion to a narrower integer is two's complement modulo 2**N
+        for i in range(n):
+            d[i] = <int2_t>s[i]
+        return False
+    if not (below_possible or above_possible):
+        for i in range(n):
+            d[i] = <int2_t>s[i]
+        return False
+    if omode_t is OClamp:
+        for i in range(n):
+            v = s[i]
+            below = below_possible and v < lo
+            above = above_possible and v > hi
+            d[i] = dmin if below else (dmax if above else <int2_t>v)
+        return False
+    for i in range(n):
+        v = s[i]
+        acc |= (below_possible and v < lo) | (above_possible and v > hi)
+        d[i] = <int2_t>v
+    return acc
+
+
+cdef inline uint64_t float_as_u64_mod(float_t d) noexcept nogil:
+    """The integer value of an integer-valued d in [-2**63, 2**64] modulo 2**64."""
+    if d >= 18446744073709551616.0:
+        return 0
+    if d >= 9223372036854775808.0:
+        return <uint64_t>d
+    return <uint64_t>(<int64_t>d)
+
+
+cdef inline float_t int_to_float_directed(int_t v, float_t* tag, rmode_t* rm) noexcept nogil:
+    """v rounded to float_t in a mode other than nearest-even: round to nearest in hardware,
+    then step one ulp where the mode disagrees. The error v - d is small (< 2 ulp), so it is
+    exact as an int64 computed modulo 2**64. Branch-free: the error's sign is random data, and
+    a mispredicted branch per element costs 3x."""
+    cdef float_t d = <float_t>v
+    cdef float_t d2
+    cdef uint64_t uv = <uint64_t>v
+    cdef int64_t err = <int64_t>(uv - float_as_u64_mod(d))
+    cdef int64_t err2, up = 1 if d > 0 else -1     # bit step that moves d towards +inf
+    if rmode_t is RTowardsZero:
+        # |d| > |v| when the error points back towards zero
+        return step_mag(d, -((err != 0) & ((err > 0) != (d > 0))))
+    elif rmode_t is RTowardsPositive:
+        return step_mag(d, up * (err > 0))
+    elif rmode_t is RTowardsNegative:
+        return step_mag(d, -up * (err < 0))
+    elif rmode_t is RNearestAway:
+        # an exact tie went to the even neighbour; take the other one if it is farther from 0
+        d2 = step_mag(d, up if err > 0 else -up)
+        err2 = <int64_t>(uv - float_as_u64_mod(d2))
+        return d2 if (err != 0) & (err2 == -err) & (fabs_t(d2) > fabs_t(d)) else d
+    return d
+
+
+cdef bint i2f(const int_t* s, float_t* d, Py_ssize_t n, rmode_t* rm) noexcept nogil:
+    """integer -> float32/float64: never out of range. Exact pairs and nearest-even use the C
+    conversion (correctly rounded); the other modes round with integer arithmetic."""
+    cdef float_t* ft = NULL
+    cdef bint exact = (int_bits(<int_t*>NULL) - int_signed(<int_t*>NULL)) <= precision(ft)
+    cdef Py_ssize_t i
+    if exact or rmode_t is RNearestEven:
+        for i in range(n):
+            d[i] = <float_t>s[i]
+    else:
+        for i in range(n):
+            d[i] = int_to_float_directed(s[i], ft, rm)
+    return False
+
+
+cdef inline float f64_to_f32_one(double x, uint8_t* flag, rmode_t* rm, omode_t* om) noexcept nogil:
+    """float64 -> float32: hardware nearest-even, then one ulp where the mode disagrees.
+    *flag = 1 for a finite input that overflowed (the exact path decides between the largest
+    float, inf and an error)."""
+    cdef float r = <float>x
+    cdef float r2
+    cdef double b, b2, err
+    cdef bint finite_in = fabs(x) <= 1.7976931348623157e308
+    cdef uint8_t f = (not (fabsf(r) <= 3.4028234663852886e38)) & finite_in
+    if rmode_t is RNearestEven:
+        if omode_t is OClamp:
+            f = 0           # +-inf is the clamped result
+    else:
+        b = <double>r
+        if rmode_t is RTowardsZero:
+            r = step_mag(r, -1) if fabs(b) > fabs(x) else r
+        elif rmode_t is RTowardsPositive:
+            r = step_mag(r, -1 if sign_of(r) else 1) if b < x else r
+        elif rmode_t is RTowardsNegative:
+            r = step_mag(r, 1 if sign_of(r) else -1) if b > x else r
+        else:
+            # nearest-away differs from nearest-even only on an exact tie that went towards
+            # zero: r2 is the other neighbour of x
+            err = x - b
+            r2 = step_mag(r, (-1 if sign_of(r) else 1) if err > 0 else (1 if sign_of(r) else -1))
+            b2 = <double>r2
+            r = r2 if ((b2 - b) == 2 * err) & (fabs(b2) > fabs(b)) else r
+        f = f | ((not (fabsf(r) <= 3.4028234663852886e38)) & finite_in)
+    flag[0] = f
+    return r
+
+
+cdef bint f2f(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm, omode_t* om) noexcept nogil:
+    """float32/float64 -> float32/float64. Only float64 -> float32 can round or overflow."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0, f
+    if not (float_t is double and float2_t is float):
+        for i in range(n):
+            d[i] = <float2_t>s[i]     # same type, or float32 -> float64: exact
+        return False
+    else:
+        for i in range(n):
+            d[i] = f64_to_f32_one(s[i], &f, rm, om)
+            acc |= f
+        return acc
+
+
+# --- small floats (float16, bfloat16, float8 / float6 / float4) ---------------------------------------
+
+cdef bint f2mini(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
+                 rmode_t* rm) noexcept nogil:
+    """float32/float64 -> a small float format, in the mode of the tag, parametrised by m
+    (zdt/kernels/_mini.pxd): scale so the last mantissa bit is the units digit, round, scale back
+    (exact in float64), assemble the bit pattern. Flags a finite value beyond the format's
+    range after rounding (the exact path decides between max, inf and an error), and an
+    infinity or NaN the format cannot hold. Branch-free, so it vectorises."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef double x, v
+    cdef int e
+    cdef MiniFormat f = m[0]        # a local copy: the loop then provably reloads nothing
+    for i in range(n):
+        x = <double>s[i]
+        e = mini_exponent(x, &f)
+        v = mini_scale_out(round_t(mini_scale_in(x, e, &f), rm), e, &f)
+        acc |= mini_unsure(v, x, &f)
+        d[i] = <mini_t>mini_bits(v, x, &f)
+    return acc
+
+
+cdef inline bint is_f32_upper_half(const MiniFormat* m) noexcept nogil:
+    """A 16-bit format that is float32 with the low 16 mantissa bits dropped (bfloat16: same
+    exponent field and bias, subnormals included, IEEE infinities and NaN)."""
+    return (m.itemsize == 2) & (m.bits == 16) & (m.man_bits == 7) & (m.bias == 127) \
+        & m.sub_by_shift & m.has_inf & m.has_nan
+
+
+cdef bint f32_upper_half_even(const float* s, uint16_t* d, Py_ssize_t n,
+                              const MiniFormat* m) noexcept nogil:
+    """float32 -> such a format, nearest-even, on the bit pattern: add just under half of the
+    dropped part plus its lowest kept bit, keep the upper half. The magnitude never carries
+    into the sign (only NaN patterns are that large; they are replaced). NaN becomes the
+    canonical NaN with the input's sign; a finite input that rounds to infinity is flagged
+    (the exact path decides between the error and clamp's infinity)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef uint32_t b, mag, r
+    cdef uint32_t nan_bits = m.nan_bits
+    cdef u32_in u = <u32_in>s
+    for i in range(n):
+        b = u[i]
+        mag = b & 0x7FFFFFFFu
+        r = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16
+        acc |= ((r & 0x7FFFu) == 0x7F80u) & (mag < 0x7F800000u)
+        d[i] = <uint16_t>(((b >> 16) & 0x8000u) | nan_bits if mag > 0x7F800000u else r)
+    return acc
+
+
+cdef bint f2mini_modes(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
+                       int rounding) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return f2mini(s, d, n, m, <RTowardsZero*>NULL)
+    elif rounding == TOWARDS_POSITIVE:
+        return f2mini(s, d, n, m, <RTowardsPositive*>NULL)
+    elif rounding == TOWARDS_NEGATIVE:
+        return f2mini(s, d, n, m, <RTowardsNegative*>NULL)
+    elif rounding == NEAREST_AWAY:
+        return f2mini(s, d, n, m, <RNearestAway*>NULL)
+    return f2mini(s, d, n, m, <RNearestEven*>NULL)
+
+
+cdef bint narrow_block(void* d, Py_ssize_t n, int bits, bint is_signed, int oor) noexcept nogil:
+    """An int8 / uint8 block standing for a sub-byte integer type: apply its logical width.
+    Error mode flags values outside it; clamp clamps to it; wrap reduces modulo 2**bits,
+    sign-extended for signed types (zdt's storage rule). Clamp and wrap compose with the int8
+    loop's own, since 2**bits divides 256."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef int8_t* sd = <int8_t*>d
+    cdef uint8_t* ud = <uint8_t*>d
+    cdef int8_t lo = <int8_t>(-(1 << (bits - 1))), hi = <int8_t>((1 << (bits - 1)) - 1)
+    cdef uint8_t uhi = <uint8_t>((1 << bits) - 1)
+    cdef int sh = 8 - bits
+    if is_signed:
+        if oor == OOR_CLAMP:
+            for i in range(n):
+                sd[i] = lo if sd[i] < lo else (hi if sd[i] > hi else sd[i])
+        elif oor == OOR_WRAP:
+            for i in range(n):
+                sd[i] = <int8_t>(<uint8_t>(<uint8_t>sd[i] << sh)) >> sh
+        else:
+            for i in range(n):
+                acc |= (sd[i] < lo) | (sd[i] > hi)
+    else:
+        if oor == OOR_CLAMP:
+            for i in range(n):
+                ud[i] = uhi if ud[i] > uhi else ud[i]
+        elif oor == OOR_WRAP:
+            for i in range(n):
+                ud[i] = ud[i] & uhi
+        else:
+            for i in range(n):
+                acc |= ud[i] > uhi
+    return acc
+
+
+# --- reading sources that have no loop of their own (each exact) ------------------------------------
+
+cdef void widen_subint(const uint8_t* s, uint8_t* t, Py_ssize_t n, int bits,
+                       bint is_signed) noexcept nogil:
+    """int2 / int4 / uint2 / uint4 (value in the low bits) -> int8 / uint8."""
+    cdef Py_ssize_t i
+    cdef int sh = 8 - bits
+    cdef uint8_t mask = <uint8_t>((1 << bits) - 1)
+    if is_signed:
+        for i in range(n):
+            t[i] = <uint8_t>((<int8_t>(<uint8_t>(s[i] << sh))) >> sh)
+    else:
+        for i in range(n):
+            t[i] = s[i] & mask
+
+
+cdef void subint_to_float(const uint8_t* s, float* t, Py_ssize_t n, int bits,
+                          bint is_signed) noexcept nogil:
+    """int2 / int4 / uint2 / uint4 -> float32 in one pass (exact: the whole cast)."""
+    cdef Py_ssize_t i
+    cdef int sh = 8 - bits
+    cdef uint8_t mask = <uint8_t>((1 << bits) - 1)
+    if is_signed:
+        for i in range(n):
+            t[i] = <float>(<int8_t>(<uint8_t>(s[i] << sh)) >> sh)
+    else:
+        for i in range(n):
+            t[i] = <float>(s[i] & mask)
+
+
+cdef bint widen_int(const int_t* s, double* t, Py_ssize_t n) noexcept nogil:
+    """Integers to float64; True if some 64-bit value is at least 2**53 in magnitude (float64
+    may have rounded it: the exact path must round it once, to the target)."""
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    cdef double v
+    for i in range(n):
+        v = <double>s[i]
+        t[i] = v
+        if sizeof(int_t) == 8:
+            acc |= fabs(v) >= 9007199254740992.0
+    return acc
+
+
+cdef bint widen_int_code(const void* s, int code, double* t, Py_ssize_t n) noexcept nogil:
+    if code == T_I8:
+        return widen_int(<const int8_t*>s, t, n)
+    elif code == T_U8:
+        return widen_int(<const uint8_t*>s, t, n)
+    elif code == T_I16:
+        return widen_int(<const int16_t*>s, t, n)
+    elif code == T_U16:
+        return widen_int(<const uint16_t*>s, t, n)
+    elif code == T_I32:
+        return widen_int(<const int32_t*>s, t, n)
+    elif code == T_U32:
+        return widen_int(<const uint32_t*>s, t, n)
+    elif code == T_I64:
+        return widen_int(<const int64_t*>s, t, n)
+    return widen_int(<const uint64_t*>s, t, n)
+
+
+# --- mode dispatch (runtime enum -> tag types) -----------------------------------------------------
+
+cdef inline bint f2i_o(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp,
+                       rmode_t* rm) noexcept nogil:
+    if sp.out_of_range == OOR_CLAMP:
+        return f2i(s, d, n, sp, rm, <OClamp*>NULL)
+    elif sp.out_of_range == OOR_WRAP:
+        return f2i(s, d, n, sp, rm, <OWrap*>NULL)
+    return f2i(s, d, n, sp, rm, <OError*>NULL)
+
+
+cdef bint f2i_modes(const float_t* s, int_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    if sp.rounding == TOWARDS_ZERO:
+        return f2i_o(s, d, n, sp, <RTowardsZero*>NULL)
+    elif sp.rounding == TOWARDS_POSITIVE:
+        return f2i_o(s, d, n, sp, <RTowardsPositive*>NULL)
+    elif sp.rounding == TOWARDS_NEGATIVE:
+        return f2i_o(s, d, n, sp, <RTowardsNegative*>NULL)
+    elif sp.rounding == NEAREST_AWAY:
+        return f2i_o(s, d, n, sp, <RNearestAway*>NULL)
+    return f2i_o(s, d, n, sp, <RNearestEven*>NULL)
+
+
+cdef bint i2i_modes(const int_t* s, int2_t* d, Py_ssize_t n, int oor) noexcept nogil:
+    if oor == OOR_CLAMP:
+        return i2i(s, d, n, <OClamp*>NULL)
+    elif oor == OOR_WRAP:
+        return i2i(s, d, n, <OWrap*>NULL)
+    return i2i(s, d, n, <OError*>NULL)
+
+
+cdef bint i2f_modes(const int_t* s, float_t* d, Py_ssize_t n, int rounding) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return i2f(s, d, n, <RTowardsZero*>NULL)
+    elif rounding == TOWARDS_POSITIVE:
+        return i2f(s, d, n, <RTowardsPositive*>NULL)
+    elif rounding == TOWARDS_NEGATIVE:
+        return i2f(s, d, n, <RTowardsNegative*>NULL)
+    elif rounding == NEAREST_AWAY:
+        return i2f(s, d, n, <RNearestAway*>NULL)
+    return i2f(s, d, n, <RNearestEven*>NULL)
+
+
+cdef inline bint f2f_o(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm,
+                       int oor) noexcept nogil:
+    # 'wrap' with a float target only reaches here when decoding; it is an error there
+    if oor == OOR_CLAMP:
+        return f2f(s, d, n, rm, <OClamp*>NULL)
+    return f2f(s, d, n, rm, <OError*>NULL)
+
+
+cdef bint f2f_modes(const float_t* s, float2_t* d, Py_ssize_t n, int rounding,
+                    int oor) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return f2f_o(s, d, n, <RTowardsZero*>NULL, oor)
+    elif rounding == TOWARDS_POSITIVE:
+        return f2f_o(s, d, n, <RTowardsPositive*>NULL, oor)
+    elif rounding == TOWARDS_NEGATIVE:
+        return f2f_o(s, d, n, <RTowardsNegative*>NULL, oor)
+    elif rounding == NEAREST_AWAY:
+        return f2f_o(s, d, n, <RNearestAway*>NULL, oor)
+    return f2f_o(s, d, n, <RNearestEven*>NULL, oor)
+
+
+# --- scalar_map inside a block ---------------------------------------------------------------------
+
+cdef void map_apply(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """Write the scalar_map's value and "NaN" keys as selects, last entry first so the first
+    occurrence wins (a "NaN" key the fast loop applied itself, nan_fold, is skipped)."""
+    cdef Py_ssize_t i, j
+    cdef num_t kv
+    cdef num2_t ov
+    cdef const MapEntry* e
+    for j in range(sp.map_len - 1, -1, -1):
+        e = &sp.map[j]
+        ov = from_bits(e.out_bits, <num2_t*>NULL)
+        if e.kind == KEY_ANY_NAN:
+            if not sp.nan_fold:
+                for i in range(n):
+                    d[i] = ov if s[i] != s[i] else d[i]
+        else:
+            kv = from_bits(e.key_bits, <num_t*>NULL)
+            for i in range(n):
+                d[i] = ov if s[i] == kv else d[i]
+
+
+cdef void map_unmark(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    """A mapped element is final (mappings do not chain): take it off the exact path."""
+    cdef Py_ssize_t i, j
+    cdef num_t kv
+    for j in range(sp.map_len):
+        if sp.map[j].kind == KEY_ANY_NAN:
+            for i in range(n):
+                mask[i] = mask[i] & (s[i] == s[i])
+        else:
+            kv = from_bits(sp.map[j].key_bits, <num_t*>NULL)
+            for i in range(n):
+                mask[i] = mask[i] & (s[i] != kv)
+
+
+cdef void map_mark(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    """For maps with bit-exact NaN keys: every candidate key match takes the exact path."""
+    cdef Py_ssize_t i, j
+    cdef num_t kv
+    for j in range(sp.map_len):
+        if sp.map[j].kind == KEY_VALUE:
+            kv = from_bits(sp.map[j].key_bits, <num_t*>NULL)
+            for i in range(n):
+                mask[i] = mask[i] | (s[i] == kv)
+        else:
+            for i in range(n):
+                mask[i] = mask[i] | (s[i] != s[i])
+
+
+cdef bint mark_block(const num_t* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    """Mask of a block the fast loop flagged: every element outside the plan's safe range
+    [safe_lo, safe_hi] (the range where the fast loop is right; NaN is outside), adjusted for
+    the scalar_map. Generic over the source type only, so no per-mode copy of the fast loops
+    is needed to say which elements they were unsure of."""
+    cdef num_t lo = from_bits(sp.safe_lo, <num_t*>NULL)
+    cdef num_t hi = from_bits(sp.safe_hi, <num_t*>NULL)
+    cdef Py_ssize_t i
+    cdef uint8_t acc = 0
+    for i in range(n):
+        mask[i] = not ((s[i] >= lo) & (s[i] <= hi))
+    if sp.map_len:
+        if sp.map_blendable:
+            map_unmark(s, n, mask, sp)
+        else:
+            map_mark(s, n, mask, sp)
+    for i in range(n):
+        acc |= mask[i]
+    return acc
+
+
+# --- dispatch over (source, destination) C types --------------------------------------------------
+
+cdef inline bint finish_map(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp,
+                            bint flagged) noexcept nogil:
+    """After a fast loop: write the scalar_map's values; returns whether some element may need
+    the exact path."""
+    if sp.map_len == 0:
+        return flagged
+    if not sp.map_blendable:
+        return True     # bit-exact NaN keys (or inexact widened keys): map_mark finds candidates
+    map_apply(s, d, n, sp)
+    return flagged
+
+
+cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """One block through the fast loop of its path, then the scalar_map's values."""
+    cdef bint flagged
+    if num_t is float or num_t is double:
+        if num2_t is float or num2_t is double:
+            flagged = f2f_modes(s, d, n, sp.rounding, sp.out_of_range)
+        else:
+            flagged = f2i_modes(s, d, n, sp)
+    else:
+        if num2_t is float or num2_t is double:
+            flagged = i2f_modes(s, d, n, sp.rounding)
+        else:
+            flagged = i2i_modes(s, d, n, sp.out_of_range)
+    return finish_map(s, d, n, sp, flagged)
+
+
+cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    """float32/float64 -> a small float (integers arrive widened to float64)."""
+    if float_t is float:
+        if sp.rounding == NEAREST_EVEN and is_f32_upper_half(&sp.mini):
+            return finish_map(s, <uint16_t*>d, n, sp,
+                              f32_upper_half_even(s, <uint16_t*>d, n, &sp.mini))
+    if sp.mini.itemsize == 2:
+        return finish_map(s, <uint16_t*>d, n, sp,
+                          f2mini_modes(s, <uint16_t*>d, n, &sp.mini, sp.rounding))
+    return finish_map(s, <uint8_t*>d, n, sp, f2mini_modes(s, <uint8_t*>d, n, &sp.mini, sp.rounding))
+
+
+cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    cdef int c = sp.dst_code
+    if c == T_I8:
+        return fast_pair(s, <int8_t*>d, n, sp)
+    elif c == T_U8:
+        return fast_pair(s, <uint8_t*>d, n, sp)
+    elif c == T_I16:
+        return fast_pair(s, <int16_t*>d, n, sp)
+    elif c == T_U16:
+        return fast_pair(s, <uint16_t*>d, n, sp)
+    elif c == T_I32:
+        return fast_pair(s, <int32_t*>d, n, sp)
+    elif c == T_U32:
+        return fast_pair(s, <uint32_t*>d, n, sp)
+    elif c == T_I64:
+        return fast_pair(s, <int64_t*>d, n, sp)
+    elif c == T_U64:
+        return fast_pair(s, <uint64_t*>d, n, sp)
+    elif c == T_F32:
+        return fast_pair(s, <float*>d, n, sp)
+    return fast_pair(s, <double*>d, n, sp)
+
+
+cdef bint fast_block(const void* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    cdef int c = sp.src_code
+    if sp.dst_code == T_MINI:
+        if c == T_F32:
+            return fast_mini(<const float*>s, d, n, sp)
+        return fast_mini(<const double*>s, d, n, sp)
+    if c == T_I8:
+        return fast_src(<const int8_t*>s, d, n, sp)
+    elif c == T_U8:
+        return fast_src(<const uint8_t*>s, d, n, sp)
+    elif c == T_I16:
+        return fast_src(<const int16_t*>s, d, n, sp)
+    elif c == T_U16:
+        return fast_src(<const uint16_t*>s, d, n, sp)
+    elif c == T_I32:
+        return fast_src(<const int32_t*>s, d, n, sp)
+    elif c == T_U32:
+        return fast_src(<const uint32_t*>s, d, n, sp)
+    elif c == T_I64:
+        return fast_src(<const int64_t*>s, d, n, sp)
+    elif c == T_U64:
+        return fast_src(<const uint64_t*>s, d, n, sp)
+    elif c == T_F32:
+        return fast_src(<const float*>s, d, n, sp)
+    return fast_src(<const double*>s, d, n, sp)
+
+
+cdef bint mark(const void* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    cdef int c = sp.src_code
+    if c == T_I8:
+        return mark_block(<const int8_t*>s, n, mask, sp)
+    elif c == T_U8:
+        return mark_block(<const uint8_t*>s, n, mask, sp)
+    elif c == T_I16:
+        return mark_block(<const int16_t*>s, n, mask, sp)
+    elif c == T_U16:
+        return mark_block(<const uint16_t*>s, n, mask, sp)
+    elif c == T_I32:
+        return mark_block(<const int32_t*>s, n, mask, sp)
+    elif c == T_U32:
+        return mark_block(<const uint32_t*>s, n, mask, sp)
+    elif c == T_I64:
+        return mark_block(<const int64_t*>s, n, mask, sp)
+    elif c == T_U64:
+        return mark_block(<const uint64_t*>s, n, mask, sp)
+    elif c == T_F32:
+        return mark_block(<const float*>s, n, mask, sp)
+    return mark_block(<const double*>s, n, mask, sp)
+
+
+# --- the per-block step and the driver ---------------------------------------------------------------
+
+cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uint8_t* mask,
+                           const CastSpec* sp, int* status) noexcept nogil:
+    """Exact path for the masked elements of one block; the first failure stops it."""
+    cdef Py_ssize_t i = 0, j
+    cdef uint64_t word
+    cdef int st
+    cdef int ssz = sp.src.itemsize, dsz = sp.dst.itemsize
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, mask + i, 8)
+            if word == 0:
+                i += 8
+                continue
+        j = i + 8 if i + 8 <= n else n
+        while i < j:
+            if mask[i]:
+                st = convert_element(s + i * ssz, d + i * dsz, sp)
+                if st != ST_OK:
+                    status[0] = st
+                    return i
+            i += 1
+    return -1
+
+
+cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const CastKernel* k,
+                           int* status) noexcept nogil:
+    """Cast one block of m <= BLOCK elements (src and dst do not overlap): -1 on success, else
+    the index in the block of the first failing element, with *status its CastStatus (what
+    was written to dst before it is unspecified). The step any driver chains (the whole-array
+    driver below, a fused codec chain)."""
+    cdef uint8_t mask[BLOCK]
+    cdef uint8_t btmp[BLOCK]
+    cdef float ftmp[BLOCK]
+    cdef double dtmp[BLOCK]
+    cdef const void* fs = src
+    cdef Py_ssize_t i
+    cdef int st
+    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
+    cdef bint flagged = False
+    if not k.has_fast:
+        for i in range(m):
+            st = convert_element(src + i * ssz, dst + i * dsz, &k.exact)
+            if st != ST_OK:
+                status[0] = st
+                return i
+        return -1
+    if k.widen == WIDEN_MINI or k.widen == WIDEN_TABLE:
+        if k.fast.dst_code == T_F32 and k.fast.map_len == 0:
+            # to float32 itself: the widening is the whole (exact) cast
+            widen_small_float(src, <float*>dst, m, k.widen, k.table, &k.src_mini)
+            return -1
+        widen_small_float(src, ftmp, m, k.widen, k.table, &k.src_mini)
+        fs = ftmp
+    elif k.widen == WIDEN_SUBINT:
+        if k.fast.dst_code == T_F32 and k.fast.map_len == 0:
+            subint_to_float(src, <float*>dst, m, k.exact.src.bits, k.exact.src.is_signed)
+            return -1
+        widen_subint(src, btmp, m, k.exact.src.bits, k.exact.src.is_signed)
+        fs = btmp
+    elif k.widen == WIDEN_INT:
+        flagged = widen_int_code(src, k.orig_code, dtmp, m)
+        fs = dtmp
+    flagged = fast_block(fs, dst, m, &k.fast) | flagged
+    if k.fast.narrow_bits:
+        flagged = narrow_block(dst, m, k.fast.narrow_bits, k.exact.dst.is_signed,
+                               k.fast.out_of_range) | flagged
+    if flagged:
+        # some element may need the exact path: mask the candidates (the block is in cache)
+        # and let the exact path decide each of them from the original bits
+        if mark(fs, m, mask, &k.fast):
+            return fix_masked(src, dst, m, mask, &k.exact, status)
+    return -1
+
+
+cdef Py_ssize_t cast_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const CastKernel* k,
+                         int* status) noexcept nogil:
+    """Cast n elements block by block; -1 on success, else the first failing index."""
+    cdef Py_ssize_t start = 0, m, bad
+    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
+    status[0] = ST_OK
+    while start < n:
+        m = n - start if n - start < BLOCK else BLOCK
+        bad = cast_block(src + start * ssz, dst + start * dsz, m, k, status)
+        if bad >= 0:
+            return start + bad
+        start += m
+    return -1
+
+
+# --- Python entries ----------------------------------------------------------------------------------
+
+cdef Py_ssize_t element_count(const uint8_t[::1] sv, uint8_t[::1] dv, int ssz, int dsz) except -1:
+    if sv.shape[0] % ssz or dv.shape[0] % dsz:
+        raise ValueError("buffer size is not a multiple of the item size")
+    if sv.shape[0] // ssz != dv.shape[0] // dsz:
+        raise ValueError(f"source has {sv.shape[0] // ssz} elements, destination {dv.shape[0] // dsz}")
+    return sv.shape[0] // ssz
+
+
+def cast(CastKernelSpec spec not None, src, dst, bint fast=True):
+    """Cast the 1-d native-order uint8 view `src` into `dst` (contiguous, not overlapping, the
+    same element count). `fast=False` sends every element through the exact path (tests).
+    Returns (index, status): index -1 on success, else the first failing element and its
+    CastStatus. The GIL is released throughout."""
+    cdef const uint8_t[::1] sv = src
+    cdef uint8_t[::1] dv = dst
+    cdef CastKernel k = spec.k
+    cdef int status = ST_OK
+    cdef Py_ssize_t n = element_count(sv, dv, k.exact.src.itemsize, k.exact.dst.itemsize), idx
+    if n == 0:
+        return -1, ST_OK
+    k.has_fast = k.has_fast and fast
+    with nogil:
+        idx = cast_run(&sv[0], &dv[0], n, &k, &status)
+    return idx, status
+
+
+def fast_flags(CastKernelSpec spec not None, values):
+    """Test hook: for each value (an array of the fast loops' source type, i.e. after any
+    widening), whether the fast step of `spec` flags it when it is alone in a block: the
+    loop, the sub-byte narrowing, and the flag widening a 64-bit integer raises (a float64
+    value of 2**53 or more)."""
+    cdef const uint8_t[::1] sv = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    cdef uint8_t out_bytes[8]
+    cdef Py_ssize_t i, n
+    cdef int ssz = spec.k.fast.src.itemsize
+    cdef const CastKernel* k = &spec.k
+    cdef double x
+    cdef bint flag
+    if not k.has_fast:
+        raise ValueError("this cast has no fast loop")
+    if sv.shape[0] % ssz:
+        raise ValueError("values are not of the fast loop's source type")
+    n = sv.shape[0] // ssz
+    flags = np.zeros(n, dtype=bool)
+    for i in range(n):
+        flag = fast_block(&sv[i * ssz], out_bytes, 1, &k.fast)
+        if k.fast.narrow_bits:
+            flag = narrow_block(out_bytes, 1, k.fast.narrow_bits, k.exact.dst.is_signed,
+                                k.fast.out_of_range) | flag
+        if k.widen == WIDEN_INT and (k.orig_code == T_I64 or k.orig_code == T_U64):
+            memcpy(&x, &sv[i * ssz], 8)
+            flag = flag | (fabs(x) >= 9007199254740992.0)
+        flags[i] = flag
+    return flags
