@@ -77,8 +77,8 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
 
 
 KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
-    "_cast.pxi", "_scale_offset.pxi", "_chain.pxi", "_exact.pxd", "_num.pxd", "_mini.pxd",
-    "_types.pxd", "_portable.pxd", "_portable.h")]
+    "_cast.pxi", "_scale_offset.pxi", "_exact.pxd", "_num.pxd", "_mini.pxd", "_types.pxd",
+    "_steps.pxd", "_portable.pxd", "_portable.h")]
 
 
 def extension(name: str, sources: list[str], level: str, **kwargs) -> Extension:
@@ -95,6 +95,10 @@ extensions = [
 ] + [
     # The structs, enums and spec objects every kernel build shares (compiled once).
     extension("zdt.kernels._types", ["zdt/kernels/_types.pyx"], "module", depends=["zdt/kernels/_types.pxd"]),
+    # Running any list of per-block steps over n-d arrays (compiled once; the steps carry the
+    # functions of the build that made them).
+    extension("zdt.kernels._steps", ["zdt/kernels/_steps.pyx"], "module",
+              depends=["zdt/kernels/_steps.pxd", "zdt/kernels/_num.pxd"]),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
     extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
     # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).

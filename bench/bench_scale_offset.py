@@ -19,7 +19,7 @@ import numcodecs
 import numpy as np
 
 from _common import copy_floor, header, interleaved, print_table
-from zdt.codecs.scale_offset import plan_for
+from zdt.codecs.scale_offset import cached_plan
 
 try:
     from zarr.codecs.scale_offset import ScaleOffset as ZarrScaleOffset
@@ -60,7 +60,7 @@ def alone(args: argparse.Namespace) -> list:
     ]
     rows = []
     for dtype, data, offset, scale in cases:
-        plan = plan_for(dtype, offset, scale)
+        plan = cached_plan(dtype, offset, scale)
         encoded = plan.encode(data)
         for direction, src in (("encode", data), ("decode", encoded)):
             decode = direction == "decode"

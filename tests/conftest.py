@@ -3,6 +3,7 @@
 
 import os
 
+import zdt
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -14,6 +15,12 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("ZDT_HYPOTHESIS_PROFILE", "ci"))
+
+# What a zarr 3.1 user does before using zdt's data types (that zarr never loads the
+# zarr.data_type entry points); on newer zarr the entry points register the same classes.
+# tests/test_zarr_citizen.py checks, in fresh interpreters, that nothing else is needed and
+# that importing zdt changes nothing.
+zdt.register()
 
 
 def _has_zarr_builtin_cast_value() -> bool:

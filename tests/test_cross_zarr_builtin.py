@@ -167,7 +167,7 @@ def test_zdt_is_stricter_where_the_spec_says_so():
 from zarr.codecs.scale_offset import ScaleOffset as ZarrScaleOffset  # noqa: E402
 
 from zdt.errors import ScaleOffsetError
-from zdt.codecs.scale_offset import plan_for  # noqa: E402
+from zdt.codecs.scale_offset import cached_plan  # noqa: E402
 
 
 def builtin_scale_offset(arr, offset, scale, decode):
@@ -203,14 +203,14 @@ def test_scale_offset_same_bytes_wherever_the_builtin_is_right(dtype, data):
         scale_v = np.array(scale, dtype=np.float64 if isinstance(scale, float) else object).astype(dt)[()]
     if not np.isfinite(scale_v):
         with pytest.raises(ConfigError, match="beyond the range"):
-            plan_for(dtype, offset, scale)
+            cached_plan(dtype, offset, scale)
         return
     try:
         theirs = builtin_scale_offset(arr, offset, scale, decode)
     except (ValueError, TypeError, OverflowError, FloatingPointError):
         theirs = None
     expected = reference.scale_offset_array(arr, dt.type(offset), scale_v, decode)
-    plan = plan_for(dtype, offset, scale)
+    plan = cached_plan(dtype, offset, scale)
     if isinstance(expected, tuple):
         with pytest.raises(ScaleOffsetError):
             plan.decode(arr) if decode else plan.encode(arr)
@@ -256,4 +256,4 @@ def test_scale_offset_builtin_wraps_int64_where_zdt_raises():
     theirs = builtin_scale_offset(arr, -(2**62), 1, False)      # silently wrapped
     assert int(theirs[0]) == -(2**63)
     with pytest.raises(ScaleOffsetError, match="subtraction"):
-        plan_for("int64", -(2**62), 1).encode(arr)
+        cached_plan("int64", -(2**62), 1).encode(arr)

@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 import zarr
 
-import zdt  # noqa: F401  (registers the data types with zarr)
+import zdt
 
 ts = pytest.importorskip("tensorstore")
 
@@ -239,15 +239,17 @@ def sign_extend(bits: np.ndarray, width: int) -> np.ndarray:
 
 @pytest.mark.parametrize("name", ["int2", "int4"])
 def test_zdt_stores_signed_sub_byte_integers_sign_extended(tmp_path, name):
-    """zdt's rule: the high bits of an int2/int4 byte are the sign extension, data and fill
-    alike, even from an ml_dtypes array that holds -1 as 0x0f (int4) / 0x03 (int2)."""
+    """zdt's rule, as zdt's pipeline writes: the high bits of an int2/int4 byte are the sign
+    extension, data and fill alike, even from an ml_dtypes array that holds -1 as 0x0f (int4)
+    / 0x03 (int2)."""
     width = SUB_BYTE_BITS[name]
     data = every_value(name)                               # zero-extended in memory
     assert data.view(np.uint8).max() == (1 << width) - 1
     path = tmp_path / "a"
-    arr = zdt_create(path, name, 2 * data.size, data.size, -1)
-    arr[:data.size] = data
-    arr[data.size] = 1                                     # second chunk: 1, then the fill
+    with zdt.use_pipeline():
+        arr = zdt_create(path, name, 2 * data.size, data.size, -1)
+        arr[:data.size] = data
+        arr[data.size] = 1                                 # second chunk: 1, then the fill
     assert chunk_bytes(path, 0) == sign_extend(np.arange(1 << width), width).tobytes()
     assert chunk_bytes(path, 1) == bytes([1] + [0xff] * (data.size - 1))
     # TensorStore reads them as the same values, and hands out sign-extended bytes
@@ -260,7 +262,8 @@ def test_zdt_stores_signed_sub_byte_integers_sign_extended(tmp_path, name):
 @pytest.mark.parametrize("name", ["int2", "int4"])
 def test_tensorstore_sub_byte_bytes_as_given_zdt_reads_them(tmp_path, name):
     """TensorStore stores what is in memory: an ml_dtypes array's zero-extended bytes, while
-    its fill value is sign-extended. zdt reads both as the same values (sign-extended)."""
+    its fill value is sign-extended. zdt's pipeline reads both as the same values
+    (sign-extended)."""
     width = SUB_BYTE_BITS[name]
     data = every_value(name)
     n = data.size
@@ -270,7 +273,8 @@ def test_tensorstore_sub_byte_bytes_as_given_zdt_reads_them(tmp_path, name):
     store[n:n + 1].write(np.array([1], dtype=dtype_of(name))).result()
     assert chunk_bytes(path, 0) == np.arange(1 << width, dtype=np.uint8).tobytes()
     assert chunk_bytes(path, 1) == bytes([1] + [0xff] * (n - 1))
-    got = zarr.open_array(str(path), mode="r")[:]
+    with zdt.use_pipeline():
+        got = zarr.open_array(str(path), mode="r")[:]
     np.testing.assert_array_equal(got[:n].view(np.uint8), sign_extend(np.arange(1 << width), width))
     assert got[n:].astype(np.int8).tolist() == [1] + [-1] * (n - 1)
 

@@ -21,7 +21,7 @@ from zdt.codecs.zarr import CastValueCodec
 from zdt.errors import ConfigError, FillValueError
 from zdt.formats import FORMATS
 from zdt.errors import ScaleOffsetError
-from zdt.codecs.scale_offset import ScaleOffsetPlan, plan_for
+from zdt.codecs.scale_offset import ScaleOffsetPlan, cached_plan
 
 BUILDS = kernels.available()
 
@@ -126,7 +126,7 @@ def test_decode_of_encoded_values(dtype, data):
 
     # full-range integer draws overflow often: keep what the spec says encodes
     arr = arr[np.array([encodes(x) for x in arr], dtype=bool)]
-    plan = plan_for(dtype, offset, scale)
+    plan = cached_plan(dtype, offset, scale)
     dec = plan.decode(plan.encode(arr))
     if dt.kind in "iu":
         assert np.array_equal(dec, arr)
@@ -191,7 +191,7 @@ def integer_expected(xs: np.ndarray, offset: int, scale: int, decode: bool):
 
 def check_exhaustive(xs: np.ndarray, offset: int, scale: int, decode: bool, singles: int = 8):
     values, ok, ops = integer_expected(xs, offset, scale, decode)
-    plan = plan_for(xs.dtype.name, offset, scale)
+    plan = cached_plan(xs.dtype.name, offset, scale)
     run = plan.decode if decode else plan.encode
     bad = np.flatnonzero(~ok)
     for build in BUILDS:
@@ -257,12 +257,12 @@ def test_32_bit_extremes(dtype, decode):
 # --- rules --------------------------------------------------------------------------------------------
 
 def test_integer_overflow_is_an_error_at_every_step():
-    p = plan_for("int8", offset=-100, scale=1)
+    p = cached_plan("int8", offset=-100, scale=1)
     with pytest.raises(ScaleOffsetError, match=r"100 - -100 = 200 is out of range for int8") as info:
         p.encode(np.array([0, 100], np.int8))
     assert info.value.index == (1,) and info.value.operation == "subtraction"
     assert info.value.config_key == "offset"
-    p = plan_for("int16", offset=0, scale=300)
+    p = cached_plan("int16", offset=0, scale=300)
     with pytest.raises(ScaleOffsetError, match=r"\(200 - 0\) \* 300 = 60000") as info:
         p.encode(np.array([[1, 200]], np.int16))
     assert info.value.index == (0, 1) and info.value.operation == "multiplication"
@@ -273,7 +273,7 @@ def test_intermediate_overflow_counts_even_if_the_final_value_fits():
     # cannot be with integers; but for unsigned, x - offset < 0 is an intermediate failure even
     # where scale is 1 and the true result would be in range after wrapping
     with pytest.raises(ScaleOffsetError, match="subtraction"):
-        plan_for("uint8", offset=10).encode(np.array([5], np.uint8))
+        cached_plan("uint8", offset=10).encode(np.array([5], np.uint8))
 
 
 @pytest.mark.parametrize(("dtype", "x", "offset", "scale", "expected"), [
@@ -284,9 +284,9 @@ def test_intermediate_overflow_counts_even_if_the_final_value_fits():
     ("int64", -(2**62), 0, 2, -(2**63)),
 ])
 def test_64_bit_integers_are_exact(dtype, x, offset, scale, expected):
-    enc = plan_for(dtype, offset, scale).encode(np.array([x], dtype=dtype))
+    enc = cached_plan(dtype, offset, scale).encode(np.array([x], dtype=dtype))
     assert int(enc[0]) == expected
-    assert int(plan_for(dtype, offset, scale).decode(enc)[0]) == x
+    assert int(cached_plan(dtype, offset, scale).decode(enc)[0]) == x
 
 
 @pytest.mark.parametrize(("dtype", "x", "offset", "scale", "op"), [
@@ -297,21 +297,21 @@ def test_64_bit_integers_are_exact(dtype, x, offset, scale, expected):
 ])
 def test_64_bit_overflow_raises(dtype, x, offset, scale, op):
     with pytest.raises(ScaleOffsetError) as info:
-        plan_for(dtype, offset, scale).encode(np.array([x], dtype=dtype))
+        cached_plan(dtype, offset, scale).encode(np.array([x], dtype=dtype))
     assert info.value.operation == op
 
 
 def test_remainders_in_messages_are_exact_for_64_bit_values():
     with pytest.raises(ScaleOffsetError, match="leaves the remainder 1;"):
-        plan_for("uint64", 0, 2).decode(np.array([2**64 - 1], np.uint64))
+        cached_plan("uint64", 0, 2).decode(np.array([2**64 - 1], np.uint64))
     with pytest.raises(ScaleOffsetError, match="leaves the remainder 1;"):
-        plan_for("int64", 0, 3).decode(np.array([2**63 - 1], np.int64))
+        cached_plan("int64", 0, 3).decode(np.array([2**63 - 1], np.int64))
     with pytest.raises(ScaleOffsetError, match="leaves the remainder -1;"):
-        plan_for("int64", 0, 3).decode(np.array([-(2**63) + 1], np.int64))
+        cached_plan("int64", 0, 3).decode(np.array([-(2**63) + 1], np.int64))
 
 
 def test_decode_division_must_be_exact():
-    p = plan_for("int32", offset=0, scale=4)
+    p = cached_plan("int32", offset=0, scale=4)
     assert p.decode(np.array([8, -12], np.int32)).tolist() == [2, -3]
     with pytest.raises(ScaleOffsetError, match="7 / 4 leaves the remainder 3") as info:
         p.decode(np.array([8, 7], np.int32))
@@ -320,39 +320,39 @@ def test_decode_division_must_be_exact():
 
 def test_min_divided_by_minus_one():
     with pytest.raises(ScaleOffsetError, match="division"):
-        plan_for("int64", 0, -1).decode(np.array([-(2**63)], np.int64))
+        cached_plan("int64", 0, -1).decode(np.array([-(2**63)], np.int64))
     with pytest.raises(ScaleOffsetError, match="division"):
-        plan_for("int32", 0, -1).decode(np.array([-(2**31)], np.int32))
+        cached_plan("int32", 0, -1).decode(np.array([-(2**31)], np.int32))
 
 
 def test_float_overflow_of_a_finite_value_is_an_error():
     with pytest.raises(ScaleOffsetError, match="is not finite in float32") as info:
-        plan_for("float32", 0, 1e30).encode(np.array([1.0, 1e10], np.float32))
+        cached_plan("float32", 0, 1e30).encode(np.array([1.0, 1e10], np.float32))
     assert info.value.index == (1,) and info.value.operation == "multiplication"
     with pytest.raises(ScaleOffsetError, match="division"):
-        plan_for("float64", 0, 1e-300).decode(np.array([1e300]))
+        cached_plan("float64", 0, 1e-300).decode(np.array([1e300]))
     with pytest.raises(ScaleOffsetError, match="is not finite in float16"):
-        plan_for("float16", -60000, 1).encode(np.array([10000], np.float16))
+        cached_plan("float16", -60000, 1).encode(np.array([10000], np.float16))
 
 
 def test_nan_and_infinities_propagate():
-    out = plan_for("float64", 5, -2).encode(np.array([np.nan, np.inf, -np.inf]))
+    out = cached_plan("float64", 5, -2).encode(np.array([np.nan, np.inf, -np.inf]))
     assert np.isnan(out[0]) and out[1] == -np.inf and out[2] == np.inf
-    out = plan_for("float32", 5, -2).decode(np.array([np.nan, np.inf], np.float32))
+    out = cached_plan("float32", 5, -2).decode(np.array([np.nan, np.inf], np.float32))
     assert np.isnan(out[0]) and out[1] == -np.inf
 
 
 def test_no_configuration_is_a_true_no_op():
     x = np.array([-0.0, np.nan, 1.5, -np.inf])
     payload = np.array([0x7FF8000000000123], np.uint64).view(np.float64)
-    for plan in (plan_for("float64"), ScaleOffsetCodec().plan("float64")):
+    for plan in (cached_plan("float64"), ScaleOffsetCodec().plan("float64")):
         for run in (plan.encode, plan.decode):
             out = run(np.concatenate([x, payload]))
             assert out.view(np.uint64).tolist() == np.concatenate([x, payload]).view(np.uint64).tolist()
 
 
 def test_zero_offset_keeps_negative_zero_both_ways():
-    p = plan_for("float32", 0, 2)
+    p = cached_plan("float32", 0, 2)
     enc = p.encode(np.array([-0.0], np.float32))
     dec = p.decode(enc)
     assert np.signbit(enc[0]) and np.signbit(dec[0])
@@ -361,7 +361,7 @@ def test_zero_offset_keeps_negative_zero_both_ways():
 def test_scale_zero_is_rejected():
     for dtype, scale in [("float64", 0), ("float64", -0.0), ("int8", 0), ("float32", "0x80000000")]:
         with pytest.raises(ConfigError, match="scale must not be zero") as info:
-            plan_for(dtype, 1, scale)
+            cached_plan(dtype, 1, scale)
         assert info.value.config_key == "scale"
 
 
@@ -377,16 +377,16 @@ def test_scale_zero_is_rejected():
 ])
 def test_offset_and_scale_use_the_fill_value_encoding(dtype, key, value, match):
     with pytest.raises(ConfigError, match=match) as info:
-        plan_for(dtype, **{key: value})
+        cached_plan(dtype, **{key: value})
     assert info.value.config_key == key
 
 
 def test_hex_and_special_strings_are_read():
-    p = plan_for("float32", offset="0x3f800000", scale="Infinity")
+    p = cached_plan("float32", offset="0x3f800000", scale="Infinity")
     assert float(p.offset) == 1.0 and np.isinf(p.scale)
     with pytest.raises(ScaleOffsetError):
         p.encode(np.array([3.0], np.float32))   # a finite value would become infinite
-    assert float(plan_for("float32", offset=0.1).offset) == float(np.float32(0.1))
+    assert float(cached_plan("float32", offset=0.1).offset) == float(np.float32(0.1))
 
 
 # --- the codec -------------------------------------------------------------------------------------------
@@ -646,7 +646,7 @@ def test_codec_decode_never_modifies_a_callers_array():
 def test_in_place_kernel_matches_out_of_place(dtype):
     rng = np.random.default_rng(4)
     x = (rng.integers(0, 50, 5000) * 6).astype(dtype)
-    p = plan_for(dtype, 3, 2)
+    p = cached_plan(dtype, 3, 2)
     expected = p.decode(x)
     y = x.copy()
     assert p.decode(y, out=y) is y
@@ -654,7 +654,7 @@ def test_in_place_kernel_matches_out_of_place(dtype):
     bad = x.copy()
     bad[4000] = 7 if np.dtype(dtype).kind in "iu" else np.finfo(dtype).max
     if np.dtype(dtype).kind == "f":
-        p = plan_for(dtype, 3, 0.5)
+        p = cached_plan(dtype, 3, 0.5)
     with pytest.raises(ScaleOffsetError) as info:
         p.decode(bad, out=bad)
     assert info.value.index == (4000,)

@@ -1,7 +1,10 @@
 """zdt: fast, exact, spec-complete data-type conversion codecs for Zarr.
 
-Importing zdt registers its data types with zarr (zarr 3.1 does not load the ``zarr.data_type``
-entry points; newer zarr loads them by itself). Other public names load lazily:
+Importing zdt changes nothing in zarr or numcodecs: they find zdt's codecs, data types and
+pipeline through its entry points (``zarr.codecs``, ``zarr.data_type``, ``zarr.codec_pipeline``,
+``numcodecs.codecs``). zarr 3.1 does not load ``zarr.data_type`` entry points: there, call
+``zdt.register()`` once before using zdt's data types. Public names load lazily (the
+numcodecs ones without importing zarr):
 
 * ``zdt.CastValueCodec``  the zarr v3 ``cast_value`` codec
 * ``zdt.CastValue``       the same as a numcodecs codec (zarr format 2 filter)
@@ -14,6 +17,7 @@ entry points; newer zarr loads them by itself). Other public names load lazily:
 * ``zdt.use_pipeline()``  make zarr run zdt's fused, parallel codec pipeline
 * ``zdt.dtypes``          zarr data types for bfloat16, float8 / float6 / float4, int2 / int4 /
                           uint2 / uint4 (and float8_e4m3fn)
+* ``zdt.register()``      register those data types with zarr (needed on zarr 3.1 only)
 """
 
 from importlib import import_module
@@ -63,6 +67,7 @@ _LAZY = {
     "ScaleOffsetError": "zdt.errors",
     "ConfigError": "zdt.errors",
     "FillValueError": "zdt.errors",
+    "register": "zdt.dtypes",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -82,4 +87,3 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-from zdt import dtypes as _dtypes  # noqa: E402, F401  (registers the data types with zarr)

@@ -16,8 +16,9 @@ infinities and max 240). In memory they are ml_dtypes arrays.
 * One behaviour, driven by class attributes: each class names its type; the format
   descriptor (zdt.formats) and the ml_dtypes dtype follow from the name.
 
-Registered with zarr on import (zarr 3.1 does not load ``zarr.data_type`` entry points; newer
-zarr loads the entry points zdt declares as well).
+Importing this module registers nothing: zarr >= 3.2 loads these classes through zdt's
+``zarr.data_type`` entry points; on zarr 3.1, which does not, `register` (``zdt.register()``)
+does it.
 """
 
 from __future__ import annotations
@@ -206,16 +207,22 @@ DATA_TYPES: dict[str, type[LowPrecisionDType]] = {
 assert set(DATA_TYPES) == set(LOW_PRECISION)
 
 
-def register_data_types() -> None:
-    """Register every zdt data type with zarr, and make zdt's bytes codec (the sub-byte rule)
-    the serializer of new sub-byte arrays. Idempotent."""
-    from zdt.zarr_compat import add_serializer_rule
-    from zdt.codecs.zarr.bytes import serializer_rule
-
+def register() -> None:
+    """Register zdt's data types with zarr's data-type registry (idempotent; adds, never
+    replaces another class under these names). zarr >= 3.2 loads them by itself through
+    zdt's ``zarr.data_type`` entry points; zarr 3.1 never loads that group, so there
+    ``zdt.register()`` is the one call that makes ``dtype="bfloat16"`` etc. known."""
     for name, cls in DATA_TYPES.items():
-        if data_type_registry.contents.get(name) is not cls:
+        if name not in data_type_registry.contents:
             data_type_registry.register(name, cls)
-    add_serializer_rule(serializer_rule)
 
 
-register_data_types()
+def zdtype_for(name: str) -> ZDType[Any, Any]:
+    """The ZDType of a zarr v3 data type name without configuration: zdt's own types
+    directly (registered or not), anything else through zarr's registry."""
+    cls = DATA_TYPES.get(name)
+    if cls is not None:
+        return cls()
+    from zarr.core.dtype import get_data_type_from_json
+
+    return get_data_type_from_json(name, zarr_format=3)

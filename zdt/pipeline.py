@@ -43,13 +43,13 @@ from typing import Any
 import numpy as np
 import zarr
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, CodecPipeline
+from zarr.codecs import BytesCodec
 from zarr.core.codec_pipeline import BatchedCodecPipeline
-from zarr.registry import register_pipeline
 
-from zdt import kernels
-from zdt.formats import data_type_name
-from zdt.codecs.zarr.cast_value import CastValueCodec
-from zdt.codecs.zarr.scale_offset import ScaleOffsetCodec
+from zdt.codecs import steps
+from zdt.codecs.cast import canonical_stage
+from zdt.codecs.zarr._base import ElementwiseCodec
+from zdt.formats import sub_byte_format
 
 PATH = "zdt.pipeline.ZdtCodecPipeline"
 ZARR_DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
@@ -157,6 +157,17 @@ async def _nothing() -> None:
     return None
 
 
+def _chunk_index(shape: tuple[int, ...], selection: Any, drop_axes: tuple[int, ...]) -> Any:
+    """For errors: the chunk index of the element at a C-order position of chunk[selection]
+    (squeezed by drop_axes). Computed only when an element fails."""
+    def nd_index(flat: int) -> tuple[int, ...]:
+        positions = np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)[selection]
+        if drop_axes:
+            positions = positions.squeeze(axis=drop_axes)
+        return tuple(int(i) for i in np.unravel_index(int(np.reshape(positions, -1)[flat]), shape))
+    return nd_index
+
+
 # --- the chain of one chunk ------------------------------------------------------------------------
 
 def _fill(spec: Any) -> Any:
@@ -182,42 +193,40 @@ def _has_sync(codec: Any) -> bool:
 
 @dataclass(frozen=True)
 class _Stages:
-    """The specs each codec of a chunk sees, and the fused steps of both directions."""
+    """The specs each codec of a chunk sees, and the fused stages of both directions."""
 
     aa_specs: tuple
     ab_spec: Any
     bb_specs: tuple
-    decode_steps: list     # (kernel spec, scale_offset decode flag): zdt.kernels chain steps
-    encode_steps: list
+    decode: list            # zdt.codecs.steps.Stage, in the order they run
+    encode: list
     stored_dtype: np.dtype  # what the array -> bytes codec holds (after every array -> array codec)
 
 
 def _stages(aa: tuple, ab: Any, bb: tuple, chunk_spec: Any) -> _Stages:
-    """Resolve the spec each codec sees (as zarr's pipeline does) and compile the zdt array ->
-    array codecs into kernel steps (identities dropped; sub-byte identities kept, they
-    canonicalise the high bits)."""
+    """Resolve the spec each codec sees (as zarr's pipeline does) and collect the element-wise
+    codecs' stages. Under the bytes codec, a sub-byte data type also gets zdt's rule for its
+    unused high bits: ignored on read, the sign extension or zero on write."""
     aa_specs, spec = [], chunk_spec
-    pairs = []      # (encode step, decode step); a step is (kernel spec, scale_offset decode flag)
+    encode, decode = [], []
     for codec in aa:
         aa_specs.append(spec)
-        source = data_type_name(spec.dtype, codec="pipeline")
-        if isinstance(codec, CastValueCodec):
-            plan = codec.config.encode_plan(source)
-            if not (plan.source is plan.target and not plan.entries and not plan.source.is_sub_byte):
-                pairs.append(((plan.kernel, None), (codec.config.decode_plan(source).kernel, None)))
-        else:
-            so = codec.config.plan(source)
-            if not (so.identity and not so.fmt.is_sub_byte):
-                pairs.append(((so.kernel, False), (so.kernel, True)))
+        stages = codec.stages(spec)
+        if stages.encode is not None:
+            encode.append(stages.encode)
+            decode.insert(0, stages.decode)
         spec = codec.resolve_metadata(spec)
     ab_spec = spec
+    fmt = sub_byte_format(ab_spec.dtype)
+    if fmt is not None and isinstance(ab, BytesCodec):
+        encode.append(canonical_stage(fmt))
+        decode.insert(0, canonical_stage(fmt))
     spec = ab.resolve_metadata(spec)
     bb_specs = []
     for codec in bb:
         bb_specs.append(spec)
         spec = codec.resolve_metadata(spec)
-    return _Stages(tuple(aa_specs), ab_spec, tuple(bb_specs),
-                   [dec for _, dec in reversed(pairs)], [enc for enc, _ in pairs],
+    return _Stages(tuple(aa_specs), ab_spec, tuple(bb_specs), decode, encode,
                    ab_spec.dtype.to_native_dtype())
 
 
@@ -238,7 +247,7 @@ class ZdtCodecPipeline(CodecPipeline):
 
     @staticmethod
     def _fusable(inner: BatchedCodecPipeline) -> bool:
-        return (all(isinstance(c, (CastValueCodec, ScaleOffsetCodec)) for c in inner.array_array_codecs)
+        return (all(isinstance(c, ElementwiseCodec) for c in inner.array_array_codecs)
                 and isinstance(inner.array_bytes_codec, ArrayBytesCodec)
                 and _has_sync(inner.array_bytes_codec)
                 and not hasattr(inner.array_bytes_codec, "decode_partial")
@@ -319,31 +328,23 @@ class ZdtCodecPipeline(CodecPipeline):
             data = codec._encode_sync(data, spec)
         return data
 
-    def _decode_unfused(self, arr: np.ndarray, st: _Stages) -> np.ndarray:
-        """The array -> array codecs one at a time (raises a codec's own error)."""
-        buf = st.ab_spec.prototype.nd_buffer.from_ndarray_like(arr)
-        for codec, spec in zip(reversed(self.inner.array_array_codecs), reversed(st.aa_specs)):
-            buf = codec._decode_sync(buf, spec)
-        return np.asarray(buf.as_ndarray_like())
-
-    def _encode_unfused(self, arr: np.ndarray, chunk_spec: Any, st: _Stages) -> np.ndarray:
-        buf = chunk_spec.prototype.nd_buffer.from_ndarray_like(arr)
-        for codec, spec in zip(self.inner.array_array_codecs, st.aa_specs):
-            buf = codec._encode_sync(buf, spec)
-        return np.asarray(buf.as_ndarray_like())
-
-    def _run_chain(self, steps: list, src: np.ndarray, dst: np.ndarray, fallback: Any) -> None:
-        """src -> dst through the fused steps (a plain copy without any); on a failing
-        element, `fallback()` runs the codecs one by one so the codec raises its own error."""
-        if not steps:
+    @staticmethod
+    def _run_chain(stages: list, src: np.ndarray, dst: np.ndarray, nd_index: Any = None) -> None:
+        """src -> dst through the fused stages (a plain copy without any); a failing element
+        raises its codec's own error, naming its index in the chunk (`nd_index` maps a C-order
+        position in src to it) and its value at that stage."""
+        if not stages:
             np.copyto(dst, src)
             return
-        if not src.dtype.isnative or np.may_share_memory(src, dst):
+        if not (src.dtype.isnative and src.flags.aligned) or np.may_share_memory(src, dst):
+            # (a buffer from elsewhere, e.g. unpickled by dask, may be unaligned)
             src = np.array(src, dtype=src.dtype.newbyteorder("="))
-        index, _, _ = kernels.module().chain(steps, src, dst)
-        if index >= 0:
-            fallback()
-            raise AssertionError("zdt pipeline: a fused step failed where the codecs do not")
+        if not dst.flags.aligned:
+            target = np.empty(dst.shape, dtype=dst.dtype)
+            steps.run(stages, src, target, where="chunk element", nd_index=nd_index)
+            np.copyto(dst, target)
+            return
+        steps.run(stages, src, dst, where="chunk element", nd_index=nd_index)
 
     # --- read -----------------------------------------------------------------------------------------
     def _readable_into(self, out: Any, batch: list) -> bool:
@@ -385,9 +386,11 @@ class ZdtCodecPipeline(CodecPipeline):
         if drop_axes:
             src = src.squeeze(axis=drop_axes)
         dst = out_np[out_selection]
-        into_place = np.may_share_memory(dst, out_np) and dst.shape == src.shape
+        # (one element of a structured type comes back as an np.void, not a view)
+        into_place = (isinstance(dst, np.ndarray) and np.may_share_memory(dst, out_np)
+                      and dst.shape == src.shape)
         target = dst if into_place else np.empty(src.shape, dtype=out_np.dtype)
-        self._run_chain(st.decode_steps, src, target, lambda: self._decode_unfused(stored, st))
+        self._run_chain(st.decode, src, target, _chunk_index(stored.shape, chunk_selection, drop_axes))
         if not into_place:
             out_np[out_selection] = target
 
@@ -420,7 +423,7 @@ class ZdtCodecPipeline(CodecPipeline):
         dtype = chunk_spec.dtype.to_native_dtype()
         shape = tuple(chunk_spec.shape)
         region = value_np if value_np.shape == () else value_np[out_selection]
-        if complete and region.shape == shape:
+        if complete and isinstance(region, np.ndarray) and region.shape == shape:
             chunk = region
         else:
             chunk = np.empty(shape, dtype=dtype, order=chunk_spec.order)
@@ -428,7 +431,7 @@ class ZdtCodecPipeline(CodecPipeline):
                 chunk[...] = _fill(chunk_spec)
             else:
                 stored = self._bytes_to_stored(old, st).reshape(shape)
-                self._run_chain(st.decode_steps, stored, chunk, lambda: self._decode_unfused(stored, st))
+                self._run_chain(st.decode, stored, chunk)
             if drop_axes and region.shape != ():
                 region = region[tuple(None if i in drop_axes else slice(None) for i in range(len(shape)))]
             chunk[chunk_selection] = region
@@ -436,15 +439,12 @@ class ZdtCodecPipeline(CodecPipeline):
         if not chunk_spec.config.write_empty_chunks and _all_fill(chunk, chunk_spec):
             return None
         chunk = np.asarray(chunk, dtype=dtype)
-        if not st.encode_steps:
+        if not st.encode:
             return self._stored_to_bytes(chunk, st)         # as zarr's pipeline: no copy first
         stored = np.empty(shape, dtype=st.stored_dtype.newbyteorder("="), order="C")
-        self._run_chain(st.encode_steps, chunk, stored,
-                        lambda: self._encode_unfused(np.ascontiguousarray(chunk), chunk_spec, st))
+        self._run_chain(st.encode, chunk, stored)
         return self._stored_to_bytes(stored, st)
 
-
-register_pipeline(ZdtCodecPipeline)
 
 
 class use_pipeline:

@@ -1,12 +1,21 @@
-"""What differs between the zarr versions zdt supports (3.1.x on Python 3.11, newest on 3.12).
+"""Everything zdt knows about zarr's insides: what differs between the zarr versions zdt
+supports (3.1.x on Python 3.11, the newest on 3.12), and the few places where zdt reaches into
+zarr because zarr has no public route. Each of the latter has a test in
+tests/test_zarr_compat.py that fails loudly the day zarr changes under it.
 
-* zarr >= 3.2 ships its own ``cast_value`` (and ``scale_offset``). Two classes under one codec
-  name make zarr warn on every lookup unless ``codecs.<name>`` is configured, so zdt adds its
-  class to zarr's config *defaults*: anything the user sets wins.
+* zarr >= 3.2 ships its own ``cast_value`` and ``scale_offset``. Two classes under one codec
+  name make zarr warn on every lookup unless ``codecs.<name>`` is configured; zdt installs
+  ``<prefix>/etc/zarr/zdt.yaml`` (read by zarr's config at import) naming its classes
+  (`IMPLEMENTATIONS`), and anything the user configures wins. Nothing else is configured.
 * Newer zarr hands each codec the array spec as transformed by the codecs before it
   (``evolve_from_array_spec``/``validate``/``resolve_metadata`` threaded through the chain);
   older zarr (3.1.x, 3.2.x) hands every codec the array's own spec. Which one is running is
-  found by a probe, not a version number.
+  found by a probe, not a version number; on the older one `array_spec_before` recovers the
+  real spec from zarr's metadata constructor (no public route).
+* `stop_zarr_io`: zarr's IO event loop (``zarr.core.sync``), stopped on the way out of an
+  interrupted ``zdt convert``.
+* `set_string_serializer`: the serializer of new string arrays, for ``use_string_codecs()``.
+* `passes_string_codec_check`: zarr checks a string codec by its class name.
 """
 
 from __future__ import annotations
@@ -22,10 +31,11 @@ import numpy as np
 import zarr
 from zarr.abc.codec import ArrayArrayCodec
 
-_DEFAULT_IMPLEMENTATIONS = {
+# zdt's classes for the codec names zarr >= 3.2 also implements: what zdt's installed
+# <prefix>/etc/zarr/zdt.yaml configures (tests check the two agree)
+IMPLEMENTATIONS = {
     "cast_value": "zdt.codecs.zarr.cast_value.CastValueCodec",
     "scale_offset": "zdt.codecs.zarr.scale_offset.ScaleOffsetCodec",
-    "bytes": "zdt.codecs.zarr.bytes.BytesCodec",
 }
 # zarr's own classes for the same codec names (zarr >= 3.2)
 _ZARR_BUILTINS = {
@@ -55,26 +65,9 @@ def zarr_builtins_usable() -> bool:
 
 def codec_config(implementation: str) -> dict[str, str]:
     """zarr config keys selecting "zdt"'s or "zarr"'s own class for cast_value and scale_offset."""
-    return {f"codecs.{name}": (_DEFAULT_IMPLEMENTATIONS[name] if implementation == "zdt"
+    return {f"codecs.{name}": (IMPLEMENTATIONS[name] if implementation == "zdt"
                                else ".".join(_ZARR_BUILTINS[name]))
             for name in _ZARR_BUILTINS}
-
-
-def register_config_defaults() -> None:
-    """Make zdt the configured implementation of its codecs.
-
-    Needed wherever another class is registered under the same name (zarr >= 3.2 ships one,
-    the cast-value package registers one); harmless where zdt is alone. The installed
-    ``<prefix>/etc/zarr/zdt.yaml`` normally does this when zarr starts; this is the fallback
-    for installs whose prefix zarr does not read (``pip install --user``). It must not be
-    the only mechanism: it runs when zarr first loads the entry point, possibly inside a
-    ``zarr.config.set`` context, whose exit would remove the key again.
-
-    ``config.update_defaults`` keeps values already set (config file, environment,
-    ``zarr.config.set``): users select zarr's class with
-    ``zarr.config.set({"codecs.cast_value": "zarr.codecs.cast_value.CastValue"})``.
-    """
-    zarr.config.update_defaults({"codecs": dict(_DEFAULT_IMPLEMENTATIONS)})
 
 
 def stop_zarr_io(timeout: float = 30.0) -> None:
@@ -197,32 +190,55 @@ def array_spec_before(codec: object, array_spec: Any) -> Any | None:
     return None
 
 
-# --- the serializer of new arrays -----------------------------------------------------------------
-# zarr picks the array -> bytes codec of a new array in zarr.core.array.default_serializer_v3,
-# building its own classes directly (not through the registry or config). zdt wraps it once;
-# each rule may replace zarr's choice (first rule that does wins).
+# --- the serializer of new string arrays ----------------------------------------------------------------
+# zarr builds the array -> bytes codec of a new array in zarr.core.array.default_serializer_v3
+# from its own classes (not through the registry or config): there is no public route to make
+# new string arrays use zdt's vlen codecs. `use_string_codecs()` (an explicit call) asks for
+# it; this wraps that function while a choice is set. tests/test_zarr_compat.py fails the day
+# zarr stops calling it.
 
-_serializer_rules: list[Callable[[Any, Any], Any]] = []
+_string_serializer: Callable[[Any, Any], Any] | None = None
 _zarr_default_serializer: Any = None
 
 
 def _default_serializer(dtype: Any) -> Any:
     serializer = _zarr_default_serializer(dtype)
-    for rule in _serializer_rules:
-        replacement = rule(dtype, serializer)
-        if replacement is not None:
-            return replacement
+    if _string_serializer is not None:
+        return _string_serializer(dtype, serializer) or serializer
     return serializer
 
 
-def add_serializer_rule(rule: Callable[[Any, Any], Any]) -> None:
-    """Let `rule(dtype, zarr_serializer)` choose the serializer of new arrays (None: keep
-    zarr's). Installs zdt's wrapper of zarr's default_serializer_v3 on first use."""
-    global _zarr_default_serializer
+def string_serializer() -> Callable[[Any, Any], Any] | None:
+    return _string_serializer
+
+
+def set_string_serializer(choose: Callable[[Any, Any], Any] | None) -> None:
+    """While `choose` is set, `choose(dtype, zarr_serializer)` may replace the serializer zarr
+    picks for a new array (None: keep zarr's). `set_string_serializer(None)` puts zarr's own
+    function back."""
+    global _string_serializer, _zarr_default_serializer
     import zarr.core.array as za
 
-    if _zarr_default_serializer is None:
+    if choose is not None and _zarr_default_serializer is None:
         _zarr_default_serializer = za.default_serializer_v3
         za.default_serializer_v3 = _default_serializer
-    if rule not in _serializer_rules:
-        _serializer_rules.append(rule)
+    elif choose is None and _zarr_default_serializer is not None:
+        za.default_serializer_v3 = _zarr_default_serializer
+        _zarr_default_serializer = None
+    _string_serializer = choose
+
+
+# --- a class name zarr checks ------------------------------------------------------------------------------
+# zarr (3.1 to 3.4) accepts a `string` array only if the class of its array -> bytes codec is
+# named "VLenUTF8Codec" (zarr.core.metadata.v3.validate_codecs: "TODO: use codec ID instead of
+# class name"). A zdt string codec of another layout carries that name for the check; its
+# registry key and repr use __qualname__. tests/test_zarr_compat.py fails the day zarr checks
+# something else.
+
+ZARR_STRING_CODEC_CLASS_NAME = "VLenUTF8Codec"
+
+
+def passes_string_codec_check(cls: type) -> type:
+    """Class decorator: `cls` may serialize zarr's `string` data type."""
+    cls.__name__ = ZARR_STRING_CODEC_CLASS_NAME
+    return cls

@@ -20,13 +20,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zdt import kernels
-from zdt.codecs import layout
-from zdt.formats import json_scalar
-from zdt.kernels._types import CastKernelSpec, CastStatus, KeyKind, OutOfRange, Rounding
+from zdt.codecs import layout, steps
 from zdt.codecs.config_json import check_keys
 from zdt.errors import CastError, ConfigError, FillValueError
+from zdt.formats import NumberFormat, data_type_name, format_for, format_for_dtype, json_scalar
 from zdt.formats.fast_path import fast_view
-from zdt.formats import NumberFormat, data_type_name, format_for, format_for_dtype
+from zdt.kernels._types import CastKernelSpec, CastStatus, KeyKind, OutOfRange, Rounding
 
 CODEC = "cast_value"
 
@@ -269,14 +268,22 @@ class CastValueConfig:
         return self.scalar_map[direction] if self.scalar_map and direction in self.scalar_map else []
 
     def encode_plan(self, source: str) -> CastPlan:
-        return plan_for(source, self.data_type, rounding=self.rounding,
-                        out_of_range=self.out_of_range, pairs=self.pairs("encode"),
-                        direction="encode")
+        return cached_plan(source, self.data_type, rounding=self.rounding,
+                           out_of_range=self.out_of_range, pairs=self.pairs("encode"),
+                           direction="encode")
 
     def decode_plan(self, source: str) -> CastPlan:
-        return plan_for(self.data_type, source, rounding=self.rounding,
-                        out_of_range=self.out_of_range, pairs=self.pairs("decode"),
-                        direction="decode")
+        return cached_plan(self.data_type, source, rounding=self.rounding,
+                           out_of_range=self.out_of_range, pairs=self.pairs("decode"),
+                           direction="decode")
+
+    def stages(self, source: str) -> steps.Stages:
+        """Both directions as stages for an array of `source` (None where nothing happens: the
+        same type, no map; a sub-byte type still canonicalises its high bits)."""
+        encode = self.encode_plan(source)
+        if encode.identity:
+            return steps.Stages(None, None)
+        return steps.Stages(encode.stage, self.decode_plan(source).stage)
 
     def check_source(self, source: str) -> None:
         """Everything that depends on the source data type (the array's): it must be a
@@ -302,7 +309,8 @@ def _checked_fill(encode: CastPlan, decode: CastPlan, bits: int) -> np.generic:
 class CastPlan:
     """One direction of a cast_value configuration, compiled for the kernels."""
 
-    __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries", "kernel")
+    __slots__ = ("source", "target", "rounding", "out_of_range", "direction", "entries", "kernel",
+                 "stage")
 
     def __init__(
         self,
@@ -325,6 +333,15 @@ class CastPlan:
             out_of_range=OUT_OF_RANGE_MODES[self.out_of_range], map_entries=self.entries,
             fast=fast_view(source, target, self.rounding, self.out_of_range, self.entries),
         )
+        kernel = self.kernel
+        self.stage = steps.Stage(source, target, lambda: kernels.module().cast_step(kernel),
+                                 self.element_error, CODEC)
+
+    @property
+    def identity(self) -> bool:
+        """Every value comes out as it went in (bits included): the same type, no map, and not a
+        sub-byte type (whose high bits the kernels canonicalise)."""
+        return self.source is self.target and not self.entries and not self.source.is_sub_byte
 
     def cast(self, arr: np.ndarray, *, out: np.ndarray | None = None, fast: bool = True,
              where: str = "element") -> np.ndarray:
@@ -334,14 +351,12 @@ class CastPlan:
         `where` names an element in errors ("chunk element" from the codecs, which only see
         one chunk). `fast=False` sends every element through the exact path (tests use it).
         A failing element is the first one in the order the array is stored."""
-        walk = layout.prepare(arr, self.source.dtype, self.target.dtype, out, CODEC)
-        if self.source is self.target and not self.entries and fast and not self.source.is_sub_byte:
-            np.copyto(walk.out, walk.arr)       # the identity cast (NaN payloads, -0.0 kept)
+        if self.identity and fast:
+            walk = layout.prepare(arr, self.source.dtype, self.target.dtype, out, CODEC)
+            np.copyto(walk.out, walk.arr)       # NaN payloads and -0.0 kept, as a cast keeps them
             return walk.finish()
-        index, status = kernels.module().cast(self.kernel, walk.flat_in, walk.flat_out, fast)
-        if index >= 0:
-            raise self.element_error(walk.nd_index(index), walk.value_at(index), status, where)
-        return walk.finish()
+        step = None if fast else kernels.module().cast_step(self.kernel, True)
+        return steps.apply(self.stage, arr, out=out, where=where, step=step)
 
     def element_error(self, nd: tuple[int, ...], value: np.generic, status: int,
                       where: str) -> CastError:
@@ -382,8 +397,8 @@ def _cached_plan(source: str, target: str, rounding: str, out_of_range: str | No
                     scalar_map=[list(e) for e in entries], direction=direction)
 
 
-def plan_for(source: str, target: str, *, rounding: str, out_of_range: str | None,
-             pairs: Sequence[Sequence[object]] | None, direction: str) -> CastPlan:
+def cached_plan(source: str, target: str, *, rounding: str, out_of_range: str | None,
+                pairs: Sequence[Sequence[object]] | None, direction: str) -> CastPlan:
     """A cached CastPlan (plans are immutable; compiling one costs tens of microseconds)."""
     frozen = tuple(tuple(p) for p in pairs or ())
     try:
@@ -391,6 +406,13 @@ def plan_for(source: str, target: str, *, rounding: str, out_of_range: str | Non
     except TypeError:   # an unhashable key/value in the map: build it uncached (it will fail)
         return CastPlan(format_for(source), format_for(target), rounding=rounding,
                         out_of_range=out_of_range, scalar_map=pairs or (), direction=direction)
+
+
+def canonical_stage(fmt: NumberFormat) -> steps.Stage:
+    """A sub-byte format onto itself: the value from the low bits, the unused high bits
+    written as zdt writes them (the sign extension for signed integers, else zero)."""
+    return cached_plan(fmt.name, fmt.name, rounding="nearest-even", out_of_range=None, pairs=(),
+                       direction="encode").stage
 
 
 def cast_array(

@@ -20,7 +20,7 @@ class Walk:
     order: str               # "C" or "F": the order flat indices follow
     out: np.ndarray          # what the kernel writes
     result: np.ndarray       # what the caller gets (the user's out, or `out`)
-    flat_in: np.ndarray      # uint8 views of arr and out
+    flat_in: np.ndarray      # 1-d views of arr and out in the walk's order
     flat_out: np.ndarray
 
     def finish(self) -> np.ndarray:
@@ -68,5 +68,4 @@ def prepare(arr: np.ndarray, source: np.dtype, target: np.dtype, out: np.ndarray
     if out is None:
         out = np.empty(arr.shape, dtype=target, order=order)
         result = out if result is None else result
-    return Walk(arr, order, out, result, arr.reshape(-1, order=order).view(np.uint8),
-                out.reshape(-1, order=order).view(np.uint8))
+    return Walk(arr, order, out, result, arr.reshape(-1, order=order), out.reshape(-1, order=order))

@@ -22,18 +22,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
 
 from zdt import kernels
-from zdt.codecs import layout
-from zdt.formats import json_scalar
-from zdt.kernels._types import ScaleOffsetKernelSpec, ScaleOffsetStatus
+from zdt.codecs import layout, steps
 from zdt.codecs.config_json import check_keys
 from zdt.errors import ConfigError, FillValueError, ScaleOffsetError
-from zdt.formats import NumberFormat, format_for
+from zdt.formats import NumberFormat, format_for, json_scalar
+from zdt.kernels._types import ScaleOffsetKernelSpec, ScaleOffsetStatus
 
 CODEC = "scale_offset"
 SO_SUB, SO_MUL, SO_REM = ScaleOffsetStatus.SO_SUB, ScaleOffsetStatus.SO_MUL, ScaleOffsetStatus.SO_REM
@@ -91,7 +90,15 @@ class ScaleOffsetConfig:
         return ", ".join(f"{k}={v!r}" for k, v in self.to_json().items())
 
     def plan(self, dtype: str) -> ScaleOffsetPlan:
-        return plan_for(dtype, self.offset, self.scale)
+        return cached_plan(dtype, self.offset, self.scale)
+
+    def stages(self, dtype: str) -> steps.Stages:
+        """Both directions as stages for an array of `dtype` (None for the identity, except on
+        a sub-byte type, whose high bits the kernels canonicalise)."""
+        plan = self.plan(dtype)
+        if plan.identity and not plan.fmt.is_sub_byte:
+            return steps.Stages(None, None)
+        return steps.Stages(plan.encode_stage, plan.decode_stage)
 
     def encoded_fill(self, dtype: str, fill_value: object) -> np.generic:
         """The fill value through the encode transformation; FillValueError if it fails."""
@@ -108,7 +115,7 @@ class ScaleOffsetConfig:
 class ScaleOffsetPlan:
     """scale_offset for one data type, compiled for the kernels."""
 
-    __slots__ = ("fmt", "offset", "scale", "identity", "kernel")
+    __slots__ = ("fmt", "offset", "scale", "identity", "kernel", "encode_stage", "decode_stage")
 
     def __init__(self, fmt: NumberFormat, offset: object = 0, scale: object = 1) -> None:
         self.fmt = fmt
@@ -130,8 +137,14 @@ class ScaleOffsetPlan:
         if offset_zero and fmt.is_float:
             # x - (+0.0) and x + (-0.0) are exact identities for every x, -0.0 included
             enc_offset, dec_offset = fmt.bits_of(0.0), fmt.bits_of(-0.0)
-        self.kernel = ScaleOffsetKernelSpec(fmt=fmt, enc_offset=enc_offset,
-                                            dec_offset=dec_offset, scale=bits["scale"])
+        self.kernel = kernel = ScaleOffsetKernelSpec(fmt=fmt, enc_offset=enc_offset,
+                                                     dec_offset=dec_offset, scale=bits["scale"])
+        self.encode_stage = steps.Stage(
+            fmt, fmt, lambda: kernels.module().scale_offset_step(kernel, False),
+            partial(self.element_error, decode=False), CODEC, in_place=True)
+        self.decode_stage = steps.Stage(
+            fmt, fmt, lambda: kernels.module().scale_offset_step(kernel, True),
+            partial(self.element_error, decode=True), CODEC, in_place=True)
 
     def encode(self, arr: np.ndarray, *, out: np.ndarray | None = None,
                where: str = "element") -> np.ndarray:
@@ -142,19 +155,15 @@ class ScaleOffsetPlan:
         return self._run(arr, out, True, where)
 
     def _run(self, arr: np.ndarray, out: np.ndarray | None, decode: bool, where: str) -> np.ndarray:
-        walk = layout.prepare(arr, self.fmt.dtype, self.fmt.dtype, out, CODEC, in_place_ok=True)
         if self.identity and not self.fmt.is_sub_byte:     # (sub-byte: canonical high bits)
+            walk = layout.prepare(arr, self.fmt.dtype, self.fmt.dtype, out, CODEC, in_place_ok=True)
             np.copyto(walk.out, walk.arr)
             return walk.finish()
-        index, status = kernels.module().scale_offset(self.kernel, walk.flat_in, walk.flat_out,
-                                                       decode)
-        if index >= 0:
-            raise self.element_error(walk.nd_index(index), walk.value_at(index), status, decode,
-                                     where)
-        return walk.finish()
+        return steps.apply(self.decode_stage if decode else self.encode_stage, arr, out=out,
+                           where=where)
 
-    def element_error(self, nd: tuple[int, ...], x: np.generic, status: int, decode: bool,
-                      where: str) -> ScaleOffsetError:
+    def element_error(self, nd: tuple[int, ...], x: np.generic, status: int, where: str, *,
+                      decode: bool) -> ScaleOffsetError:
         """The error for an element the kernels could not transform (a ScaleOffsetStatus)."""
         name = self.fmt.name
         xs = self.fmt.describe(x)
@@ -198,7 +207,7 @@ def _cached_plan(dtype: str, offset: object, scale: object) -> ScaleOffsetPlan:
     return ScaleOffsetPlan(format_for(dtype, role="data type", codec=CODEC), offset, scale)
 
 
-def plan_for(dtype: str, offset: object = 0, scale: object = 1) -> ScaleOffsetPlan:
+def cached_plan(dtype: str, offset: object = 0, scale: object = 1) -> ScaleOffsetPlan:
     """A cached plan (typed: True, 1 and 1.0 are different configurations)."""
     try:
         return _cached_plan(dtype, offset, scale)
@@ -209,10 +218,10 @@ def plan_for(dtype: str, offset: object = 0, scale: object = 1) -> ScaleOffsetPl
 def scale_offset_encode(arr: np.ndarray, *, offset: object = 0, scale: object = 1) -> np.ndarray:
     """(arr - offset) * scale in arr's data type, checked."""
     arr = np.asarray(arr)
-    return plan_for(arr.dtype.name, offset, scale).encode(arr)
+    return cached_plan(arr.dtype.name, offset, scale).encode(arr)
 
 
 def scale_offset_decode(arr: np.ndarray, *, offset: object = 0, scale: object = 1) -> np.ndarray:
     """arr / scale + offset in arr's data type, checked (integer division must be exact)."""
     arr = np.asarray(arr)
-    return plan_for(arr.dtype.name, offset, scale).decode(arr)
+    return cached_plan(arr.dtype.name, offset, scale).decode(arr)

@@ -25,7 +25,7 @@ import numpy as np
 from zdt.zarr_compat import stop_zarr_io
 from zdt.command import store
 from zdt.command.errors import CommandError
-from zdt.command.suggest import add_bound_args, bound_of, plan_for
+from zdt.command.suggest import add_bound_args, bound_of, measure_array
 from zdt.command.encoding_search import error_of
 
 PARTIAL = ".zdt-partial"
@@ -229,7 +229,7 @@ def _convert(src_root: Path, out: Path, nodes: list[tuple[str, Any]], codecs: li
         elif codecs is not None:
             jobs.append((n, codecs, "codecs from --codecs"))
         else:
-            plan = plan_for(n, bound, relative, args.sample)
+            plan = measure_array(n, bound, relative, args.sample)
             if plan.result is None:
                 jobs.append((n, None, f"copied ({plan.reason})"))
             else:

@@ -31,7 +31,7 @@ class Plan:
         return "/" + self.arr.path
 
 
-def plan_for(arr: Any, bound: float, relative: bool, sample: int | None = None) -> Plan:
+def measure_array(arr: Any, bound: float, relative: bool, sample: int | None = None) -> Plan:
     """Read the array (or `sample` of its storage units): statistics, candidates, measurement."""
     path = "/" + arr.path
     if not store.is_numeric(arr):
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         arrays = [a for a in arrays if store.is_numeric(a)]
         if not arrays:
             raise CommandError(f"{args.path}: no integer or float arrays")
-    plans = [plan_for(a, bound, relative, args.sample) for a in arrays]
+    plans = [measure_array(a, bound, relative, args.sample) for a in arrays]
     out = []
     for plan in plans:
         out += report(plan) + [""]

@@ -283,6 +283,17 @@ def data_type_name(data_type: object, *, codec: str, config_key: str = "data_typ
     )
 
 
+def sub_byte_format(data_type: object) -> NumberFormat | None:
+    """The format of a sub-byte data type (int2, int4, uint2, uint4, float4_e2m1fn, float6_*)
+    given as a name, a ZDType or a NumPy dtype; None for any other data type."""
+    try:
+        name = data_type_name(data_type, codec="zdt")
+    except (ConfigError, TypeError, ValueError):
+        return None
+    fmt = FORMATS.get(name) if isinstance(name, str) else None
+    return fmt if fmt is not None and fmt.is_sub_byte else None
+
+
 def format_for_dtype(dtype: np.dtype, *, role: str = "data type",
                      config_key: str = "data_type", codec: str = "cast_value") -> NumberFormat:
     dtype = np.dtype(dtype)

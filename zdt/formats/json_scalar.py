@@ -49,12 +49,13 @@ def _from_float64(fmt: NumberFormat) -> CastKernelSpec:
 def round_float64(value: float, fmt: NumberFormat) -> tuple[int | None, int]:
     """value rounded once to the float format (nearest, ties to even): (bits, CastStatus);
     bits is None when the status is not ST_OK (beyond the range, no zero, ...)."""
-    src = np.array([value], dtype=np.float64).view(np.uint8)
-    dst = np.zeros(fmt.itemsize, dtype=np.uint8)
-    index, status = kernels.module().cast(_from_float64(fmt), src, dst, False)
+    src = np.array([value], dtype=np.float64)
+    dst = np.zeros(1, dtype=fmt.bits_dtype)
+    step = kernels.module().cast_step(_from_float64(fmt), True)
+    index, _, status, _ = kernels.run_steps([step], src, dst)
     if index >= 0:
         return None, status
-    return int(dst.view(fmt.bits_dtype)[0]), CastStatus.ST_OK
+    return int(dst[0]), CastStatus.ST_OK
 
 
 def _float_bits(value: float, fmt: NumberFormat) -> int:

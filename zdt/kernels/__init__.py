@@ -71,3 +71,8 @@ def use(name: str) -> Iterator[ModuleType]:
 
 
 BLOCK_SIZE: int = _baseline.BLOCK_SIZE
+
+
+from zdt.kernels._steps import BlockStep, run_steps  # noqa: E402  (compiled once, for every build)
+
+__all__ = ["BLOCK_SIZE", "BlockStep", "available", "build", "module", "run_steps", "use"]

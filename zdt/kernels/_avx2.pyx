@@ -1,6 +1,9 @@
 # cython: language_level=3, cdivision=True
-"""zdt kernels (cast_value, scale_offset, fused chains of both) compiled for x86-64-v3 (AVX2, FMA, BMI2)."""
+"""zdt's element-wise kernels compiled for x86-64-v3 (AVX2, FMA, BMI2, F16C): the steps of cast_value
+(_cast.pxi) and scale_offset (_scale_offset.pxi). One source, three builds; zdt.kernels loads
+the best one the CPU runs."""
+
+cdef str BUILD = "avx2"
 
 include "_cast.pxi"
 include "_scale_offset.pxi"
-include "_chain.pxi"

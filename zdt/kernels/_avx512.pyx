@@ -1,6 +1,9 @@
 # cython: language_level=3, cdivision=True
-"""zdt kernels (cast_value, scale_offset, fused chains of both) compiled for x86-64-v4 (AVX-512)."""
+"""zdt's element-wise kernels compiled for x86-64-v4 (AVX-512): the steps of cast_value
+(_cast.pxi) and scale_offset (_scale_offset.pxi). One source, three builds; zdt.kernels loads
+the best one the CPU runs."""
+
+cdef str BUILD = "avx512"
 
 include "_cast.pxi"
 include "_scale_offset.pxi"
-include "_chain.pxi"

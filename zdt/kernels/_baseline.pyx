@@ -1,11 +1,14 @@
 # cython: language_level=3, cdivision=True
-"""zdt kernels (cast_value, scale_offset, fused chains of both) for the baseline instruction set: x86-64-v2 on x86-64
-(the baseline NumPy requires), the compiler's default elsewhere. Also tells which builds this
-CPU runs."""
+"""zdt's element-wise kernels for the baseline instruction set (x86-64-v2 on x86-64, the
+baseline NumPy requires; the compiler's default elsewhere): the steps of cast_value
+(_cast.pxi) and scale_offset (_scale_offset.pxi). One source, three builds; zdt.kernels loads
+the best one the CPU runs. This build also tells which builds the CPU runs."""
+
+cdef str BUILD = "baseline"
 
 include "_cast.pxi"
 include "_scale_offset.pxi"
-include "_chain.pxi"
+
 
 
 from zdt.kernels._portable cimport zdt_cpu_x86_level, zdt_portable_build

@@ -45,6 +45,7 @@ from zdt.kernels._types cimport (
 from zdt.kernels._mini cimport (
     mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, u32_in, widen_small_float,
 )
+from zdt.kernels._steps cimport make_step
 
 BLOCK_SIZE = BLOCK
 
@@ -780,28 +781,33 @@ cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uin
     return -1
 
 
+cdef Py_ssize_t cast_block_exact(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
+                                 const CastKernel* k, int* status) noexcept nogil:
+    """Every element of the block through the exact path (tests compare it with the fast one)."""
+    cdef Py_ssize_t i
+    cdef int st
+    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
+    for i in range(m):
+        st = convert_element(src + i * ssz, dst + i * dsz, &k.exact)
+        if st != ST_OK:
+            status[0] = st
+            return i
+    return -1
+
+
 cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const CastKernel* k,
                            int* status) noexcept nogil:
     """Cast one block of m <= BLOCK elements (src and dst do not overlap): -1 on success, else
     the index in the block of the first failing element, with *status its CastStatus (what
-    was written to dst before it is unspecified). The step any driver chains (the whole-array
-    driver below, a fused codec chain)."""
+    was written to dst before it is unspecified)."""
     cdef uint8_t mask[BLOCK]
     cdef uint8_t btmp[BLOCK]
     cdef float ftmp[BLOCK]
     cdef double dtmp[BLOCK]
     cdef const void* fs = src
-    cdef Py_ssize_t i
-    cdef int st
-    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
     cdef bint flagged = False
     if not k.has_fast:
-        for i in range(m):
-            st = convert_element(src + i * ssz, dst + i * dsz, &k.exact)
-            if st != ST_OK:
-                status[0] = st
-                return i
-        return -1
+        return cast_block_exact(src, dst, m, k, status)
     if k.widen == WIDEN_MINI or k.widen == WIDEN_TABLE:
         if k.fast.dst_code == T_F32 and k.fast.map_len == 0:
             # to float32 itself: the widening is the whole (exact) cast
@@ -830,47 +836,24 @@ cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const
     return -1
 
 
-cdef Py_ssize_t cast_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const CastKernel* k,
-                         int* status) noexcept nogil:
-    """Cast n elements block by block; -1 on success, else the first failing index."""
-    cdef Py_ssize_t start = 0, m, bad
-    cdef int ssz = k.exact.src.itemsize, dsz = k.exact.dst.itemsize
-    status[0] = ST_OK
-    while start < n:
-        m = n - start if n - start < BLOCK else BLOCK
-        bad = cast_block(src + start * ssz, dst + start * dsz, m, k, status)
-        if bad >= 0:
-            return start + bad
-        start += m
-    return -1
+# --- the step (see _steps.pxd) ------------------------------------------------------------------------
+
+cdef Py_ssize_t cast_step_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const void* params,
+                             int* status) noexcept nogil:
+    return cast_block(src, dst, m, <const CastKernel*>params, status)
 
 
-# --- Python entries ----------------------------------------------------------------------------------
-
-cdef Py_ssize_t element_count(const uint8_t[::1] sv, uint8_t[::1] dv, int ssz, int dsz) except -1:
-    if sv.shape[0] % ssz or dv.shape[0] % dsz:
-        raise ValueError("buffer size is not a multiple of the item size")
-    if sv.shape[0] // ssz != dv.shape[0] // dsz:
-        raise ValueError(f"source has {sv.shape[0] // ssz} elements, destination {dv.shape[0] // dsz}")
-    return sv.shape[0] // ssz
+cdef Py_ssize_t cast_exact_step_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
+                                   const void* params, int* status) noexcept nogil:
+    return cast_block_exact(src, dst, m, <const CastKernel*>params, status)
 
 
-def cast(CastKernelSpec spec not None, src, dst, bint fast=True):
-    """Cast the 1-d native-order uint8 view `src` into `dst` (contiguous, not overlapping, the
-    same element count). `fast=False` sends every element through the exact path (tests).
-    Returns (index, status): index -1 on success, else the first failing element and its
-    CastStatus. The GIL is released throughout."""
-    cdef const uint8_t[::1] sv = src
-    cdef uint8_t[::1] dv = dst
-    cdef CastKernel k = spec.k
-    cdef int status = ST_OK
-    cdef Py_ssize_t n = element_count(sv, dv, k.exact.src.itemsize, k.exact.dst.itemsize), idx
-    if n == 0:
-        return -1, ST_OK
-    k.has_fast = k.has_fast and fast
-    with nogil:
-        idx = cast_run(&sv[0], &dv[0], n, &k, &status)
-    return idx, status
+def cast_step(CastKernelSpec spec not None, bint exact=False):
+    """The cast as a step of this build (status codes: CastStatus). `exact=True` sends every
+    element through the exact path (tests compare the two)."""
+    return make_step(cast_exact_step_fn if exact or not spec.k.has_fast else cast_step_fn,
+                     &spec.k, spec, spec.k.exact.src.itemsize, spec.k.exact.dst.itemsize,
+                     False, BUILD)
 
 
 def fast_flags(CastKernelSpec spec not None, values):

@@ -33,6 +33,7 @@ from zdt.kernels._types cimport (
     T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
 )
 
+from zdt.kernels._steps cimport make_step
 from zdt.kernels._portable cimport (
     zdt_add_i64, zdt_add_u64, zdt_mul_i64, zdt_mul_u64, zdt_sub_i64, zdt_sub_u64,
 )
@@ -495,35 +496,20 @@ cdef Py_ssize_t so_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
     return so_block_float(<const double*>src, <double*>dst, m, from_bits(ob, <double*>NULL), from_bits(sb, <double*>NULL), decode, status)
 
 
-cdef Py_ssize_t so_run(const uint8_t* src, uint8_t* dst, Py_ssize_t n, const ScaleOffsetKernel* k,
-                       bint decode, int* status) noexcept nogil:
-    """scale_offset over n elements block by block; -1 on success, else the first failing
-    index (status says which operation)."""
-    cdef Py_ssize_t start = 0, m, bad
-    cdef int isz = k.itemsize
-    status[0] = SO_OK
-    while start < n:
-        m = n - start if n - start < BLOCK else BLOCK
-        bad = so_block(src + start * isz, dst + start * isz, m, k, decode, status)
-        if bad >= 0:
-            return start + bad
-        start += m
-    return -1
+# --- the steps (see _steps.pxd) -----------------------------------------------------------------------
+
+cdef Py_ssize_t so_encode_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const void* params,
+                             int* status) noexcept nogil:
+    return so_block(src, dst, m, <const ScaleOffsetKernel*>params, False, status)
 
 
-def scale_offset(ScaleOffsetKernelSpec spec not None, src, dst, bint decode):
-    """scale_offset over the 1-d native-order uint8 views src -> dst (the same element count;
-    dst may be src itself, no other overlap). Returns (index, status): -1 on success, else the
-    first failing element and its ScaleOffsetStatus. The GIL is released."""
-    cdef const uint8_t[::1] sv = src
-    cdef uint8_t[::1] dv = dst
-    cdef int isz = spec.k.itemsize
-    cdef Py_ssize_t n = sv.shape[0] // isz, idx
-    cdef int status = SO_OK
-    if sv.shape[0] != dv.shape[0] or sv.shape[0] % isz:
-        raise ValueError("scale_offset: source and destination sizes differ")
-    if n == 0:
-        return -1, SO_OK
-    with nogil:
-        idx = so_run(&sv[0], &dv[0], n, &spec.k, decode, &status)
-    return idx, status
+cdef Py_ssize_t so_decode_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const void* params,
+                             int* status) noexcept nogil:
+    return so_block(src, dst, m, <const ScaleOffsetKernel*>params, True, status)
+
+
+def scale_offset_step(ScaleOffsetKernelSpec spec not None, bint decode):
+    """scale_offset in one direction as a step of this build (status codes:
+    ScaleOffsetStatus); it may run in place."""
+    return make_step(so_decode_fn if decode else so_encode_fn, &spec.k, spec, spec.k.itemsize,
+                     spec.k.itemsize, True, BUILD)

@@ -14,24 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr.abc.codec import ArrayArrayCodec
-from zarr.core.dtype import get_data_type_from_json
 
 from zdt import zarr_compat
 from zdt.codecs.cast import CODEC, CastValueConfig
 from zdt.codecs.config_json import parse_envelope
 from zdt.formats import data_type_name, format_for
-from zdt.codecs.zarr._base import SyncCodec
+from zdt.codecs import steps
+from zdt.dtypes import zdtype_for
+from zdt.codecs.zarr._base import ElementwiseCodec
 
 if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import NDBuffer
     from zarr.core.common import JSON
 
 
 @dataclass(frozen=True, repr=False)
-class CastValueCodec(SyncCodec, ArrayArrayCodec):
+class CastValueCodec(ElementwiseCodec, ArrayArrayCodec):
     """Value-converting cast to another integer or floating-point data type.
 
     Parameters
@@ -84,7 +84,7 @@ class CastValueCodec(SyncCodec, ArrayArrayCodec):
     @cached_property
     def dtype(self) -> Any:
         """The target data type as a ZDType (no byte order: equal configurations, equal codecs)."""
-        return get_data_type_from_json(self.config.data_type, zarr_format=3)
+        return zdtype_for(self.config.data_type)
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
@@ -121,15 +121,8 @@ class CastValueCodec(SyncCodec, ArrayArrayCodec):
             fill = self.config.checked_fill(source, chunk_spec.fill_value)
         return replace(chunk_spec, dtype=self.dtype, fill_value=self.dtype.cast_scalar(fill))
 
-    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        arr = np.asarray(chunk_array.as_ndarray_like())
-        plan = self.config.encode_plan(data_type_name(chunk_spec.dtype, codec=CODEC))
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(plan.cast(arr, where="chunk element"))
-
-    def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        arr = np.asarray(chunk_array.as_ndarray_like())
-        plan = self.config.decode_plan(data_type_name(chunk_spec.dtype, codec=CODEC))
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(plan.cast(arr, where="chunk element"))
+    def stages(self, chunk_spec: ArraySpec) -> steps.Stages:
+        return self.config.stages(data_type_name(chunk_spec.dtype, codec=CODEC))
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         source = format_for(data_type_name(chunk_spec.dtype, codec=CODEC))

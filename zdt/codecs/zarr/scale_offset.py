@@ -10,25 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from zarr.abc.codec import ArrayArrayCodec
 
 from zdt import zarr_compat
 from zdt.codecs.config_json import parse_envelope
 from zdt.formats import data_type_name
 from zdt.codecs.scale_offset import CODEC, ScaleOffsetConfig, ScaleOffsetPlan
-from zdt.codecs.zarr._base import SyncCodec
+from zdt.codecs import steps
+from zdt.codecs.zarr._base import ElementwiseCodec
 
 if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import NDBuffer
     from zarr.core.common import JSON
 
 
 @dataclass(frozen=True, repr=False)
-class ScaleOffsetCodec(SyncCodec, ArrayArrayCodec):
+class ScaleOffsetCodec(ElementwiseCodec, ArrayArrayCodec):
     """Encode ``(x - offset) * scale``, decode ``x / scale + offset``, in the array's data type.
 
     ``offset`` and ``scale`` are JSON scalars in the fill-value encoding of the array's data
@@ -82,17 +81,8 @@ class ScaleOffsetCodec(SyncCodec, ArrayArrayCodec):
                                         chunk_spec.fill_value)
         return replace(chunk_spec, fill_value=chunk_spec.dtype.cast_scalar(fill))
 
-    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        out = self.plan(chunk_spec.dtype).encode(np.asarray(chunk_array.as_ndarray_like()),
-                                                 where="chunk element")
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
-
-    def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        # Always into a new array: the input may be held by the caller (a MemoryStore hands
-        # out the stored buffer itself).
-        out = self.plan(chunk_spec.dtype).decode(np.asarray(chunk_array.as_ndarray_like()),
-                                                 where="chunk element")
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
+    def stages(self, chunk_spec: ArraySpec) -> steps.Stages:
+        return self.config.stages(data_type_name(chunk_spec.dtype, codec=CODEC))
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         return input_byte_length

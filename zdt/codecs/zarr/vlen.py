@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
+from zdt import zarr_compat
 from zdt.codecs import vlen
 from zdt.codecs.config_json import check_keys, parse_envelope
 from zdt.errors import ConfigError
@@ -91,6 +92,7 @@ class VLenBytesCodec(NoConfiguration, _VLenBase):
     _allowed = BYTES_TYPES
 
 
+@zarr_compat.passes_string_codec_check
 @dataclass(frozen=True)
 class VLenArrowCodec(_VLenBase):
     """The strings ZEP's Arrow-style offsets layout for the ``string`` and ``bytes`` data types.
@@ -127,25 +129,16 @@ class VLenArrowCodec(_VLenBase):
         return {"name": self._name, "configuration": {"offsets": self.offsets}}
 
 
-# zarr (3.1 to 3.4) accepts a `string` array only if its array -> bytes codec's class is named
-# "VLenUTF8Codec" (zarr.core.metadata.v3.validate_codecs, marked "TODO: use codec ID instead of
-# class name"). The registry and repr use __qualname__, which stays "VLenArrowCodec".
-VLenArrowCodec.__name__ = "VLenUTF8Codec"
-
-
 # --- making zarr use these codecs -------------------------------------------------------------------
 
 _ZDT = {"vlen-utf8": "zdt.codecs.zarr.vlen.VLenUTF8Codec",
         "vlen-bytes": "zdt.codecs.zarr.vlen.VLenBytesCodec"}
 _ZARR = {"vlen-utf8": "zarr.codecs.vlen_utf8.VLenUTF8Codec",
          "vlen-bytes": "zarr.codecs.vlen_utf8.VLenBytesCodec"}
-_serializer_enabled = False
 
 
-def _serializer_rule(dtype: Any, serializer: Any) -> ArrayBytesCodec | None:
-    """With the switch on, new string / bytes arrays get zdt's codecs (see zdt.zarr_compat)."""
-    if not _serializer_enabled:
-        return None
+def _string_serializer(dtype: Any, serializer: Any) -> ArrayBytesCodec | None:
+    """New string / bytes arrays get zdt's codecs (see zdt.zarr_compat.set_string_serializer)."""
     name = serializer.to_dict()["name"]
     if name == "vlen-utf8":
         return VLenUTF8Codec()
@@ -154,18 +147,11 @@ def _serializer_rule(dtype: Any, serializer: Any) -> ArrayBytesCodec | None:
     return None
 
 
-def _patch_creation(enable: bool) -> None:
-    global _serializer_enabled
-    from zdt.zarr_compat import add_serializer_rule
-
-    add_serializer_rule(_serializer_rule)
-    _serializer_enabled = enable
-
-
 def _state() -> tuple[dict[str, Any], bool]:
     import zarr
 
-    return ({k: zarr.config.get(f"codecs.{k}", None) for k in _ZDT}, _serializer_enabled)
+    return ({k: zarr.config.get(f"codecs.{k}", None) for k in _ZDT},
+            zarr_compat.string_serializer() is not None)
 
 
 class use_string_codecs:
@@ -186,7 +172,7 @@ class use_string_codecs:
 
         self._previous = _state()
         zarr.config.update({"codecs": dict(_ZDT if enable else _ZARR)})
-        _patch_creation(enable)
+        zarr_compat.set_string_serializer(_string_serializer if enable else None)
 
     def __enter__(self) -> use_string_codecs:
         return self
@@ -197,4 +183,4 @@ class use_string_codecs:
         config, patched = self._previous
         # a key that was not set before goes back to zarr's own class
         zarr.config.update({"codecs": {k: (v if v is not None else _ZARR[k]) for k, v in config.items()}})
-        _patch_creation(patched)
+        zarr_compat.set_string_serializer(_string_serializer if patched else None)

@@ -1,0 +1,201 @@
+# cython: language_level=3
+"""Running per-block steps (see _steps.pxd): any list of them over any strided n-d source and
+destination, block by block, with no full-size intermediate. Compiled once: the steps carry
+the function of the kernel build that made them."""
+
+from libc.stdint cimport intptr_t, uint8_t, uint64_t
+from libc.string cimport memcpy
+
+from zdt.kernels._num cimport BLOCK
+
+cdef enum:
+    MAX_STEPS = 8
+    MAX_DIMS = 32
+
+
+cdef class BlockStep:
+    """One kernel step, ready to run (made by a kernel build's step factory)."""
+
+    def __init__(self):
+        raise TypeError("BlockStep objects come from a kernel build's step factories")
+
+    @property
+    def in_itemsize(self):
+        return self.step.in_itemsize
+
+    @property
+    def out_itemsize(self):
+        return self.step.out_itemsize
+
+    @property
+    def in_place(self):
+        return bool(self.step.in_place)
+
+
+cdef BlockStep make_step(block_fn run, const void* params, object spec, int in_itemsize,
+                         int out_itemsize, bint in_place, str build):
+    cdef BlockStep s = BlockStep.__new__(BlockStep)
+    s.step.run = run
+    s.step.params = params
+    s.step.in_itemsize = in_itemsize
+    s.step.out_itemsize = out_itemsize
+    s.step.in_place = in_place
+    s.spec = spec
+    s.build = build
+    return s
+
+
+cdef Py_ssize_t chain_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
+                            const Step* steps, int nsteps, uint8_t* a, uint8_t* b,
+                            int* status, int* failed, const uint8_t** failed_in) noexcept nogil:
+    """One block through every step, intermediates alternating between the scratch blocks a
+    and b: -1, or the index of the first failing element (its step in *failed, that step's
+    input block in *failed_in)."""
+    cdef const uint8_t* cur = src
+    cdef uint8_t* out
+    cdef Py_ssize_t bad
+    cdef int s
+    for s in range(nsteps):
+        out = dst if s == nsteps - 1 else (a if s % 2 == 0 else b)
+        bad = steps[s].run(cur, out, m, steps[s].params, status)
+        if bad >= 0:
+            failed[0] = s
+            failed_in[0] = cur
+            return bad
+        cur = out
+    return -1
+
+
+cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
+                          uint8_t* dst, Py_ssize_t d_inner, int out_isz, Py_ssize_t n,
+                          const Step* steps, int nsteps, int* status, int* failed,
+                          uint8_t* failed_value) noexcept nogil:
+    """n elements spaced s_inner / d_inner bytes apart: contiguous runs go straight through,
+    strided ones are gathered into / scattered from a block buffer. On a failure the failing
+    element's input to its step is copied to failed_value (8 bytes)."""
+    cdef uint64_t a[BLOCK]           # 8 bytes per element: the widest intermediate
+    cdef uint64_t b[BLOCK]
+    cdef uint64_t gin[BLOCK]
+    cdef uint64_t gout[BLOCK]
+    cdef Py_ssize_t start = 0, m, i, bad
+    cdef bint cs = s_inner == in_isz, cd = d_inner == out_isz
+    cdef const uint8_t* bin_
+    cdef const uint8_t* where = NULL
+    cdef uint8_t* bout
+    while start < n:
+        m = n - start if n - start < BLOCK else BLOCK
+        if cs:
+            bin_ = src + start * in_isz
+        else:
+            for i in range(m):
+                memcpy(<uint8_t*>gin + i * in_isz, src + (start + i) * s_inner, in_isz)
+            bin_ = <const uint8_t*>gin
+        bout = dst + start * out_isz if cd else <uint8_t*>gout
+        bad = chain_block(bin_, bout, m, steps, nsteps, <uint8_t*>a, <uint8_t*>b, status,
+                          failed, &where)
+        if bad >= 0:
+            memcpy(failed_value, where + bad * steps[failed[0]].in_itemsize,
+                   steps[failed[0]].in_itemsize)
+            return start + bad
+        if not cd:
+            for i in range(m):
+                memcpy(dst + (start + i) * d_inner, <uint8_t*>gout + i * out_isz, out_isz)
+        start += m
+    return -1
+
+
+def run_steps(steps, src, dst):
+    """Run `steps` (BlockStep objects, in order) over the NumPy arrays src -> dst: the same
+    shape, native byte order, aligned, any strides; they must not overlap, except that the
+    two may be the very same memory (same address and strides) when there are several steps
+    or the one step works in place. Elements go in C order; no full-size intermediate exists.
+    The GIL is released.
+
+    Returns (index, step, status, value): index -1 on success; else the C-order flat index
+    (in src's shape) of the first failing element, the position of the failing step in
+    `steps`, its status code, and the element's input to that step as bytes (its value at
+    that stage)."""
+    cdef Step cs[MAX_STEPS]
+    cdef Py_ssize_t shape[MAX_DIMS]
+    cdef Py_ssize_t sstr[MAX_DIMS]
+    cdef Py_ssize_t dstr[MAX_DIMS]
+    cdef Py_ssize_t idx[MAX_DIMS]
+    cdef uint64_t failed_value = 0
+    cdef int nsteps = len(steps), ndim, k, status = 0, failed = -1, in_isz, out_isz
+    cdef Py_ssize_t total = 1, outer, o, bad = -1, inner
+    cdef const uint8_t* sp
+    cdef uint8_t* dp
+    cdef intptr_t s_addr, d_addr
+    cdef BlockStep step
+    if not 0 < nsteps <= MAX_STEPS:
+        raise ValueError(f"run_steps: 1 to {MAX_STEPS} steps, got {nsteps}")
+    for k in range(nsteps):
+        step = steps[k]
+        cs[k] = step.step
+        if k and cs[k].in_itemsize != cs[k - 1].out_itemsize:
+            raise ValueError(f"run_steps: step {k} reads {cs[k].in_itemsize}-byte elements, "
+                             f"step {k - 1} writes {cs[k - 1].out_itemsize}-byte ones")
+    in_isz = cs[0].in_itemsize
+    out_isz = cs[nsteps - 1].out_itemsize
+    if src.shape != dst.shape or src.dtype.itemsize != in_isz or dst.dtype.itemsize != out_isz:
+        raise ValueError(f"run_steps: a {src.dtype} {src.shape} source and a {dst.dtype} "
+                         f"{dst.shape} destination do not fit steps of {in_isz} -> {out_isz} "
+                         f"bytes per element")
+    if not (src.dtype.isnative and dst.dtype.isnative and src.flags.aligned and dst.flags.aligned):
+        raise ValueError("run_steps: source and destination must be native-order and aligned")
+    if not dst.flags.writeable:
+        raise ValueError("run_steps: the destination is read-only")
+    ndim = len(src.shape)
+    if ndim > MAX_DIMS:
+        raise ValueError(f"run_steps: at most {MAX_DIMS} dimensions")
+    for k in range(ndim):
+        shape[k] = src.shape[k]
+        sstr[k] = src.strides[k]
+        dstr[k] = dst.strides[k]
+        total *= shape[k]
+    if total == 0:
+        return -1, -1, 0, b""
+    s_addr = src.__array_interface__["data"][0]
+    d_addr = dst.__array_interface__["data"][0]
+    same = s_addr == d_addr and src.strides == dst.strides
+    if same and nsteps == 1 and not cs[0].in_place:
+        raise ValueError("run_steps: this step cannot write over its own input")
+    if not same and _overlap(src, dst):
+        raise ValueError("run_steps: source and destination overlap")
+    if ndim == 0 or (src.flags.c_contiguous and dst.flags.c_contiguous):
+        ndim = 1                    # one run over everything
+        shape[0] = total
+        sstr[0] = in_isz
+        dstr[0] = out_isz
+    inner = shape[ndim - 1]
+    outer = total // inner
+    with nogil:
+        for k in range(ndim):
+            idx[k] = 0
+        for o in range(outer):
+            sp = <const uint8_t*>s_addr
+            dp = <uint8_t*>d_addr
+            for k in range(ndim - 1):
+                sp += idx[k] * sstr[k]
+                dp += idx[k] * dstr[k]
+            bad = chain_run(sp, sstr[ndim - 1], in_isz, dp, dstr[ndim - 1], out_isz, inner,
+                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value)
+            if bad >= 0:
+                bad += o * inner
+                break
+            k = ndim - 2
+            while k >= 0:
+                idx[k] += 1
+                if idx[k] < shape[k]:
+                    break
+                idx[k] = 0
+                k -= 1
+    if bad < 0:
+        return -1, -1, 0, b""
+    return bad, failed, status, (<char*>&failed_value)[:cs[failed].in_itemsize]
+
+
+def _overlap(src, dst):
+    import numpy as np
+
+    return np.may_share_memory(src, dst)
