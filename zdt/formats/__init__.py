@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import ml_dtypes  # noqa: F401  (makes NumPy know the low-precision dtypes by name)
 import numpy as np
 
-from zdt.kernels._types import FormatKind, NanStyle, TypeCode
+from zdt.kernels._types import FormatKind, FormatRules, NanStyle, TypeCode
 from zdt.errors import ConfigError
 
 FMT_INT, FMT_FLOAT = FormatKind.FMT_INT, FormatKind.FMT_FLOAT
@@ -162,17 +162,13 @@ class NumberFormat:
         """The bit pattern of +Infinity, None without infinities."""
         return ((1 << self.exp_bits) - 1) << self.man_bits if self.has_inf else None
 
+    @cached_property
+    def _rules(self) -> FormatRules:
+        return FormatRules(self)
+
     def is_nan_bits(self, bits: int) -> bool:
-        if not self.is_float or self.nan_style == NAN_NONE:
-            return False
-        bits = self.logical_bits(bits)
-        if self.nan_style in (NAN_NEG_ZERO, NAN_EXP_ONLY):
-            return bits == self.nan_bits
-        magnitude = bits & ((1 << (self.bits - 1)) - 1)
-        exp_all = (1 << self.exp_bits) - 1
-        if self.nan_style == NAN_IEEE:
-            return magnitude >> self.man_bits == exp_all and magnitude & ((1 << self.man_bits) - 1) != 0
-        return magnitude == self.nan_bits        # NAN_ALL_ONES, either sign
+        """Whether a bit pattern is a NaN of this format, by the kernels' own rule."""
+        return self._rules.is_nan(bits)
 
     @property
     def is_sub_byte(self) -> bool:
@@ -240,8 +236,10 @@ FORMATS: dict[str, NumberFormat] = {
         _finite("float4_e2m1fn", 2, 1, 1, NAN_NONE),
     ]
 }
-# The ones NumPy does not know: their dtypes come from ml_dtypes.
-LOW_PRECISION = tuple(FORMATS)[11:]
+# The types NumPy itself has; ml_dtypes provides the dtypes of all the others (zdt's ZDTypes).
+NUMPY_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+               "float16", "float32", "float64")
+LOW_PRECISION = tuple(name for name in FORMATS if name not in NUMPY_TYPES)
 
 
 def format_for(name: str, *, role: str = "data type", config_key: str = "data_type",

@@ -16,6 +16,7 @@
 # both bounds and the next value beyond each through the loops alone: change a condition here
 # and that test tells you which bound in fast_path.py must follow.
 
+from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, trunc, truncf
 from libc.stdint cimport (
     int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
@@ -304,8 +305,8 @@ cdef inline float f64_to_f32_one(double x, uint8_t* flag, rmode_t* rm, omode_t* 
     cdef float r = <float>x
     cdef float r2
     cdef double b, b2, err
-    cdef bint finite_in = fabs(x) <= 1.7976931348623157e308
-    cdef uint8_t f = (not (fabsf(r) <= 3.4028234663852886e38)) & finite_in
+    cdef bint finite_in = fabs(x) <= DBL_MAX
+    cdef uint8_t f = (not (fabsf(r) <= FLT_MAX)) & finite_in
     if rmode_t is RNearestEven:
         if omode_t is OClamp:
             f = 0           # +-inf is the clamped result
@@ -324,7 +325,7 @@ cdef inline float f64_to_f32_one(double x, uint8_t* flag, rmode_t* rm, omode_t* 
             r2 = step_mag(r, (-1 if sign_of(r) else 1) if err > 0 else (1 if sign_of(r) else -1))
             b2 = <double>r2
             r = r2 if ((b2 - b) == 2 * err) & (fabs(b2) > fabs(b)) else r
-        f = f | ((not (fabsf(r) <= 3.4028234663852886e38)) & finite_in)
+        f = f | ((not (fabsf(r) <= FLT_MAX)) & finite_in)
     flag[0] = f
     return r
 
@@ -705,54 +706,48 @@ cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) no
     return fast_pair(s, <double*>d, n, sp)
 
 
-cdef bint fast_block(const void* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
-    cdef int c = sp.src_code
-    if sp.dst_code == T_MINI:
-        if c == T_F32:
-            return fast_mini(<const float*>s, d, n, sp)
-        return fast_mini(<const double*>s, d, n, sp)
-    if c == T_I8:
-        return fast_src(<const int8_t*>s, d, n, sp)
-    elif c == T_U8:
-        return fast_src(<const uint8_t*>s, d, n, sp)
-    elif c == T_I16:
-        return fast_src(<const int16_t*>s, d, n, sp)
-    elif c == T_U16:
-        return fast_src(<const uint16_t*>s, d, n, sp)
-    elif c == T_I32:
-        return fast_src(<const int32_t*>s, d, n, sp)
-    elif c == T_U32:
-        return fast_src(<const uint32_t*>s, d, n, sp)
-    elif c == T_I64:
-        return fast_src(<const int64_t*>s, d, n, sp)
-    elif c == T_U64:
-        return fast_src(<const uint64_t*>s, d, n, sp)
-    elif c == T_F32:
-        return fast_src(<const float*>s, d, n, sp)
-    return fast_src(<const double*>s, d, n, sp)
+cdef bint by_source(const num_t* s, void* d, Py_ssize_t n, uint8_t* mask,
+                    const CastSpec* sp) noexcept nogil:
+    """For a block whose (fast) source type is num_t: the fast loop into d, or, with a mask,
+    the mask pass (which elements the exact path must redo)."""
+    if mask != NULL:
+        return mark_block(s, n, mask, sp)
+    if num_t is float or num_t is double:
+        if sp.dst_code == T_MINI:
+            return fast_mini(s, d, n, sp)
+    return fast_src(s, d, n, sp)
 
 
-cdef bint mark(const void* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+cdef bint source_dispatch(const void* s, void* d, Py_ssize_t n, uint8_t* mask,
+                          const CastSpec* sp) noexcept nogil:
     cdef int c = sp.src_code
     if c == T_I8:
-        return mark_block(<const int8_t*>s, n, mask, sp)
+        return by_source(<const int8_t*>s, d, n, mask, sp)
     elif c == T_U8:
-        return mark_block(<const uint8_t*>s, n, mask, sp)
+        return by_source(<const uint8_t*>s, d, n, mask, sp)
     elif c == T_I16:
-        return mark_block(<const int16_t*>s, n, mask, sp)
+        return by_source(<const int16_t*>s, d, n, mask, sp)
     elif c == T_U16:
-        return mark_block(<const uint16_t*>s, n, mask, sp)
+        return by_source(<const uint16_t*>s, d, n, mask, sp)
     elif c == T_I32:
-        return mark_block(<const int32_t*>s, n, mask, sp)
+        return by_source(<const int32_t*>s, d, n, mask, sp)
     elif c == T_U32:
-        return mark_block(<const uint32_t*>s, n, mask, sp)
+        return by_source(<const uint32_t*>s, d, n, mask, sp)
     elif c == T_I64:
-        return mark_block(<const int64_t*>s, n, mask, sp)
+        return by_source(<const int64_t*>s, d, n, mask, sp)
     elif c == T_U64:
-        return mark_block(<const uint64_t*>s, n, mask, sp)
+        return by_source(<const uint64_t*>s, d, n, mask, sp)
     elif c == T_F32:
-        return mark_block(<const float*>s, n, mask, sp)
-    return mark_block(<const double*>s, n, mask, sp)
+        return by_source(<const float*>s, d, n, mask, sp)
+    return by_source(<const double*>s, d, n, mask, sp)
+
+
+cdef inline bint fast_block(const void* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
+    return source_dispatch(s, d, n, NULL, sp)
+
+
+cdef inline bint mark(const void* s, Py_ssize_t n, uint8_t* mask, const CastSpec* sp) noexcept nogil:
+    return source_dispatch(s, NULL, n, mask, sp)
 
 
 # --- the per-block step and the driver ---------------------------------------------------------------

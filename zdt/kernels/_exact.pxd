@@ -104,7 +104,7 @@ cdef inline bint float_is_zero(uint64_t raw, const Format* f) noexcept nogil:
 cdef inline Num decode(uint64_t raw, const Format* f) noexcept nogil:
     cdef Num r
     cdef int64_t v
-    cdef uint64_t e, m, e_all
+    cdef uint64_t e, m
     r.cls = NUM_FINITE
     r.neg = False
     r.exp = 0
@@ -125,13 +125,12 @@ cdef inline Num decode(uint64_t raw, const Format* f) noexcept nogil:
         r.cls = NUM_NAN
         r.mag = 0
         return r
-    e_all = low_mask(f.exp_bits)
-    e = (raw >> f.man_bits) & e_all
-    m = raw & low_mask(f.man_bits)
-    if f.has_inf and e == e_all and m == 0:
+    if f.has_inf and (raw & ~sign_bit(f) & low_mask(f.bits)) == f.inf_bits:
         r.cls = NUM_INF
         r.mag = 0
         return r
+    e = (raw >> f.man_bits) & low_mask(f.exp_bits)
+    m = raw & low_mask(f.man_bits)
     if e == 0 and f.has_subnormal:
         r.mag = m
         r.exp = 1 - f.bias - f.man_bits
@@ -226,14 +225,11 @@ cdef inline int encode_int(Num x, const Format* f, int rounding, int oor, uint64
 
 
 cdef inline uint64_t float_nan_bits(const Format* f, bint neg) noexcept nogil:
-    cdef uint64_t e_all = low_mask(f.exp_bits)
-    if f.nan_style == NAN_IEEE:
-        return (sign_bit(f) if neg else 0) | (e_all << f.man_bits) | (<uint64_t>1 << (f.man_bits - 1))
-    elif f.nan_style == NAN_ALL_ONES:
-        return (sign_bit(f) if neg else 0) | (e_all << f.man_bits) | low_mask(f.man_bits)
-    elif f.nan_style == NAN_NEG_ZERO:
-        return sign_bit(f)
-    return low_mask(f.bits)
+    """The NaN a NaN input becomes: the canonical one, keeping its sign where a NaN can have
+    one (IEEE-style and all-ones NaNs)."""
+    if neg and (f.nan_style == NAN_IEEE or f.nan_style == NAN_ALL_ONES):
+        return f.nan_bits | sign_bit(f)
+    return f.nan_bits
 
 
 cdef inline uint64_t float_max_bits(const Format* f) noexcept nogil:
@@ -247,7 +243,7 @@ cdef inline uint64_t float_min_bits(const Format* f) noexcept nogil:
 
 cdef inline int encode_float(Num x, const Format* f, int rounding, int oor, uint64_t* out) noexcept nogil:
     cdef uint64_t sgn = sign_bit(f) if x.neg else 0
-    cdef uint64_t m, mf, e_all = low_mask(f.exp_bits)
+    cdef uint64_t m, mf
     cdef int p = f.man_bits + 1
     cdef int emin = 1 - f.bias
     cdef int big_e, qe, shift, ef
@@ -260,7 +256,7 @@ cdef inline int encode_float(Num x, const Format* f, int rounding, int oor, uint
     if x.cls == NUM_INF:
         if not f.has_inf:
             return ST_INF
-        out[0] = sgn | (e_all << f.man_bits)
+        out[0] = sgn | f.inf_bits
         return ST_OK
     if x.neg and not f.is_signed and x.mag != 0:
         # a negative value in a format without a sign (float8_e8m0fnu): below the range
@@ -318,7 +314,7 @@ cdef inline int encode_float(Num x, const Format* f, int rounding, int oor, uint
     if overflow:
         if oor == OOR_CLAMP:
             if f.has_inf:
-                out[0] = sgn | (e_all << f.man_bits)
+                out[0] = sgn | f.inf_bits
             else:
                 out[0] = sgn | float_max_bits(f)
             return ST_OK

@@ -2,6 +2,7 @@
 """Numeric helpers shared by the cast and scale_offset kernels (inline, nogil, compiled into each
 kernel build with its instruction set): block size, powers of two, type limits, bit patterns."""
 
+from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport fabs, fabsf
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -38,8 +39,8 @@ cdef inline int precision(float_t* tag) noexcept nogil:
 
 cdef inline float_t max_finite(float_t* tag) noexcept nogil:
     if float_t is double:
-        return 1.7976931348623157e308
-    return 3.4028234663852886e38
+        return DBL_MAX
+    return FLT_MAX
 
 
 cdef inline float_t fabs_t(float_t x) noexcept nogil:

@@ -16,6 +16,7 @@
 # Fast loops only report whether a block holds a failing element; then the block is walked with
 # the per-element checked functions to find the first one and what overflowed.
 
+from libc.float cimport DBL_MAX
 from libc.math cimport fabs, rint, rintf
 from libc.stdint cimport (
     int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
@@ -28,7 +29,7 @@ from zdt.kernels._num cimport (
     BLOCK, fabs_t, from_bits, int_max64, int_min, int_min64, int_signed, max_finite, pow2,
 )
 from zdt.kernels._types cimport (
-    MiniFormat, ScaleOffsetKernel, ScaleOffsetKernelSpec, float_t, mini_t,
+    MiniFormat, ScaleOffsetKernel, ScaleOffsetKernelSpec, float_t, int_t, mini_t,
     SO_OK, SO_SUB, SO_MUL, SO_REM, SO_DIV, SO_ADD, ST_OK,
     T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
 )
@@ -39,35 +40,24 @@ from zdt.kernels._portable cimport (
 )
 
 
-ctypedef fused so_int_t:
-    int8_t
-    uint8_t
-    int16_t
-    uint16_t
-    int32_t
-    uint32_t
-    int64_t
-    uint64_t
-
-
 # --- one element, checked (the slow path that names what failed) ----------------------------------
 
-cdef inline int so_int_encode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out) noexcept nogil:
+cdef inline int so_int_encode(int_t x, int_t o, int_t s, int_t* out) noexcept nogil:
     cdef int64_t t, p
     cdef uint64_t tu, pu
-    if so_int_t is int64_t:
+    if int_t is int64_t:
         if zdt_sub_i64(x, o, &t):
             return SO_SUB
         if zdt_mul_i64(t, s, &p):
             return SO_MUL
         out[0] = p
-    elif so_int_t is uint64_t:
+    elif int_t is uint64_t:
         if zdt_sub_u64(x, o, &tu):
             return SO_SUB
         if zdt_mul_u64(tu, s, &pu):
             return SO_MUL
         out[0] = pu
-    elif so_int_t is uint32_t:
+    elif int_t is uint32_t:
         t = <int64_t>x - <int64_t>o
         if t < 0 or t > 4294967295LL:
             return SO_SUB
@@ -82,24 +72,24 @@ cdef inline int so_int_encode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out)
         p = t * <int64_t>s
         if p < int_min64(out) or p > <int64_t>int_max64(out):
             return SO_MUL
-        out[0] = <so_int_t>p
+        out[0] = <int_t>p
     return SO_OK
 
 
-cdef inline int so_int_decode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out) noexcept nogil:
-    cdef so_int_t q
+cdef inline int so_int_decode(int_t x, int_t o, int_t s, int_t* out) noexcept nogil:
+    cdef int_t q
     cdef int64_t r
     cdef uint64_t ru
-    if int_signed(out) and s == <so_int_t>-1 and x == int_min(out):
+    if int_signed(out) and s == <int_t>-1 and x == int_min(out):
         return SO_DIV                       # -MIN does not fit
     if x % s != 0:
         return SO_REM
-    q = <so_int_t>(x / s)
-    if so_int_t is int64_t:
+    q = <int_t>(x / s)
+    if int_t is int64_t:
         if zdt_add_i64(q, o, &r):
             return SO_ADD
         out[0] = r
-    elif so_int_t is uint64_t:
+    elif int_t is uint64_t:
         if zdt_add_u64(q, o, &ru):
             return SO_ADD
         out[0] = ru
@@ -107,7 +97,7 @@ cdef inline int so_int_decode(so_int_t x, so_int_t o, so_int_t s, so_int_t* out)
         r = <int64_t>q + <int64_t>o
         if r < int_min64(out) or r > <int64_t>int_max64(out):
             return SO_ADD
-        out[0] = <so_int_t>r
+        out[0] = <int_t>r
     return SO_OK
 
 
@@ -129,7 +119,7 @@ ctypedef fused lane_t:
     int64_t
 
 
-cdef bint so_lane_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_t o, so_int_t s,
+cdef bint so_lane_loop(const int_t* src, int_t* dst, Py_ssize_t n, int_t o, int_t s,
                        bint decode, lane_t* lane) noexcept nogil:
     """Whole block; True if some element fails (the caller finds which with the checked
     per-element functions)."""
@@ -146,7 +136,7 @@ cdef bint so_lane_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_
             for i in range(n):
                 p = <lane_t>src[i] + ol
                 acc |= (p < lo) | (p > hi)
-                dst[i] = <so_int_t>p
+                dst[i] = <int_t>p
         else:
             for i in range(n):
                 if lane_t is int64_t:
@@ -156,24 +146,24 @@ cdef bint so_lane_loop(const so_int_t* src, so_int_t* dst, Py_ssize_t n, so_int_
                 p = q + ol
                 # the quotient itself must fit too (MIN / -1)
                 acc |= (q * sl != <lane_t>src[i]) | (q < lo) | (q > hi) | (p < lo) | (p > hi)
-                dst[i] = <so_int_t>p
-    elif so_int_t is uint16_t or so_int_t is uint32_t:
+                dst[i] = <int_t>p
+    elif int_t is uint16_t or int_t is uint32_t:
         for i in range(n):
             t = <lane_t>src[i] - ol
             if lane_t is int64_t:
                 pu64 = <uint64_t>(t if t >= 0 else 0) * <uint64_t>s
                 acc |= (t < 0) | (pu64 > <uint64_t>hi)
-                dst[i] = <so_int_t>pu64
+                dst[i] = <int_t>pu64
             else:
                 pu32 = <uint32_t>(t if t >= 0 else 0) * <uint32_t>s
                 acc |= (t < 0) | (pu32 > <uint32_t>hi)
-                dst[i] = <so_int_t>pu32
+                dst[i] = <int_t>pu32
     else:
         for i in range(n):
             t = <lane_t>src[i] - ol
             p = t * sl
             acc |= (t < lo) | (t > hi) | (p < lo) | (p > hi)
-            dst[i] = <so_int_t>p
+            dst[i] = <int_t>p
     return acc
 
 
@@ -212,18 +202,18 @@ cdef bint so_mini_loop(const float* w, mini_t* dst, Py_ssize_t n, double o, doub
             r = mini_round_even(mini_round_even(x / s, &f) + o, &f)
         else:
             r = mini_round_even(mini_round_even(x - o, &f) * s, &f)
-        acc |= (fabs(x) <= 1.7976931348623157e308) & (not (fabs(r) <= 1.7976931348623157e308))
+        acc |= (fabs(x) <= DBL_MAX) & (not (fabs(r) <= DBL_MAX))
         dst[i] = <mini_t>mini_bits(r, r, &f)
     return acc
 
 
 # --- first failure in a flagged block ---------------------------------------------------------------
 
-cdef Py_ssize_t so_int_first(const so_int_t* src, Py_ssize_t n, so_int_t o, so_int_t s,
+cdef Py_ssize_t so_int_first(const int_t* src, Py_ssize_t n, int_t o, int_t s,
                              bint decode, int* status) noexcept nogil:
     cdef Py_ssize_t i
     cdef int st
-    cdef so_int_t v
+    cdef int_t v
     for i in range(n):
         st = so_int_decode(src[i], o, s, &v) if decode else so_int_encode(src[i], o, s, &v)
         if st != SO_OK:
@@ -271,14 +261,14 @@ cdef Py_ssize_t so_mini_first(const float* w, Py_ssize_t n, double o, double s, 
     cdef double x, t
     for i in range(n):
         x = <double>w[i]
-        if not (fabs(x) <= 1.7976931348623157e308):
+        if not (fabs(x) <= DBL_MAX):
             continue
         t = mini_round_even(x / s, m) if decode else mini_round_even(x - o, m)
-        if not (fabs(t) <= 1.7976931348623157e308):
+        if not (fabs(t) <= DBL_MAX):
             status[0] = SO_DIV if decode else SO_SUB
             return i
         t = mini_round_even(t + o, m) if decode else mini_round_even(t * s, m)
-        if not (fabs(t) <= 1.7976931348623157e308):
+        if not (fabs(t) <= DBL_MAX):
             status[0] = SO_ADD if decode else SO_MUL
             return i
     return -1
@@ -328,16 +318,16 @@ cdef Py_ssize_t so_subint(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int64_
 # A block may be transformed in place (src == dst): its inputs are saved first, the failure
 # search reads them, and on failure they are put back so the error shows the input.
 
-cdef Py_ssize_t so_block_int(const so_int_t* src, so_int_t* dst, Py_ssize_t m, so_int_t o,
-                             so_int_t s, bint decode, int* status) noexcept nogil:
-    cdef so_int_t saved[BLOCK]
-    cdef const so_int_t* blk = src
+cdef Py_ssize_t so_block_int(const int_t* src, int_t* dst, Py_ssize_t m, int_t o,
+                             int_t s, bint decode, int* status) noexcept nogil:
+    cdef int_t saved[BLOCK]
+    cdef const int_t* blk = src
     cdef bint in_place = <const void*>src == <const void*>dst
     cdef bint flagged
     cdef Py_ssize_t i, bad
     cdef int st
-    cdef so_int_t v
-    if so_int_t is int64_t or so_int_t is uint64_t:
+    cdef int_t v
+    if int_t is int64_t or int_t is uint64_t:
         # no wider lane: the checked per-element functions are the loop (an element is written
         # only once it passed, so in place the failing element is still the input)
         for i in range(m):
@@ -348,9 +338,9 @@ cdef Py_ssize_t so_block_int(const so_int_t* src, so_int_t* dst, Py_ssize_t m, s
             dst[i] = v
         return -1
     if in_place:
-        memcpy(saved, src, m * sizeof(so_int_t))
+        memcpy(saved, src, m * sizeof(int_t))
         blk = saved
-    if so_int_t is int32_t or so_int_t is uint32_t:
+    if int_t is int32_t or int_t is uint32_t:
         flagged = so_lane_loop(blk, dst, m, o, s, decode, <int64_t*>NULL)
     else:
         flagged = so_lane_loop(blk, dst, m, o, s, decode, <int32_t*>NULL)
@@ -358,7 +348,7 @@ cdef Py_ssize_t so_block_int(const so_int_t* src, so_int_t* dst, Py_ssize_t m, s
         bad = so_int_first(blk, m, o, s, decode, status)
         if bad >= 0:
             if in_place:
-                memcpy(dst, saved, m * sizeof(so_int_t))
+                memcpy(dst, saved, m * sizeof(int_t))
             return bad
     return -1
 

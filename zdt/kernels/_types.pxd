@@ -188,6 +188,8 @@ cpdef enum Widen:
 # --- structs -------------------------------------------------------------------------------------
 
 ctypedef struct Format:
+    # Every field comes from the format's descriptor, zdt.formats.NumberFormat (fill_format):
+    # one table, read by both languages. The kernels derive nothing a field gives.
     int kind            # FormatKind
     int itemsize        # bytes per element in memory
     int bits            # logical width (int4 -> 4, float16 -> 16)
@@ -198,7 +200,9 @@ ctypedef struct Format:
     int bias
     int max_exp_field   # largest exponent field of a finite value
     uint64_t max_man    # largest fraction field of a finite value at max_exp_field
-    int nan_style       # NanStyle
+    int nan_style       # NanStyle: which bit patterns are NaN (float_is_nan, _exact.pxd)
+    uint64_t nan_bits   # the canonical NaN ("NaN" in JSON), 0 without NaN
+    uint64_t inf_bits   # +Infinity, 0 without infinities
     bint has_inf
     bint has_neg_zero
     bint has_zero
@@ -287,6 +291,10 @@ cdef class CastKernelSpec:
 cdef class ScaleOffsetKernelSpec:
     cdef ScaleOffsetKernel k
     cdef float* _table
+
+
+cdef class FormatRules:
+    cdef Format f
 
 
 cdef void fill_format(Format* f, object fmt) except *

@@ -67,8 +67,6 @@ class Widen(IntEnum):
 class CastKernelSpec:
     def __init__(self, *, source: object, target: object, rounding: int, out_of_range: int,
                  map_entries: object, fast: object) -> None: ...
-    source_itemsize: int
-    target_itemsize: int
     has_fast: bool
     safe_range: tuple[int, int]
 

@@ -9,7 +9,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memcpy
 
-from zdt.kernels._exact cimport convert_element
+from zdt.kernels._exact cimport convert_element, float_is_nan
 
 
 cdef void fill_format(Format* f, object fmt) except *:
@@ -24,10 +24,28 @@ cdef void fill_format(Format* f, object fmt) except *:
     f.max_exp_field = fmt.max_exp_field
     f.max_man = fmt.max_man
     f.nan_style = fmt.nan_style
+    f.nan_bits = fmt.nan_bits or 0
+    f.inf_bits = fmt.inf_bits or 0
     f.has_inf = fmt.has_inf
     f.has_neg_zero = fmt.has_neg_zero
     f.has_zero = fmt.has_zero
     f.has_subnormal = fmt.has_subnormal
+
+
+cdef class FormatRules:
+    """The rules the kernels apply to a format's bit patterns, for Python to ask (so each rule
+    is written once, in the kernels). Built from a zdt.formats.NumberFormat."""
+
+    def __init__(self, fmt):
+        fill_format(&self.f, fmt)
+
+    def is_nan(self, uint64_t bits):
+        """Whether `bits` is a NaN of the format (the unused high bits of a sub-byte format are
+        ignored)."""
+        if self.f.kind != FMT_FLOAT:
+            return False
+        return bool(float_is_nan(bits & ((<uint64_t>1 << self.f.bits) - 1) if self.f.bits < 64
+                                 else bits, &self.f))
 
 
 cdef void fill_mini(MiniFormat* m, const Format* f) noexcept:
@@ -46,15 +64,8 @@ cdef void fill_mini(MiniFormat* m, const Format* f) noexcept:
     m.has_inf = f.has_inf
     m.has_nan = f.nan_style != NAN_NONE
     m.has_neg_zero = f.has_neg_zero
-    m.inf_bits = (exp_all << f.man_bits) if f.has_inf else 0
-    if f.nan_style == NAN_IEEE:
-        m.nan_bits = (exp_all << f.man_bits) | (1u << (f.man_bits - 1))
-    elif f.nan_style == NAN_ALL_ONES:
-        m.nan_bits = (exp_all << f.man_bits) | ((1u << f.man_bits) - 1)
-    elif f.nan_style == NAN_NEG_ZERO:
-        m.nan_bits = m.sign_bit
-    else:
-        m.nan_bits = 0
+    m.inf_bits = <uint32_t>f.inf_bits
+    m.nan_bits = <uint32_t>f.nan_bits
     # reading (see MiniFormat)
     m.rebias_bits = (<uint32_t>(127 - f.bias)) << 23
     m.sub_scale = 2.0 ** (m.emin - f.man_bits)
@@ -186,14 +197,6 @@ cdef class CastKernelSpec:
         PyMem_Free(self._map)
         PyMem_Free(self._fast_map)
         PyMem_Free(self._table)
-
-    @property
-    def source_itemsize(self):
-        return self.k.exact.src.itemsize
-
-    @property
-    def target_itemsize(self):
-        return self.k.exact.dst.itemsize
 
     @property
     def has_fast(self):
