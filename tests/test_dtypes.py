@@ -118,7 +118,10 @@ def test_float_fill_values_every_form(name):
     for value, bits in lp.finite_values(name).items():
         assert fill_bits(name, float(value)) == bits
         assert fill_bits(name, f"0x{bits:0{digits}x}") == bits
-        assert z.to_json_scalar(z.from_json_scalar(float(value), zarr_format=3), zarr_format=3) == float(value)
+        # written as a number, except float8_e8m0fnu: as its bit pattern (TensorStore misreads
+        # numbers of that type, tests/test_interop_tensorstore.py)
+        written = f"0x{bits:0{digits}x}" if name == "float8_e8m0fnu" else float(value)
+        assert z.to_json_scalar(z.from_json_scalar(float(value), zarr_format=3), zarr_format=3) == written
     top = lp.max_finite(name)
     with pytest.raises(ValueError, match="beyond the range"):
         fill_bits(name, float(top * 4))
@@ -206,10 +209,11 @@ def test_arrays_of_every_type_round_trip_with_fill_values(tmp_path, name, zarr_f
     fill_bits_expected = lp.finite_values(name)[type(list(lp.finite_values(name))[0])(fill)]
     assert all(lp.logical_bits(x) == fill_bits_expected for x in got[24:])
     meta = json.loads((tmp_path / "a" / ("zarr.json" if zarr_format == 3 else ".zarray")).read_text())
+    written = f"0x{fill_bits_expected:02x}" if name == "float8_e8m0fnu" else fill
     if zarr_format == 3:
-        assert meta["data_type"] == name and meta["fill_value"] == fill
+        assert meta["data_type"] == name and meta["fill_value"] == written
     else:
-        assert meta["dtype"] == name and meta["fill_value"] == fill
+        assert meta["dtype"] == name and meta["fill_value"] == written
 
 
 def chunk_bytes(path, zarr_format: int) -> bytes:

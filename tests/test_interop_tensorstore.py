@@ -21,9 +21,10 @@ What TensorStore 0.1.86 does not do, pinned here so that a change shows up as a 
 * It cannot open uint2, uint4, float6_e2m3fn, float6_e3m2fn, nor zarr-extensions'
   float8_e4m3 (the IEEE-like E4M3 with infinities; TensorStore only has float8_e4m3fn).
 * Its float8_e8m0fnu <-> double conversion is off (bits 0x7f, which is 1.0, becomes 2**64, and
-  1.0 becomes bits 0x3f), so numeric float8_e8m0fnu fill values do not interoperate: zdt's
-  fill 1.0 reads as 2**-64 in TensorStore, and TensorStore writes its fill "0x7f" as
-  1.8446744073709552e+19 (2**64). Only "NaN" round-trips, which is what the matrix uses.
+  1.0 becomes bits 0x3f), so JSON-number float8_e8m0fnu fill values do not interoperate: a
+  fill 1.0 written as a number reads as 2**-64 in TensorStore, and TensorStore writes its fill
+  "0x7f" as 1.8446744073709552e+19 (2**64). zdt therefore writes finite float8_e8m0fnu fill
+  values as "0x.." bit patterns, which TensorStore reads right.
 * When it writes int2/int4 values from an ml_dtypes array it stores the bytes as they are in
   memory (int4 -1 as 0x0f), while its own fill value is sign-extended (0xff). Both are valid
   (readers ignore the high bits), so this is only pinned, not a disagreement.
@@ -66,7 +67,7 @@ FILLS = [
     ("float8_e4m3b11fnuz", -0.5, 0xd0),
     ("float8_e5m2", -3.0, 0xc2),
     ("float8_e5m2fnuz", 1.25, 0x41),
-    ("float8_e8m0fnu", "NaN", 0xff),      # numeric fills do not interoperate (module docstring)
+    ("float8_e8m0fnu", "NaN", 0xff),      # finite ones: see the float8_e8m0fnu tests below
     ("float8_e4m3fn", "NaN", 0x7f),
     ("float8_e4m3fn", "0xff", 0xff),      # the other NaN of float8_e4m3fn
     ("float8_e4m3fn", -0.0, 0x80),
@@ -328,25 +329,40 @@ def test_tensorstore_cannot_open(tmp_path, name):
 
 # --- TensorStore's float8_e8m0fnu conversion bug ------------------------------------------------
 
+@pytest.mark.parametrize("fill,bits", [(1.0, 0x7f), (2.0, 0x80), (2.0 ** -127, 0x00), (0.25, 0x7d)])
+def test_zdt_writes_float8_e8m0fnu_fill_values_as_bits_tensorstore_reads_them(tmp_path, fill, bits):
+    """zdt writes a finite float8_e8m0fnu fill value as its "0x.." bit pattern (the v3
+    fill-value encoding allows it for floats), which TensorStore reads exactly."""
+    e8m0 = dtype_of("float8_e8m0fnu")
+    path = tmp_path / "zdt"
+    arr = zdt_create(path, "float8_e8m0fnu", 4, 2, fill)
+    arr[:2] = np.array([0.5, 4.0], dtype=e8m0)
+    assert metadata(path)["fill_value"] == f"0x{bits:02x}"
+    store = ts_open(path)
+    assert scalar_bits(store.fill_value, "float8_e8m0fnu") == bits
+    assert store.read().result().view(np.uint8).tolist() == [0x7e, 0x81, bits, bits]
+    assert scalar_bits(zarr.open_array(str(path), mode="r").fill_value, "float8_e8m0fnu") == bits
+
+
 def test_tensorstore_float8_e8m0fnu_numeric_fill_bug(tmp_path):
     """TensorStore 0.1.86 converts float8_e8m0fnu to and from double wrongly (as if its bias
     were 63, not 127), so a numeric fill value means something else to it. ml_dtypes and zdt
-    agree with zarr-extensions: 1.0 is 0x7f. This test pins the bug; if it fails, TensorStore
-    has probably fixed it, and numeric e8m0 fills can join FILLS."""
+    agree with zarr-extensions: 1.0 is 0x7f. This test pins the bug (why zdt writes these fill
+    values as bit patterns); if it fails, TensorStore has probably fixed it."""
     e8m0 = dtype_of("float8_e8m0fnu")
     assert np.array(1.0, dtype=e8m0).view(np.uint8) == 0x7f
 
-    # zdt writes fill 1.0 (bits 0x7f) as the JSON number 1.0; TensorStore reads bits 0x3f,
-    # which is 2**-64. The chunk data zdt wrote (bits, not numbers) reads correctly.
-    path = tmp_path / "zdt"
-    arr = zdt_create(path, "float8_e8m0fnu", 4, 2, 1.0)
-    arr[:2] = np.array([0.5, 4.0], dtype=e8m0)
-    assert metadata(path)["fill_value"] == 1.0
+    # metadata with the JSON number 1.0 (bits 0x7f), as another writer may put it: TensorStore
+    # reads bits 0x3f, which is 2**-64
+    path = tmp_path / "numeric"
+    zdt_create(path, "float8_e8m0fnu", 4, 2, 1.0)
+    meta = metadata(path)
+    meta["fill_value"] = 1.0
+    (path / "zarr.json").write_text(json.dumps(meta))
+    assert scalar_bits(zarr.open_array(str(path), mode="r").fill_value, "float8_e8m0fnu") == 0x7f
     store = ts_open(path)
     assert scalar_bits(store.fill_value, "float8_e8m0fnu") == 0x3f          # should be 0x7f
-    got = store.read().result()
-    assert got.view(np.uint8).tolist() == [0x7e, 0x81, 0x3f, 0x3f]         # fill should be 0x7f
-    assert got.astype(np.float64)[2] == 2.0 ** -64
+    assert store.read().result().astype(np.float64)[0] == 2.0 ** -64
 
     # TensorStore given the fill "0x7f" holds the right bits but writes them as the JSON number
     # 2**64, which zdt (correctly) reads as bits 0xbf.

@@ -180,6 +180,73 @@ def test_errors_are_the_codecs_own():
     assert "chunk element (3,) = 300.0 (float64) as uint8" in messages[1]
 
 
+def test_a_fused_error_names_the_failing_codec_and_its_value_at_that_stage():
+    """The second codec of a fused chain fails: the error is that codec's own, with the
+    element's index in the chunk and the value scale_offset handed it (not the array's), as
+    zarr's pipeline raises it codec by codec."""
+    filters = [{"name": "scale_offset", "configuration": {"offset": 100, "scale": 2}},
+               {"name": "cast_value", "configuration": {"data_type": "uint8"}}]
+    data = np.arange(100.0, 140.0)
+    data[27] = 300.0                            # (300 - 100) * 2 = 400 does not fit uint8
+    messages = []
+    for path in (ZARR, zp.PATH):
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = create(MemoryStore(), "a", "float64", filters, None, (40,), (10,), fill=100.0)
+            with pytest.raises(zdt.CastError) as info:
+                a[:] = data
+            messages.append(str(info.value))
+            assert info.value.index == (7,) and float(info.value.value) == 400.0
+    assert messages[0] == messages[1]
+    assert "cannot encode chunk element (7,) = 400.0 (float64) as uint8" in messages[1]
+
+
+def test_a_read_of_part_of_a_chunk_names_the_element_by_its_index_in_the_chunk():
+    """A selection decodes only its elements; a failing one is named by its place in the chunk
+    (here (2, 3) of a 4 x 5 chunk, reached through a strided selection)."""
+    store = MemoryStore()
+    filters = [{"name": "cast_value", "configuration": {"data_type": "int32"}}]
+    a = create(store, "a", "int16", filters, None, (4, 5), (4, 5), fill=0)
+    a[:] = np.arange(20, dtype=np.int16).reshape(4, 5)
+    raw = create(store, "raw", "int32", [], None, (4, 5), (4, 5), fill=0)
+    bad = np.arange(20, dtype=np.int32).reshape(4, 5)
+    bad[2, 3] = 70000
+    raw[:] = bad
+    store._store_dict["a/c/0/0"] = store._store_dict["raw/c/0/0"]
+    with zdt.use_pipeline():                    # zdt decodes only what is selected
+        assert zarr.open_array(store, path="a")[0:2, :].tolist() == bad[0:2, :].tolist()
+    messages = []
+    for path in (ZARR, zp.PATH):
+        with zarr.config.set({"codec_pipeline.path": path}):
+            b = zarr.open_array(store, path="a")
+            with pytest.raises(zdt.CastError) as info:
+                b[1:4:1, 1::2]
+            messages.append(str(info.value))
+            assert info.value.index == (2, 3)
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.filterwarnings("ignore:The data type .* does not have a Zarr V3 specification")
+@pytest.mark.parametrize("shape,index", [((6,), (3,)), ((), ())])
+def test_one_element_of_a_structured_array(shape, index):
+    """Reading or writing one element of a structured (record) array: NumPy hands back an
+    np.void there, not a view."""
+    dtype = [("foo", "S3"), ("bar", "i4"), ("baz", "f8")]
+    values = np.array([(b"aaa", 1, 1.5), (b"bbb", 2, 2.5), (b"ccc", 3, 3.5), (b"ddd", 4, 4.5),
+                       (b"eee", 5, 5.5), (b"fff", 6, 6.5)], dtype=dtype)
+    value = values if shape else values[0]
+    results = []
+    for path in (ZARR, zp.PATH):
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = zarr.create_array(store=MemoryStore(), shape=shape, chunks=shape or (), dtype=dtype,
+                                  fill_value=None, compressors=None)
+            a[...] = value
+            got = a[index]
+            a[index] = (b"zzz", 9, 9.5)
+            results.append((got.tolist(), a[...].tolist()))
+    assert results[0] == results[1]
+    assert results[1][0] == ((b"ddd", 4, 4.5) if shape else (b"aaa", 1, 1.5))
+
+
 def test_decode_errors_are_the_codecs_own():
     # stored int32 values that do not fit the int16 array: decoding fails
     store = MemoryStore()

@@ -48,6 +48,9 @@ class LowPrecisionDType(ZDType[Any, Any], HasItemSize):
     _zarr_v3_name: ClassVar[str]
     dtype_cls: ClassVar[type]
     format: ClassVar[NumberFormat]
+    # write finite fill values as "0x.." bit patterns rather than JSON numbers (the fill-value
+    # encoding allows both for floats)
+    _hex_fill_values: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -150,7 +153,11 @@ class LowPrecisionDType(ZDType[Any, Any], HasItemSize):
         return self.format.value_of(self._bits(data, what="fill value"))
 
     def to_json_scalar(self, data: object, *, zarr_format: Literal[2, 3]) -> Any:
-        return json_scalar.encode(self.format.bits_of(self.cast_scalar(data)), self.format)
+        bits = self.format.bits_of(self.cast_scalar(data))
+        value = json_scalar.encode(bits, self.format)
+        if self._hex_fill_values and isinstance(value, float):
+            return json_scalar.hex_bits(bits, self.format)
+        return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,7 +202,15 @@ class Float8E4M3FNUZ(LowPrecisionDType): _zarr_v3_name = "float8_e4m3fnuz"     #
 class Float8E4M3B11FNUZ(LowPrecisionDType): _zarr_v3_name = "float8_e4m3b11fnuz"  # noqa: E701
 class Float8E5M2(LowPrecisionDType): _zarr_v3_name = "float8_e5m2"             # noqa: E701
 class Float8E5M2FNUZ(LowPrecisionDType): _zarr_v3_name = "float8_e5m2fnuz"     # noqa: E701
-class Float8E8M0FNU(LowPrecisionDType): _zarr_v3_name = "float8_e8m0fnu"       # noqa: E701
+
+
+class Float8E8M0FNU(LowPrecisionDType):
+    """float8_e8m0fnu: finite fill values are written as "0x.." bit patterns, which every
+    reader takes exactly (TensorStore 0.1.86 reads a JSON number fill value of this type wrong:
+    2.0 as 2**-63)."""
+
+    _zarr_v3_name = "float8_e8m0fnu"
+    _hex_fill_values = True
 
 
 DATA_TYPES: dict[str, type[LowPrecisionDType]] = {

@@ -15,6 +15,8 @@ import os
 import sys
 from importlib import import_module
 
+from zdt.command.errors import CommandError
+
 COMMANDS = ("inspect", "suggest", "convert", "demo", "bench")
 
 
@@ -27,15 +29,27 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    from zdt.command.errors import CommandError
+def require_zarr() -> None:
+    """The command works on zarr stores through zarr-python 3 (an extra of zdt's)."""
+    try:
+        import zarr
+    except ImportError:
+        raise CommandError("zdt's zarr face needs zarr >= 3.1, which is not installed: "
+                           "pip install 'zdt[zarr]'") from None
+    major = int(zarr.__version__.split(".")[0])
+    if major < 3:
+        raise CommandError(f"zdt's zarr face needs zarr >= 3.1; zarr {zarr.__version__} is "
+                           "installed: pip install 'zdt[zarr]'")
 
+
+def main(argv: list[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not getattr(args, "run", None):
         p.print_help(sys.stderr)
         return 2
     try:
+        require_zarr()
         return args.run(args)
     except CommandError as exc:
         print(f"zdt {args.command}: {exc}", file=sys.stderr)

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from zdt.zarr_compat import stop_zarr_io
 from zdt.command import store
 from zdt.command.errors import CommandError
 from zdt.command.suggest import add_bound_args, bound_of, measure_array
@@ -204,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
         _convert(src_path, partial, nodes, codecs, bound, relative, compressors, args)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
+            from zdt.zarr_compat import stop_zarr_io
+
             # the interrupted write goes on in zarr's IO thread: stop it before cleaning up
             stop_zarr_io()
         shutil.rmtree(partial, ignore_errors=True)

@@ -141,6 +141,11 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
     return Scalar(bits)
 
 
+def hex_bits(bits: int, fmt: NumberFormat) -> str:
+    """A bit pattern as the fill-value encoding's "0x.." string."""
+    return "0x" + format(fmt.logical_bits(bits), f"0{2 * fmt.itemsize}x")
+
+
 def encode(bits: int, fmt: NumberFormat) -> int | float | str:
     """The JSON form of a bit pattern (NaNs other than the canonical one keep it as hex)."""
     value = fmt.value_of(bits)
@@ -148,7 +153,7 @@ def encode(bits: int, fmt: NumberFormat) -> int | float | str:
         return int(value)
     bits = fmt.logical_bits(bits)
     if fmt.is_nan_bits(bits):
-        return "NaN" if bits == fmt.nan_bits else "0x" + format(bits, f"0{2 * fmt.itemsize}x")
+        return "NaN" if bits == fmt.nan_bits else hex_bits(bits, fmt)
     f = float(value)
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"
