@@ -3,8 +3,8 @@ report and one PNG plot per family (each implementation's time as a multiple of 
 floor, zdt's bars in colour), so where zdt stands is visible at a glance.
 
 Each script saves what it prints as JSON when ZDT_BENCH_JSON names a file (bench/_common.py);
-this module only runs them and draws. The scripts live in the source repository, not in the
-installed package: run from a checkout, or give --bench-dir.
+this module only runs them and draws. The scripts are bench/ of the repository, installed as
+the package zdt.bench, so this runs from a wheel as from a checkout (--bench-dir: others).
 """
 
 from __future__ import annotations
@@ -34,15 +34,18 @@ FAMILIES: dict[str, tuple[str, str, list[str]]] = {
 
 
 def find_bench_dir(given: str | None) -> Path:
-    candidates = [Path(given)] if given else [
-        Path(__file__).resolve().parents[2] / "bench", Path.cwd() / "bench"]
-    for c in candidates:
-        if (c / "_common.py").is_file():
-            return c
-    raise CommandError(
-        f"{candidates[0]}: no bench scripts there" if given else
-        "the bench scripts live in zdt's source repository (bench/); run from a checkout "
-        "or give --bench-dir")
+    """--bench-dir if given, else the installed scripts (zdt.bench: bench/ of the repository)."""
+    if given:
+        path = Path(given)
+        if not (path / "_common.py").is_file():
+            raise CommandError(f"{path}: no bench scripts there (no _common.py)")
+        return path
+    from importlib.resources import files
+
+    path = Path(str(files("zdt.bench")))
+    if not (path / "_common.py").is_file():
+        raise CommandError(f"the bench scripts are missing from this install ({path})")
+    return path
 
 
 def run_family(bench_dir: Path, family: str, quick: bool, out: Path) -> dict | None:
@@ -188,6 +191,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", default="bench-report", help="directory for the report (default: bench-report)")
     p.add_argument("--only", metavar="FAMILIES", help=f"comma-separated subset of {','.join(FAMILIES)}")
     p.add_argument("--quick", action="store_true", help="smaller inputs and fewer repeats (~1 minute)")
-    p.add_argument("--bench-dir", help="where the bench scripts are (default: the checkout's bench/)")
+    p.add_argument("--bench-dir", help="run the bench scripts of this directory (default: the "
+                   "installed ones, zdt.bench)")
     p.set_defaults(run=run)
 

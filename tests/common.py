@@ -1,0 +1,103 @@
+"""Round-trip helpers every codec's tests use (numcodecs' check_encode_decode / check_config /
+check_repr pattern, plus the same for the zarr v3 face).
+
+Each helper asserts; none returns an "ok" flag. `expected` values always come from the caller
+(the input itself for a lossless codec, tests/reference.py for a lossy one), never from the
+codec under test."""
+
+from __future__ import annotations
+
+import array
+import json
+from typing import Any
+
+import numcodecs
+import numpy as np
+import zarr
+from zarr.registry import get_codec_class
+
+
+def same_values(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Equal dtype, shape and elements, NaN equal to NaN and -0.0 told from 0.0 (bit patterns
+    for floats)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.dtype != expected.dtype or got.shape != expected.shape:
+        return False
+    if got.dtype.kind in "fcV" or got.dtype.itemsize != np.dtype(got.dtype.str).itemsize:
+        return got.tobytes() == expected.tobytes() or bool(np.array_equal(got, expected, equal_nan=True)
+                                                           and _same_signs(got, expected))
+    return bool(np.array_equal(got, expected))
+
+
+def _same_signs(a: np.ndarray, b: np.ndarray) -> bool:
+    try:
+        return bool(np.array_equal(np.signbit(a.astype(np.float64)), np.signbit(b.astype(np.float64))))
+    except TypeError:
+        return True
+
+
+# --- the numcodecs face ---------------------------------------------------------------------
+
+def check_encode_decode(codec: numcodecs.abc.Codec, arr: np.ndarray,
+                        expected: np.ndarray | None = None) -> None:
+    """Encode `arr` given as an ndarray, bytes, bytearray and array.array (raw bytes are read
+    as the codec's dtype), decode each result from bytes and into `out=`; every decoding
+    equals `expected` (default: `arr`, for a lossless configuration)."""
+    expected = arr if expected is None else expected
+    encoded = codec.encode(arr)
+    forms = [arr]
+    if arr.flags.c_contiguous:
+        forms += [arr.tobytes(), bytearray(arr.tobytes())]
+        if arr.dtype.char in array.typecodes and arr.dtype.isnative:
+            forms.append(array.array(arr.dtype.char, arr.reshape(-1).tolist()))
+    for form in forms:
+        enc = codec.encode(form)
+        assert np.asarray(enc).tobytes() == np.asarray(encoded).tobytes(), type(form)
+        dec = codec.decode(enc).reshape(arr.shape)
+        assert same_values(dec, expected), (type(form), dec, expected)
+        dec = codec.decode(bytes(np.ascontiguousarray(enc)))
+        assert same_values(dec.reshape(arr.shape), expected), type(form)
+        out = np.empty_like(expected)
+        result = codec.decode(enc, out=out)
+        assert result is out and same_values(out, expected), type(form)
+
+
+def check_config(codec: numcodecs.abc.Codec) -> None:
+    """get_config -> JSON -> numcodecs.get_codec gives an equal codec with the same config."""
+    config = codec.get_config()
+    again = numcodecs.get_codec(json.loads(json.dumps(config)))
+    assert type(again) is type(codec)
+    assert again.get_config() == config
+    assert again == codec
+
+
+def check_repr(codec: Any, namespace: dict[str, Any]) -> None:
+    """repr(codec) evaluates to an equal codec."""
+    again = eval(repr(codec), dict(namespace))          # noqa: S307 - our own repr
+    assert again == codec and repr(again) == repr(codec)
+
+
+# --- the zarr v3 face -------------------------------------------------------------------------
+
+def check_metadata(codec: Any) -> None:
+    """to_dict -> JSON -> the class zarr resolves for the name -> from_dict: equal, hashable,
+    and written again the same."""
+    data = json.loads(json.dumps(codec.to_dict()))
+    cls = get_codec_class(data["name"])
+    again = cls.from_dict(data)
+    assert type(again) is type(codec) and again == codec and hash(again) == hash(codec)
+    assert again.to_dict() == codec.to_dict()
+
+
+def check_array_round_trip(store: Any, data: np.ndarray, *, expected: np.ndarray | None = None,
+                           chunks: tuple[int, ...] | None = None, **create: Any) -> zarr.Array:
+    """Write `data` to a new zarr v3 array (create: zarr.create_array arguments), open it again,
+    read everything: equal to `expected` (default: `data`). Returns the reopened array."""
+    expected = data if expected is None else expected
+    a = zarr.create_array(store=store, shape=data.shape, chunks=chunks or data.shape,
+                          dtype=data.dtype, **create)
+    a[...] = data
+    b = zarr.open_array(store, mode="r")
+    got = b[...]
+    assert same_values(got, expected), (got, expected)
+    return b

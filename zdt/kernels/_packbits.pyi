@@ -1,0 +1,9 @@
+"""Type stub of zdt/kernels/_packbits.pyx: the packbits bit stream."""
+
+import numpy as np
+from typing_extensions import Buffer
+
+def packed_size(ncomp: int, b: int) -> tuple[int, int]: ...
+def pack(src: Buffer, ncomp: int, nbytes: int, first_bit: int, b: int, padding: int) -> np.ndarray: ...
+def unpack(buf: Buffer, ncomp: int, nbytes: int, first_bit: int, b: int, sign_bit: int,
+           padding: int, out: Buffer, codec: str = "packbits") -> None: ...
