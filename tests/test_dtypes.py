@@ -370,3 +370,61 @@ def test_zarr_format_2_filters_on_small_types(tmp_path):
     meta = json.loads((tmp_path / "a" / ".zarray").read_text())
     assert meta["filters"][0]["dtype"] == "float8_e4m3fn"
     assert zarr.open_array(tmp_path / "a")[:].tolist() == data.tolist()
+
+
+# --- the ZDType contract zarr's own property tests check -------------------------------------------
+
+INSTANCES = [cls() for cls in DATA_TYPES.values()] + [BFloat16(endianness="big")]
+
+
+@pytest.mark.parametrize("zdtype", INSTANCES, ids=lambda z: f"{z._zarr_v3_name}-{getattr(z, 'endianness', '')}")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_every_instance_round_trips_through_its_json(zdtype, zarr_format):
+    """As zarr's test_zdtype_json_roundtrip: JSON -> the data type -> the same JSON, and in
+    format 2 (where the dtype string carries the byte order) the same instance."""
+    as_json = json.loads(json.dumps(zdtype.to_json(zarr_format=zarr_format)))
+    back = get_data_type_from_json(as_json, zarr_format=zarr_format)
+    assert back.to_json(zarr_format=zarr_format) == as_json
+    if zarr_format == 2:
+        assert back == zdtype
+
+
+@pytest.mark.parametrize("zdtype", INSTANCES, ids=lambda z: f"{z._zarr_v3_name}-{getattr(z, 'endianness', '')}")
+def test_every_instance_round_trips_through_its_native_dtype(zdtype):
+    native_dtype = zdtype.to_native_dtype()
+    assert get_data_type_from_native_dtype(native_dtype) == zdtype
+    assert zdtype.item_size == native_dtype.itemsize
+
+
+def test_bfloat16_format_2_dtype_strings():
+    """"bfloat16" is little-endian (TensorStore's only spelling), ">bfloat16" big-endian."""
+    little, big = BFloat16(endianness="little"), BFloat16(endianness="big")
+    assert little.to_json(zarr_format=2) == {"name": "bfloat16", "object_codec_id": None}
+    assert big.to_json(zarr_format=2) == {"name": ">bfloat16", "object_codec_id": None}
+    for name, expected in (("bfloat16", little), ("<bfloat16", little), (">bfloat16", big)):
+        assert get_data_type_from_json({"name": name, "object_codec_id": None}, zarr_format=2) == expected
+
+
+def test_big_endian_bfloat16_array_in_zarr_format_2(tmp_path):
+    data = np.array([1.0, -2.0, 3.140625], dtype=ml_dtypes.bfloat16).astype(
+        np.dtype(ml_dtypes.bfloat16).newbyteorder(">"))
+    a = zarr.create_array(store=tmp_path / "v2", shape=(3,), chunks=(3,), dtype=data.dtype,
+                          fill_value=0.5, compressors=None, zarr_format=2)
+    a[:] = data
+    assert json.loads((tmp_path / "v2" / ".zarray").read_text())["dtype"] == ">bfloat16"
+    assert chunk_bytes(tmp_path / "v2", 2).hex() == "3f80c0004049"
+    b = zarr.open_array(tmp_path / "v2", mode="r")
+    assert b.dtype == data.dtype and b[:].tolist() == data.tolist() and float(b.fill_value) == 0.5
+
+
+@pytest.mark.filterwarnings("ignore:The data type .* does not have a Zarr V3 specification")
+def test_zdt_types_inside_a_structured_type_round_trip_in_format_2():
+    from zarr.core.dtype import Float32, Structured
+
+    struct = Structured(fields=(("a", BFloat16(endianness="big")), ("b", Float32())))
+    as_json = struct.to_json(zarr_format=2)
+    assert as_json["name"] == [["a", ">bfloat16"], ["b", "<f4"]]
+    back = get_data_type_from_json(as_json, zarr_format=2)     # (zarr 3.4 names its class Struct)
+    assert back.to_json(zarr_format=2) == as_json
+    assert [(name, field) for name, field in back.fields] == [("a", BFloat16(endianness="big")),
+                                                              ("b", Float32())]

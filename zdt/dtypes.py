@@ -79,8 +79,17 @@ class LowPrecisionDType(ZDType[Any, Any], HasItemSize):
         return self.format.itemsize
 
     @classmethod
+    def _v2_names(cls) -> tuple[str, ...]:
+        """The ``.zarray`` dtype strings this type reads (zarr format 2 defines none of them:
+        the type's name, as TensorStore writes it)."""
+        return (cls._zarr_v3_name,)
+
+    def _v2_name(self) -> str:
+        return self._zarr_v3_name
+
+    @classmethod
     def _check_json_v2(cls, data: object) -> bool:
-        return (check_dtype_spec_v2(data) and data["name"] == cls._zarr_v3_name  # type: ignore[index]
+        return (check_dtype_spec_v2(data) and data["name"] in cls._v2_names()  # type: ignore[index]
                 and data["object_codec_id"] is None)  # type: ignore[index]
 
     @classmethod
@@ -93,13 +102,13 @@ class LowPrecisionDType(ZDType[Any, Any], HasItemSize):
     @classmethod
     def _from_json_v2(cls, data: object) -> LowPrecisionDType:
         if cls._check_json_v2(data):
-            return cls._from_v2()
+            return cls._from_v2(data["name"])  # type: ignore[index]
         raise DataTypeValidationError(
             f"Invalid JSON representation of {cls.__name__}: {data!r}; expected "
             f"{{'name': {cls._zarr_v3_name!r}, 'object_codec_id': None}}")
 
     @classmethod
-    def _from_v2(cls) -> LowPrecisionDType:
+    def _from_v2(cls, name: str) -> LowPrecisionDType:
         return cls()
 
     @classmethod
@@ -112,7 +121,7 @@ class LowPrecisionDType(ZDType[Any, Any], HasItemSize):
 
     def to_json(self, zarr_format: Literal[2, 3]) -> Any:  # type: ignore[override]
         if zarr_format == 2:
-            return {"name": self._zarr_v3_name, "object_codec_id": None}
+            return {"name": self._v2_name(), "object_codec_id": None}
         if zarr_format == 3:
             return self._zarr_v3_name
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format}")
@@ -162,8 +171,10 @@ class LowPrecisionDType(ZDType[Any, Any], HasItemSize):
 
 @dataclass(frozen=True, kw_only=True)
 class BFloat16(LowPrecisionDType, HasEndianness):
-    """bfloat16: the only multi-byte one, so it has a byte order. The bytes codec's ``endian``
-    says how chunks store it; zarr format 2 stores it little-endian (as TensorStore)."""
+    """bfloat16: the only multi-byte one, so it has a byte order. In zarr v3 the bytes codec's
+    ``endian`` says how chunks store it. In zarr format 2 the dtype string carries it:
+    "bfloat16" is little-endian (what TensorStore writes and reads, its only spelling) and
+    ">bfloat16" big-endian; "<bfloat16" is read too."""
 
     _zarr_v3_name: ClassVar[Literal["bfloat16"]] = "bfloat16"
 
@@ -178,14 +189,15 @@ class BFloat16(LowPrecisionDType, HasEndianness):
         return np.dtype(ml_dtypes.bfloat16).newbyteorder("<" if self.endianness == "little" else ">")
 
     @classmethod
-    def _from_v2(cls) -> BFloat16:
-        return cls(endianness="little")
+    def _v2_names(cls) -> tuple[str, ...]:
+        return ("bfloat16", "<bfloat16", ">bfloat16")
 
-    def to_json(self, zarr_format: Literal[2, 3]) -> Any:  # type: ignore[override]
-        if zarr_format == 2 and self.endianness != "little":
-            raise ValueError("bfloat16 arrays of zarr format 2 are little-endian; this one is "
-                             "big-endian in memory (convert it with astype('<bfloat16'))")
-        return super().to_json(zarr_format)
+    def _v2_name(self) -> str:
+        return "bfloat16" if self.endianness == "little" else ">bfloat16"
+
+    @classmethod
+    def _from_v2(cls, name: str) -> BFloat16:
+        return cls(endianness="big" if name.startswith(">") else "little")
 
 
 class Int2(LowPrecisionDType): _zarr_v3_name = "int2"                          # noqa: E701
