@@ -40,9 +40,13 @@ def find_bench_dir(given: str | None) -> Path:
         if not (path / "_common.py").is_file():
             raise CommandError(f"{path}: no bench scripts there (no _common.py)")
         return path
-    from importlib.resources import files
+    from importlib.util import find_spec
 
-    path = Path(str(files("zdt.bench")))
+    spec = find_spec("zdt.bench")
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(list(spec.submodule_search_locations)[0])
+    else:           # the source tree itself on sys.path: the checkout's bench/
+        path = Path(__file__).resolve().parents[2] / "bench"
     if not (path / "_common.py").is_file():
         raise CommandError(f"the bench scripts are missing from this install ({path})")
     return path
