@@ -30,8 +30,19 @@ def test_arrays_written_by_earlier_versions_read_back(version, case):
     assert same_values(got, case.expected()), (got, case.expected())
 
 
-# what zdt decides in an array's metadata (the rest is zarr's, and zarr versions differ in it)
+# what zdt decides in an array's metadata (the rest is zarr's, and zarr versions differ in it:
+# zarr 3.1 gives a bytes codec behind a cast to one byte the array's byte order, zarr 3.4 none)
 ZDT_KEYS = ("data_type", "fill_value", "codecs", "dtype", "filters", "compressor")
+
+
+def _without_bytes_config(value: object) -> object:
+    if isinstance(value, dict):
+        if value.get("name") == "bytes":
+            return {"name": "bytes"}
+        return {k: _without_bytes_config(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_bytes_config(v) for v in value]
+    return value
 
 
 def _files(root: Path) -> dict[str, object]:
@@ -42,7 +53,7 @@ def _files(root: Path) -> dict[str, object]:
             rel = p.relative_to(root).as_posix()
             if rel.endswith(("zarr.json", ".zarray")):
                 meta = json.loads(p.read_text())
-                out[rel] = {k: meta[k] for k in ZDT_KEYS if k in meta}
+                out[rel] = _without_bytes_config({k: meta[k] for k in ZDT_KEYS if k in meta})
             elif not rel.endswith(".zattrs"):
                 out[rel] = p.read_bytes()
     return out

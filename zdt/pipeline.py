@@ -192,9 +192,19 @@ def _has_sync(codec: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class _Stages:
-    """The specs each codec of a chunk sees, and the fused stages of both directions."""
+class ChunkCodecs:
+    """The codecs of chunks of one spec, resolved once: the spec each codec sees, the fused
+    element-wise stages of both directions and the bytes codecs. Runs chunks held in memory
+    either way; zdt's pipeline uses it for every fused chunk, and `zdt suggest` / `convert`
+    to measure candidate encodings on chunks in memory (no zarr array per candidate).
 
+    Under zarr's `bytes` codec, a sub-byte data type (int2 / int4 / uint2 / uint4, float4 /
+    float6) gets zdt's rule for the unused high bits as a stage at each end: ignored on read,
+    written as the sign extension (signed integers) or zero."""
+
+    aa: tuple               # the element-wise array -> array codecs
+    ab: Any                 # the array -> bytes codec
+    bb: tuple               # bytes -> bytes codecs
     aa_specs: tuple
     ab_spec: Any
     bb_specs: tuple
@@ -202,32 +212,80 @@ class _Stages:
     encode: list
     stored_dtype: np.dtype  # what the array -> bytes codec holds (after every array -> array codec)
 
+    @classmethod
+    def resolve(cls, aa: tuple, ab: Any, bb: tuple, chunk_spec: Any) -> ChunkCodecs:
+        """Resolve the spec each codec sees (as zarr's pipeline does) and collect the
+        element-wise codecs' stages."""
+        aa_specs, spec = [], chunk_spec
+        encode, decode = [], []
+        for codec in aa:
+            aa_specs.append(spec)
+            stages = codec.stages(spec)
+            if stages.encode is not None:
+                encode.append(stages.encode)
+                decode.insert(0, stages.decode)
+            spec = codec.resolve_metadata(spec)
+        ab_spec = spec
+        fmt = sub_byte_format(ab_spec.dtype)
+        if fmt is not None and isinstance(ab, BytesCodec):
+            encode.append(canonical_stage(fmt))
+            decode.insert(0, canonical_stage(fmt))
+        spec = ab.resolve_metadata(spec)
+        bb_specs = []
+        for codec in bb:
+            bb_specs.append(spec)
+            spec = codec.resolve_metadata(spec)
+        return cls(tuple(aa), ab, tuple(bb), tuple(aa_specs), ab_spec, tuple(bb_specs), decode,
+                   encode, ab_spec.dtype.to_native_dtype())
 
-def _stages(aa: tuple, ab: Any, bb: tuple, chunk_spec: Any) -> _Stages:
-    """Resolve the spec each codec sees (as zarr's pipeline does) and collect the element-wise
-    codecs' stages. Under the bytes codec, a sub-byte data type also gets zdt's rule for its
-    unused high bits: ignored on read, the sign extension or zero on write."""
-    aa_specs, spec = [], chunk_spec
-    encode, decode = [], []
-    for codec in aa:
-        aa_specs.append(spec)
-        stages = codec.stages(spec)
-        if stages.encode is not None:
-            encode.append(stages.encode)
-            decode.insert(0, stages.decode)
-        spec = codec.resolve_metadata(spec)
-    ab_spec = spec
-    fmt = sub_byte_format(ab_spec.dtype)
-    if fmt is not None and isinstance(ab, BytesCodec):
-        encode.append(canonical_stage(fmt))
-        decode.insert(0, canonical_stage(fmt))
-    spec = ab.resolve_metadata(spec)
-    bb_specs = []
-    for codec in bb:
-        bb_specs.append(spec)
-        spec = codec.resolve_metadata(spec)
-    return _Stages(tuple(aa_specs), ab_spec, tuple(bb_specs), decode, encode,
-                   ab_spec.dtype.to_native_dtype())
+    def bytes_to_stored(self, raw: Any) -> np.ndarray:
+        """Stored bytes -> the array -> bytes codec's output (the chunk before the stages)."""
+        for codec, spec in zip(reversed(self.bb), reversed(self.bb_specs)):
+            raw = codec._decode_sync(raw, spec)
+        arr = np.asarray(self.ab._decode_sync(raw, self.ab_spec).as_ndarray_like())
+        if arr.dtype.itemsize > 1 and not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        return arr
+
+    def stored_to_bytes(self, arr: np.ndarray) -> Any:
+        """A chunk after the stages -> the bytes the store holds (None: nothing to store)."""
+        proto = self.ab_spec.prototype
+        data = self.ab._encode_sync(proto.nd_buffer.from_ndarray_like(arr), self.ab_spec)
+        for codec, spec in zip(self.bb, self.bb_specs):
+            if data is None:
+                break
+            data = codec._encode_sync(data, spec)
+        return data
+
+    def to_stored(self, chunk: np.ndarray) -> np.ndarray:
+        """A whole chunk through the encode stages (a new C-ordered array)."""
+        stored = np.empty(chunk.shape, dtype=self.stored_dtype.newbyteorder("="), order="C")
+        run_chain(self.encode, chunk, stored)
+        return stored
+
+    def from_stored(self, stored: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """A whole stored chunk back through the decode stages (a new array of `dtype`)."""
+        out = np.empty(stored.shape, dtype=dtype)
+        run_chain(self.decode, stored, out)
+        return out
+
+
+def run_chain(stages: list, src: np.ndarray, dst: np.ndarray, nd_index: Any = None) -> None:
+    """src -> dst through the fused stages (a plain copy without any); a failing element
+    raises its codec's own error, naming its index in the chunk (`nd_index` maps a C-order
+    position in src to it) and its value at that stage."""
+    if not stages:
+        np.copyto(dst, src)
+        return
+    if not (src.dtype.isnative and src.flags.aligned) or np.may_share_memory(src, dst):
+        # (a buffer from elsewhere, e.g. unpickled by dask, may be unaligned)
+        src = np.array(src, dtype=src.dtype.newbyteorder("="))
+    if not dst.flags.aligned:
+        target = np.empty(dst.shape, dtype=dst.dtype)
+        steps.run(stages, src, target, where="chunk element", nd_index=nd_index)
+        np.copyto(dst, target)
+        return
+    steps.run(stages, src, dst, where="chunk element", nd_index=nd_index)
 
 
 @dataclass(frozen=True)
@@ -288,7 +346,7 @@ class ZdtCodecPipeline(CodecPipeline):
         return await self.inner.encode(chunk_arrays_and_specs)
 
     # --- the chunk chain -----------------------------------------------------------------------------
-    def _stages(self, chunk_spec: Any) -> _Stages:
+    def _stages(self, chunk_spec: Any) -> ChunkCodecs:
         # specs are immutable values: cache per spec (zarr 3.4 passes one spec object for every
         # chunk; the identity check spares hashing it per chunk)
         last = self.__dict__.get("_stage_last")
@@ -301,50 +359,14 @@ class ZdtCodecPipeline(CodecPipeline):
         except TypeError:       # an unhashable spec: resolved every time
             stages, hashable = None, False
         if stages is None:
-            stages = _stages(self.inner.array_array_codecs, self.inner.array_bytes_codec,
-                             self.inner.bytes_bytes_codecs, chunk_spec)
+            stages = ChunkCodecs.resolve(self.inner.array_array_codecs, self.inner.array_bytes_codec,
+                                         self.inner.bytes_bytes_codecs, chunk_spec)
             if hashable:
                 if len(cache) > 64:
                     cache.clear()
                 cache[chunk_spec] = stages
         self.__dict__["_stage_last"] = (chunk_spec, stages)
         return stages
-
-    def _bytes_to_stored(self, raw: Any, st: _Stages) -> np.ndarray:
-        """Stored bytes -> the array -> bytes codec's output (the chunk before the chain)."""
-        for codec, spec in zip(reversed(self.inner.bytes_bytes_codecs), reversed(st.bb_specs)):
-            raw = codec._decode_sync(raw, spec)
-        arr = np.asarray(self.inner.array_bytes_codec._decode_sync(raw, st.ab_spec).as_ndarray_like())
-        if arr.dtype.itemsize > 1 and not arr.dtype.isnative:
-            arr = arr.astype(arr.dtype.newbyteorder("="))
-        return arr
-
-    def _stored_to_bytes(self, arr: np.ndarray, st: _Stages) -> Any:
-        proto = st.ab_spec.prototype
-        data = self.inner.array_bytes_codec._encode_sync(proto.nd_buffer.from_ndarray_like(arr), st.ab_spec)
-        for codec, spec in zip(self.inner.bytes_bytes_codecs, st.bb_specs):
-            if data is None:
-                break
-            data = codec._encode_sync(data, spec)
-        return data
-
-    @staticmethod
-    def _run_chain(stages: list, src: np.ndarray, dst: np.ndarray, nd_index: Any = None) -> None:
-        """src -> dst through the fused stages (a plain copy without any); a failing element
-        raises its codec's own error, naming its index in the chunk (`nd_index` maps a C-order
-        position in src to it) and its value at that stage."""
-        if not stages:
-            np.copyto(dst, src)
-            return
-        if not (src.dtype.isnative and src.flags.aligned) or np.may_share_memory(src, dst):
-            # (a buffer from elsewhere, e.g. unpickled by dask, may be unaligned)
-            src = np.array(src, dtype=src.dtype.newbyteorder("="))
-        if not dst.flags.aligned:
-            target = np.empty(dst.shape, dtype=dst.dtype)
-            steps.run(stages, src, target, where="chunk element", nd_index=nd_index)
-            np.copyto(dst, target)
-            return
-        steps.run(stages, src, dst, where="chunk element", nd_index=nd_index)
 
     # --- read -----------------------------------------------------------------------------------------
     def _readable_into(self, out: Any, batch: list) -> bool:
@@ -379,7 +401,7 @@ class ZdtCodecPipeline(CodecPipeline):
             out_np[out_selection] = _fill(chunk_spec)
             return
         st = self._stages(chunk_spec)
-        stored = self._bytes_to_stored(raw, st)
+        stored = st.bytes_to_stored(raw)
         if stored.shape != tuple(chunk_spec.shape):
             stored = stored.reshape(chunk_spec.shape)
         src = stored[chunk_selection]
@@ -390,7 +412,7 @@ class ZdtCodecPipeline(CodecPipeline):
         into_place = (isinstance(dst, np.ndarray) and np.may_share_memory(dst, out_np)
                       and dst.shape == src.shape)
         target = dst if into_place else np.empty(src.shape, dtype=out_np.dtype)
-        self._run_chain(st.decode, src, target, _chunk_index(stored.shape, chunk_selection, drop_axes))
+        run_chain(st.decode, src, target, _chunk_index(stored.shape, chunk_selection, drop_axes))
         if not into_place:
             out_np[out_selection] = target
 
@@ -430,8 +452,8 @@ class ZdtCodecPipeline(CodecPipeline):
             if old is None:
                 chunk[...] = _fill(chunk_spec)
             else:
-                stored = self._bytes_to_stored(old, st).reshape(shape)
-                self._run_chain(st.decode, stored, chunk)
+                stored = st.bytes_to_stored(old).reshape(shape)
+                run_chain(st.decode, stored, chunk)
             if drop_axes and region.shape != ():
                 region = region[tuple(None if i in drop_axes else slice(None) for i in range(len(shape)))]
             chunk[chunk_selection] = region
@@ -440,10 +462,8 @@ class ZdtCodecPipeline(CodecPipeline):
             return None
         chunk = np.asarray(chunk, dtype=dtype)
         if not st.encode:
-            return self._stored_to_bytes(chunk, st)         # as zarr's pipeline: no copy first
-        stored = np.empty(shape, dtype=st.stored_dtype.newbyteorder("="), order="C")
-        self._run_chain(st.encode, chunk, stored)
-        return self._stored_to_bytes(stored, st)
+            return st.stored_to_bytes(chunk)         # as zarr's pipeline: no copy first
+        return st.stored_to_bytes(st.to_stored(chunk))
 
 
 
