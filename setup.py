@@ -77,7 +77,7 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
 
 
 KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
-    "_cast.pxi", "_scale_offset.pxi", "_exact.pxd", "_num.pxd", "_mini.pxd", "_types.pxd",
+    "_cast.pxi", "_scale_offset.pxi", "_bitround.pxi", "_exact.pxd", "_num.pxd", "_mini.pxd", "_types.pxd",
     "_steps.pxd", "_portable.pxd", "_portable.h")]
 
 

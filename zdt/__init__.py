@@ -10,6 +10,8 @@ numcodecs ones without importing zarr):
 * ``zdt.CastValue``       the same as a numcodecs codec (zarr format 2 filter)
 * ``zdt.ScaleOffsetCodec`` / ``zdt.ScaleOffset``  the ``scale_offset`` codec (v3 / numcodecs)
 * ``zdt.PackBitsCodec``   the ``packbits`` codec (zarr v3): elements at their real bit width
+* ``zdt.BitroundCodec`` / ``zdt.BitRound`` / ``zdt.bitround``  the ``bitround`` codec (v3, a
+                          numcodecs filter writing numcodecs' own id, NumPy arrays)
 * ``zdt.cast_array``, ``zdt.scale_offset_encode`` / ``_decode``  the same on NumPy arrays
 * ``zdt.fixedscaleoffset_to_codecs`` / ``_to_filters``  numcodecs FixedScaleOffset -> both
 * ``zdt.VLenUTF8Codec`` / ``VLenBytesCodec`` / ``VLenArrowCodec``  strings and bytes
@@ -48,6 +50,9 @@ _check_built()
 
 _LAZY = {
     "CastValueCodec": "zdt.codecs.zarr.cast_value",
+    "BitroundCodec": "zdt.codecs.zarr.bitround",
+    "BitRound": "zdt.codecs.numcodecs.bitround",
+    "bitround": "zdt.codecs.bitround",
     "ScaleOffsetCodec": "zdt.codecs.zarr.scale_offset",
     "PackBitsCodec": "zdt.codecs.zarr.packbits",
     "CastValue": "zdt.codecs.numcodecs.cast_value",

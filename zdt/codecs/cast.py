@@ -334,8 +334,9 @@ class CastPlan:
             fast=fast_view(source, target, self.rounding, self.out_of_range, self.entries),
         )
         kernel = self.kernel
-        self.stage = steps.Stage(source, target, lambda: kernels.module().cast_step(kernel),
-                                 self.element_error, CODEC)
+        self.stage = steps.Stage(source.dtype, target.dtype,
+                                 lambda: kernels.module().cast_step(kernel), self.element_error,
+                                 CODEC, fmt=source)
 
     @property
     def identity(self) -> bool:

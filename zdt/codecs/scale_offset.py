@@ -140,11 +140,11 @@ class ScaleOffsetPlan:
         self.kernel = kernel = ScaleOffsetKernelSpec(fmt=fmt, enc_offset=enc_offset,
                                                      dec_offset=dec_offset, scale=bits["scale"])
         self.encode_stage = steps.Stage(
-            fmt, fmt, lambda: kernels.module().scale_offset_step(kernel, False),
-            partial(self.element_error, decode=False), CODEC, in_place=True)
+            fmt.dtype, fmt.dtype, lambda: kernels.module().scale_offset_step(kernel, False),
+            partial(self.element_error, decode=False), CODEC, in_place=True, fmt=fmt)
         self.decode_stage = steps.Stage(
-            fmt, fmt, lambda: kernels.module().scale_offset_step(kernel, True),
-            partial(self.element_error, decode=True), CODEC, in_place=True)
+            fmt.dtype, fmt.dtype, lambda: kernels.module().scale_offset_step(kernel, True),
+            partial(self.element_error, decode=True), CODEC, in_place=True, fmt=fmt)
 
     def encode(self, arr: np.ndarray, *, out: np.ndarray | None = None,
                where: str = "element") -> np.ndarray:

@@ -31,12 +31,13 @@ Explain = Callable[[tuple[int, ...], np.generic, int, str], Exception]
 class Stage:
     """One direction of one element-wise codec on one data type."""
 
-    source: NumberFormat                  # what the step reads
-    target: NumberFormat                  # what it writes
+    source: np.dtype                      # what the step reads (native byte order)
+    target: np.dtype                      # what it writes
     make: Callable[[], kernels.BlockStep]  # the step of the current kernel build
     explain: Explain
     codec: str                            # the codec's name, for messages
     in_place: bool = False                # the step may write over its own input
+    fmt: NumberFormat | None = None       # the source's number format (how to read a value)
     _steps: dict = field(default_factory=dict, repr=False)
 
     def step(self) -> kernels.BlockStep:
@@ -48,9 +49,11 @@ class Stage:
         return step
 
     def value(self, raw: bytes) -> np.generic:
-        """An element of the source format from its bytes (high bits a sub-byte format does
-        not use are ignored)."""
-        return self.source.value_of(int.from_bytes(raw, sys.byteorder))
+        """An element of the source from its bytes (high bits a sub-byte format does not use
+        are ignored)."""
+        if self.fmt is not None:
+            return self.fmt.value_of(int.from_bytes(raw, sys.byteorder))
+        return np.frombuffer(raw, dtype=self.source)[0]
 
 
 class Stages(NamedTuple):
@@ -80,7 +83,7 @@ def apply(stage: Stage, arr: np.ndarray, *, out: np.ndarray | None = None,
     first in the order the array is stored; `out`, if given, receives the result (its contents
     are unspecified after an error). `step` replaces the stage's own kernel step (tests run the
     exact path with it)."""
-    walk = layout.prepare(arr, stage.source.dtype, stage.target.dtype, out, stage.codec,
+    walk = layout.prepare(arr, stage.source, stage.target, out, stage.codec,
                           in_place_ok=stage.in_place)
     index, _, status, raw = kernels.run_steps([step or stage.step()], walk.flat_in, walk.flat_out)
     if index >= 0:

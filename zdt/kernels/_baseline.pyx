@@ -1,13 +1,14 @@
 # cython: language_level=3, cdivision=True
 """zdt's element-wise kernels for the baseline instruction set (x86-64-v2 on x86-64, the
 baseline NumPy requires; the compiler's default elsewhere): the steps of cast_value
-(_cast.pxi) and scale_offset (_scale_offset.pxi). One source, three builds; zdt.kernels loads
+(_cast.pxi), scale_offset (_scale_offset.pxi) and bitround (_bitround.pxi). One source, three builds; zdt.kernels loads
 the best one the CPU runs. This build also tells which builds the CPU runs."""
 
 cdef str BUILD = "baseline"
 
 include "_cast.pxi"
 include "_scale_offset.pxi"
+include "_bitround.pxi"
 
 
 

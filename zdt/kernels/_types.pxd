@@ -281,6 +281,18 @@ ctypedef struct ScaleOffsetKernel:
     uint64_t scale
 
 
+ctypedef struct BitroundKernel:
+    # bitround on one data type: floats (float16, bfloat16, float32, float64, and the parts of
+    # complex64 / complex128) as their bit patterns, integers (int8 .. uint64, and the int64 of
+    # datetime64 / timedelta64) as values
+    bint is_float
+    int width           # bits of one value (16, 32, 64 for floats; 8 .. 64 for integers)
+    bint is_signed      # integers
+    int man_bits        # floats: stored mantissa bits
+    int keepbits
+    int lanes           # values per element (2 for complex)
+
+
 cdef class CastKernelSpec:
     cdef CastKernel k
     cdef MapEntry* _map         # owned copies of the scalar_map entries
@@ -291,6 +303,10 @@ cdef class CastKernelSpec:
 cdef class ScaleOffsetKernelSpec:
     cdef ScaleOffsetKernel k
     cdef float* _table
+
+
+cdef class BitroundKernelSpec:
+    cdef BitroundKernel k
 
 
 cdef class FormatRules:

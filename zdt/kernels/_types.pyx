@@ -259,3 +259,29 @@ cdef class ScaleOffsetKernelSpec:
     @property
     def itemsize(self):
         return self.k.itemsize
+
+
+cdef class BitroundKernelSpec:
+    """bitround on one data type: `is_float`, `width` (bits per value), `is_signed`,
+    `man_bits` (floats), `keepbits` (>= 1, below the type's significant bits: every other
+    keepbits is the identity, which needs no kernel) and `lanes` (values per element: 2 for
+    complex)."""
+
+    def __init__(self, *, bint is_float, int width, bint is_signed, int man_bits, int keepbits,
+                 int lanes=1):
+        if width not in (8, 16, 32, 64) or lanes not in (1, 2):
+            raise ValueError(f"bitround kernels cannot round {width}-bit values in {lanes} lanes")
+        if is_float and (width == 8 or not 0 < keepbits < man_bits):
+            raise ValueError("bitround: keepbits must be 1 .. the mantissa bits - 1 here")
+        if not is_float and not 0 < keepbits < width:
+            raise ValueError("bitround: keepbits must be 1 .. the integer's bits - 1 here")
+        self.k.is_float = is_float
+        self.k.width = width
+        self.k.is_signed = is_signed
+        self.k.man_bits = man_bits
+        self.k.keepbits = keepbits
+        self.k.lanes = lanes
+
+    @property
+    def itemsize(self):
+        return self.k.width // 8 * self.k.lanes
