@@ -223,6 +223,7 @@ class ChunkCodecs:
             stages = codec.stages(spec)
             if stages.encode is not None:
                 encode.append(stages.encode)
+            if stages.decode is not None:
                 decode.insert(0, stages.decode)
             spec = codec.resolve_metadata(spec)
         ab_spec = spec
