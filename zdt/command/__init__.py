@@ -50,17 +50,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         require_zarr()
-        return args.run(args)
+        rc = args.run(args)
+        sys.stdout.flush()                        # a closed pipe shows here, not at exit
+        return rc
     except CommandError as exc:
         print(f"zdt {args.command}: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"zdt {args.command}: interrupted", file=sys.stderr)
+    except BrokenPipeError:
+        # the reader went away (zdt inspect --json | head): end quietly, as Unix tools do; point
+        # stdout at /dev/null so the interpreter's final flush does not complain again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13                           # what a shell reports for a tool SIGPIPE ended
+    except KeyboardInterrupt as exc:
+        terminated = type(exc).__name__ == "Terminated"
+        print(f"zdt {args.command}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
         # the work is cleaned up already (convert removes its partial output); leave now,
         # without the asyncio shutdown noise zarr's interrupted event loop would print
-        os._exit(130)
+        os._exit(143 if terminated else 130)
 
 
 if __name__ == "__main__":

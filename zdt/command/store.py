@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,27 +64,89 @@ def walk(node: Any) -> list[tuple[str, Any]]:
     return [(node.path, node)] + [(child.path, child) for _, child in members]
 
 
-def chunk_regions(arr: Any, sample: int | None = None) -> tuple[list[tuple[slice, ...]], int]:
-    """The regions of the array's storage units (shards if sharded, else chunks), in C order;
-    with `sample`, that many of them evenly spaced. Returns (regions, total count)."""
+def storage_units(arr: Any) -> list[tuple[slice, ...]]:
+    """The regions of the array's storage units (shards if sharded, else chunks), in C order
+    (one region, (), for a 0-d array)."""
     unit = getattr(arr, "shards", None) or arr.chunks
     counts = [max(1, -(-s // c)) for s, c in zip(arr.shape, unit, strict=True)]
-    total = int(np.prod(counts, dtype=np.int64))
-    if sample is not None and sample < total:
-        picks = sorted({int(i) for i in np.linspace(0, total - 1, num=max(sample, 1))})
-    else:
-        picks = range(total)
     regions = []
-    for flat in picks:
-        index = np.unravel_index(flat, counts) if counts else ()
+    for index in np.ndindex(*counts):
         regions.append(tuple(slice(int(i) * c, min((int(i) + 1) * c, s))
                              for i, c, s in zip(index, unit, arr.shape, strict=True)))
-    return regions, total
+    return regions
 
 
-def blocks(arr: Any, regions: list[tuple[slice, ...]]) -> Iterator[np.ndarray]:
-    for region in regions:
-        yield arr[region]
+def spread(total: int, count: int) -> list[int]:
+    """`count` indices evenly spread over range(total) (all of them if count >= total)."""
+    if count >= total:
+        return list(range(total))
+    return sorted({int(i) for i in np.linspace(0, total - 1, num=count)})
+
+
+def default_sample(arr: Any, units: int, values_per_unit: int) -> int:
+    """How many storage units the size measurement reads by default: all of them up to 16
+    units or 4M values, else about 4M values (at least 4 units) spread over the array."""
+    if units <= 16 or units * values_per_unit <= 4_000_000:
+        return units
+    return max(4, min(units, 4_000_000 // max(1, values_per_unit)))
+
+
+def sentinels_of(arr: Any) -> tuple[tuple, str | None]:
+    """(the finite sentinel values the array declares: its fill value, CF _FillValue and
+    missing_value, in its type; which special its fill value is: "NaN", "Infinity",
+    "-Infinity" or None)."""
+    dtype = np.dtype(arr.dtype)
+    values: list = []
+    special = None
+    candidates = [arr.fill_value]
+    for key in ("_FillValue", "missing_value"):
+        v = arr.attrs.get(key)
+        candidates += v if isinstance(v, list) else [v]
+    for i, v in enumerate(candidates):
+        if v is None or isinstance(v, (str, bool)) or (isinstance(v, dict)):
+            continue
+        try:
+            x = np.asarray(v, dtype=dtype)[()]
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if np.asarray(v, dtype=np.float64) != x.astype(np.float64) and not np.isnan(x):
+            continue                    # not a value of the type: it cannot occur
+        if dtype.kind == "f" and not np.isfinite(x):
+            if i == 0:
+                special = "NaN" if np.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+            continue
+        if all(x != w for w in values):
+            values.append(x)
+    return tuple(values), special
+
+
+def reader(arr: Any) -> Any:
+    """region -> its values (NumPy)."""
+    def read(region: tuple[slice, ...]) -> np.ndarray:
+        return np.asarray(arr[region])
+    return read
+
+
+def v2_filters(filters: list[dict], dtype: np.dtype) -> list[Any]:
+    """zarr v3 JSON of zdt's array -> array codecs as zdt's numcodecs codecs (format 2)."""
+    from zdt.codecs.numcodecs import BitRound, CastValue, ScaleOffset
+    from zdt.formats import format_for
+
+    out: list[Any] = []
+    dtype = np.dtype(dtype)
+    for c in filters:
+        config = dict(c.get("configuration", {}))
+        if c["name"] == "scale_offset":
+            out.append(ScaleOffset(dtype=dtype.str, **config))
+        elif c["name"] == "cast_value":
+            out.append(CastValue(dtype=dtype.str, **config))
+            dtype = format_for(config["data_type"]).dtype.newbyteorder("<")
+        elif c["name"] in ("bitround", "numcodecs.bitround"):
+            out.append(BitRound(**config))
+        else:
+            raise CommandError(f"codec {c['name']!r} has no zarr format 2 form here; a format 2 "
+                               "array takes scale_offset, cast_value and bitround")
+    return out
 
 
 def codec_names(arr: Any) -> list[tuple[str, str]]:
@@ -137,3 +198,8 @@ def fmt_bytes(n: float) -> str:
         n /= 1000
     return f"{n} B"
 
+
+
+def stored_chunk_bytes(arr: Any) -> int:
+    """What the array holds in its store now (chunks and its metadata)."""
+    return int(arr.nbytes_stored())

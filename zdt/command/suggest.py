@@ -1,143 +1,90 @@
-"""``zdt suggest PATH[:ARRAY] (--abs-error E | --rel-error R)``: the smallest encoding that
-keeps the bound, measured on the data (zdt.command.encoding_search does the work)."""
+"""``zdt suggest PATH[:ARRAY] (--abs-error E | --rel-error R | --bound PATH=...)``: for every
+array, the encoding that writes the fewest bytes and keeps its bound, measured on the data
+(zdt.command.decide does the work); ``--json`` prints the plan ``zdt convert --plan`` applies."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from zdt.command import encoding_search as engine
 from zdt.command import store
+from zdt.command.compressors import Compression
+from zdt.command.decide import decide, fmt_error
 from zdt.command.errors import CommandError
+from zdt.command.options import add_selection_args, progress_bars, selection_of
+from zdt.command.plan import Decision, Plan
 
 
-@dataclass
-class Plan:
-    """The verdict on one array."""
-
-    arr: Any
-    result: engine.Result | None
-    reason: str                     # why there is no result, or what was measured
-    bound: float
-    relative: bool
-
-    @property
-    def path(self) -> str:
-        return "/" + self.arr.path
-
-
-def measure_array(arr: Any, bound: float, relative: bool, sample: int | None = None) -> Plan:
-    """Read the array (or `sample` of its storage units): statistics, candidates, measurement."""
-    path = "/" + arr.path
-    if not store.is_numeric(arr):
-        raise CommandError(f"{path}: zdt suggest needs integer or float data; this array is "
-                           f"{store.data_type_name(arr)}")
-    dtype = np.dtype(arr.dtype)
-    regions, total = store.chunk_regions(arr, sample)
-    stats = engine.Stats(dtype)
-    for block in store.blocks(arr, regions):
-        stats.add(block)
-    fill = arr.fill_value
-    fill = None if fill is None else np.asarray(fill, dtype=dtype)[()]
-    stats.add_value(fill)
-    fmt = arr.metadata.zarr_format
-    try:
-        candidates = (engine.relative_candidates if relative else engine.absolute_candidates)(
-            stats, bound, fmt)
-    except engine.SuggestError as exc:
-        raise CommandError(f"{path}: {exc}") from None
-    measured = f"all {total} chunks" if len(regions) == total else f"{len(regions)} of {total} chunks"
-    if not candidates:
-        return Plan(arr, None, f"no {'float' if relative else 'integer'} type narrower than "
-                    f"{dtype} can hold this data", bound, relative)
-    results, failed = engine.measure(store.blocks(arr, regions), candidates, fill, relative, bound)
-    chosen = engine.best(results, bound)
-    if chosen is None:
-        tried = ", ".join(f"{r.encoding.target} {_err(r.error, relative)}" for r in results)
-        dropped = ", ".join(f"{label} ({why})" for label, why in failed.items())
-        reason = (f"no encoding keeps {'relative' if relative else 'absolute'} error {bound:g}; "
-                  f"measured: {tried or 'none'}" + (f"; failed: {dropped}" if dropped else ""))
-        return Plan(arr, None, reason, bound, relative)
-    return Plan(arr, chosen, f"measured on {measured} ({stats.count:,} values)", bound, relative)
-
-
-def _err(value: float, relative: bool) -> str:
-    if math.isinf(value):
-        return "(did not keep NaN / infinities / zeros)"
-    return f"{value:.3g}"
-
-
-def report(plan: Plan) -> list[str]:
-    r, arr = plan.result, plan.arr
-    kind = "relative" if plan.relative else "absolute"
-    logical = arr.nbytes
-    head = (f"{plan.path}: {arr.dtype} {tuple(arr.shape)}, {store.fmt_bytes(logical)}; "
-            f"{kind} error <= {plan.bound:g}")
-    if r is None:
-        return [head, f"  nothing suggested: {plan.reason}"]
-    enc = r.encoding
-    stored = enc.stored_bytes(store.product(arr.shape))
-    saved = logical - stored
-    return [
-        head,
-        f"  suggest  {enc.label}" + (" + packbits" if enc.serializer else ""),
-        f"  codecs   {json.dumps(enc.codecs)}",
-        f"  bytes    {store.fmt_bytes(stored)} uncompressed ({enc.bits} bits per value), saves "
-        f"{store.fmt_bytes(saved)} ({saved / logical:.1%}) of {store.fmt_bytes(logical)}",
-        f"  error    {r.error:.3g} largest {kind} error measured ({plan.reason}); bound {plan.bound:g}",
+def report(d: Decision, arr: Any, compression: Compression) -> list[str]:
+    head = f"{d.path}: {store.data_type_name(arr)} {tuple(arr.shape)}, {store.fmt_bytes(arr.nbytes)}"
+    if d.action == "copy":
+        return [f"{head}; copied: {d.why}"]
+    m = d.measured
+    now = m.get("bytes_now", 0)
+    saved = f" ({(now - m['bytes']) / now:.1%} fewer than the {store.fmt_bytes(now)} it holds now)" if now else ""
+    comp = "" if compression.kind == "keep" else f" with --compressor {compression}"
+    lines = [
+        f"{head}; {d.bound.describe()}",
+        f"  encode   {d.why}",
+        f"  codecs   {json.dumps(d.codecs)}",
+        f"  on disk  {store.fmt_bytes(m['bytes'])}{saved}{comp}",
     ]
+    if "runner_up" in m:
+        r = m["runner_up"]
+        lines.append(f"  runner-up {r['label']}: {store.fmt_bytes(r['bytes'])}")
+    lines.append(f"  error    {fmt_error(m['error'])} largest {d.bound.kind} error, measured on "
+                 f"{m['on']} ({m['values_measured']:,} values); bound {d.bound.value:g}")
+    return lines
 
 
-def bound_of(args: argparse.Namespace) -> tuple[float, bool]:
-    if (args.abs_error is None) == (args.rel_error is None):
-        raise CommandError("give exactly one of --abs-error and --rel-error")
-    return (args.rel_error, True) if args.rel_error is not None else (args.abs_error, False)
+def unmet(d: Decision) -> bool:
+    """An array that was to be encoded but no encoding kept its bound."""
+    return d.action == "copy" and d.why.startswith("no encoding kept")
 
 
 def run(args: argparse.Namespace) -> int:
-    bound, relative = bound_of(args)
+    selection = selection_of(args)
+    compression = Compression.parse(args.compressor)
     path, inner = store.split_target(args.path)
     node = store.open_node(path, inner)
     arrays = [n for _, n in store.walk(node) if store.is_array(n)]
-    if not store.is_array(node):        # a group: its numeric arrays
-        arrays = [a for a in arrays if store.is_numeric(a)]
-        if not arrays:
-            raise CommandError(f"{args.path}: no integer or float arrays")
-    plans = [measure_array(a, bound, relative, args.sample) for a in arrays]
-    out = []
-    for plan in plans:
-        out += report(plan) + [""]
-    print("\n".join(out).rstrip())
+    if store.is_array(node):
+        if node.size == 0:
+            raise CommandError(f"{args.path}: the array has no elements: nothing to suggest")
+        if node.ndim == 0:
+            raise CommandError(f"{args.path}: a 0-d array (one value): nothing to suggest")
+        if not store.is_numeric(node):
+            raise CommandError(f"{args.path}: zdt suggest needs integer or float data; this array "
+                               f"is {store.data_type_name(node)}")
+    elif not arrays:
+        raise CommandError(f"{args.path}: no arrays")
+    with progress_bars(args.quiet) as progress:
+        decisions = decide(arrays, selection, compression, args.sample, progress)
+    plan = Plan(str(path), str(compression), decisions)
     if args.json:
-        print(json.dumps([{"path": p.path, "codecs": p.result.encoding.codecs if p.result else None,
-                           "error": p.result.error if p.result else None} for p in plans]))
-    return 1 if any(p.result is None for p in plans) else 0
-
-
-def add_bound_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--abs-error", type=float, metavar="E",
-                   help="largest absolute error allowed (data units)")
-    p.add_argument("--rel-error", type=float, metavar="R",
-                   help="largest relative error allowed, |decoded - x| <= R |x|")
+        print(plan.dumps())
+    else:
+        out = []
+        for d, arr in zip(decisions, arrays, strict=True):
+            out += report(d, arr, compression)
+        print("\n".join(out))
+    return 1 if any(unmet(d) for d in decisions) else 0
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "suggest", help="the smallest encoding of an array that keeps an error bound",
-        description="Reads the data (or --sample chunks of it) and proposes the smallest encoding "
-                    "that keeps the bound: [scale_offset, cast_value] to the narrowest integer "
-                    "type for an absolute error, the narrowest float format for a relative one. "
-                    "Prints the codec JSON, the bytes saved and the error measured on the data; "
-                    "never suggests an encoding whose measured error breaks the bound.")
+        "suggest", help="the smallest encoding of each array that keeps an error bound",
+        description="Reads every array once (range, NaN, infinities) and measures candidate "
+                    "encodings on its chunks with the compressor the output will use: the one "
+                    "that writes the fewest bytes and keeps the bound wins. Coordinates (1-d "
+                    "arrays named like a dimension, arrays in a 'coordinates' attribute, CF "
+                    "bounds) and integers under a relative bound are kept exact. Prints, per "
+                    "array, the codecs, the bytes on disk, the runner-up and the error measured; "
+                    "--json prints the plan `zdt convert --plan` applies as written.")
     p.add_argument("path", metavar="PATH[:ARRAY]",
-                   help="a local zarr store and optionally an array in it (else every numeric array)")
-    add_bound_args(p)
-    p.add_argument("--sample", type=int, metavar="N",
-                   help="measure on N chunks spread over the array instead of all of it")
-    p.add_argument("--json", action="store_true", help="also print the codecs as one JSON line")
+                   help="a zarr store and optionally an array or group in it")
+    add_selection_args(p)
+    p.add_argument("--json", action="store_true",
+                   help="print the plan as JSON (for zdt convert --plan) instead of the report")
     p.set_defaults(run=run)

@@ -1,0 +1,520 @@
+"""The encodings that may keep a bound, generated from an array's survey.
+
+Each candidate is a codec chain (zarr v3 JSON) and says whether the survey alone proves the
+bound (`proven`: from the range, the smallest magnitude, the specials, the grids, and a
+margin for the float arithmetic of the codecs) or only a measurement over all the data can
+(`proven=False`: the step of a one-line FixedScaleOffset recipe, exactly 2E; such a candidate
+is eligible only when every chunk was measured). Which one wins is decided by the bytes each
+writes after the output's compressor (zdt.command.measure), never here.
+
+* absolute bound E, float data: quantization ``[scale_offset(offset, scale), cast_value(uintN)]``
+  with the coarsest step the bound allows (2 (E - margin)), a round decimal step and a power
+  of two, each under 2E; a decimal grid step when the data lie on that grid (exact whatever
+  E); ``bitround`` with the fewest bits whose rounding stays within E at the largest
+  magnitude; casts to a narrower float whose rounding stays within E over the range.
+* relative bound R, float data: casts to every narrower float format whose precision and
+  range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
+  fewest mantissa bits that keep R, and a cast followed by ``bitround``.
+* integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
+  of 1.5 and more, the quantization above through float64; relative bound: none (copied).
+
+NaN / +-Infinity (in the data or the fill value) get codes or values of their own through
+``scalar_map``; so do the sentinels the store declares (fill value, CF ``_FillValue`` /
+``missing_value``): they never widen the range and come back bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zdt.command.bounds import Bound
+from zdt.command.survey import Survey
+from zdt.formats import FORMATS, NAN_NONE
+
+UNSIGNED = ("uint2", "uint4", "uint8", "uint16", "uint32", "uint64")
+V2_UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+# float formats a cast may target, narrowest first (same width: more mantissa first)
+FLOATS = ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
+          "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz", "float8_e5m2",
+          "float8_e5m2fnuz", "bfloat16", "float16", "float32")
+V2_FLOATS = ("float16", "float32")          # format 2: no ml_dtypes through its compressors
+SPECIALS = ("NaN", "Infinity", "-Infinity")
+# decimal grids (10**-d) a quantization may follow when the data lie on them
+GRID_DIGITS = range(0, 7)
+
+
+@dataclass(frozen=True)
+class Encoding:
+    label: str
+    filters: tuple          # zarr v3 JSON of the array -> array codecs
+    serializer: Any         # zarr v3 JSON of the array -> bytes codec, or None: "bytes"
+    stored: str             # the data type the chunks hold
+    proven: bool            # the survey proves the bound (else it must be measured everywhere)
+    preference: int = 0     # between equal sizes: lower first (rounder numbers, simpler chains)
+
+    @property
+    def codecs(self) -> list:
+        return [*self.filters, *([self.serializer] if self.serializer else [])]
+
+
+@dataclass(frozen=True)
+class Context:
+    dtype: np.dtype
+    survey: Survey
+    bound: Bound
+    sentinels: tuple        # the declared finite sentinel values, in the array's type
+    fill_special: str | None   # "NaN" / "Infinity" / "-Infinity" when the fill value is one
+    zarr_format: int
+
+    @property
+    def specials(self) -> list[str]:
+        found = set(self.survey.specials) | ({self.fill_special} if self.fill_special else set())
+        return [s for s in SPECIALS if s in found]
+
+    @property
+    def unsigned(self) -> tuple:
+        return V2_UNSIGNED if self.zarr_format == 2 else UNSIGNED
+
+    @property
+    def floats(self) -> tuple:
+        return V2_FLOATS if self.zarr_format == 2 else FLOATS
+
+
+def candidates(ctx: Context) -> list[Encoding]:
+    """Every encoding worth measuring (possibly none), without duplicates."""
+    kind = ctx.dtype.kind
+    out: list[Encoding] = []
+    if kind == "f" and ctx.dtype.itemsize >= 4:
+        if ctx.bound.relative:
+            out += _relative_float(ctx)
+        else:
+            out += _absolute_float(ctx)
+    elif kind in "iu" and not ctx.bound.relative:
+        out += _integer_shift(ctx)
+        if ctx.bound.value >= 1.5:
+            out += _integer_quantized(ctx)
+    seen, unique = set(), []
+    for e in out:
+        key = repr(e.codecs)
+        if key not in seen:
+            seen.add(key)
+            unique.append(e)
+    return unique
+
+
+# --- JSON scalars of a type --------------------------------------------------------------------
+
+def json_number(value: Any, dtype: np.dtype) -> Any:
+    """A value of `dtype` as a JSON number that reads back as exactly it."""
+    if dtype.kind in "iu":
+        return int(value)
+    v = float(dtype.type(value))
+    return int(v) if v.is_integer() and abs(v) < 2 ** 53 else v
+
+
+def _spare_nans(fmt_name: str, count: int) -> list[str] | None:
+    """`count` NaN bit patterns of a float format other than its canonical NaN (for sentinels),
+    as "0x.." strings; None when it has not enough."""
+    f = FORMATS[fmt_name]
+    if count == 0:
+        return []
+    if f.nan_style == NAN_NONE or f.nan_bits is None:
+        return None
+    digits = 2 * f.itemsize
+    out = []
+    if f.inf_bits is not None:          # IEEE-style: exponent all ones, any non-zero mantissa
+        base = f.nan_bits
+        for i in range(1, 1 << f.man_bits):
+            bits = base | i
+            if bits != f.nan_bits and f.is_nan_bits(bits):
+                out.append(f"0x{bits:0{digits}x}")
+            if len(out) == count:
+                return out
+        return None
+    other = f.nan_bits | (1 << (f.bits - 1))      # all-ones NaNs: the negative one
+    if other != f.nan_bits and f.is_nan_bits(other) and count == 1:
+        return [f"0x{other:0{digits}x}"]
+    return None
+
+
+def sentinel_map(ctx: Context, target: str, keepbits: int | None = None) -> tuple[list, list] | None:
+    """scalar_map entries that keep the specials and sentinels through a cast from the array's
+    type to a float `target` and, with `keepbits`, a bitround after it: a sentinel the two
+    keep exactly needs nothing, the others become spare NaN patterns (and every other NaN the
+    canonical one); None when the target cannot hold them."""
+    f = FORMATS[target]
+    encode, decode = [], []
+    lost = [v for v in ctx.sentinels if not _survives(v, ctx.dtype, target, keepbits)]
+    spare = _spare_nans(target, len(lost))
+    if spare is None:
+        return None
+    for value, bits in zip(lost, spare, strict=True):
+        encode.append([json_number(value, ctx.dtype), bits])
+        decode.append([bits, json_number(value, ctx.dtype)])
+    for s in ctx.specials:
+        if s == "NaN" and f.nan_bits is None:
+            return None
+        if s != "NaN" and f.inf_bits is None:
+            return None
+    if lost:
+        encode.append(["NaN", "NaN"])     # (no data NaN may come out as a sentinel's pattern)
+    return encode, decode
+
+
+def _survives(value: Any, dtype: np.dtype, target: str, keepbits: int | None) -> bool:
+    """Whether a cast to `target` (then a bitround) gives `value` back exactly."""
+    from zdt.codecs.bitround import bitround
+    from zdt.codecs.cast import cast_array
+    from zdt.errors import ZdtError
+
+    x = np.asarray([value], dtype=dtype)
+    try:
+        y = cast_array(x, target) if target != dtype.name else x.copy()
+        if keepbits is not None:
+            y = bitround(y, keepbits)
+        back = cast_array(y, dtype.name)
+    except ZdtError:
+        return False
+    return bool(back.tobytes() == x.tobytes())
+
+
+def _map_config(encode: list, decode: list) -> dict:
+    if not encode and not decode:
+        return {}
+    return {"scalar_map": {k: v for k, v in (("encode", encode), ("decode", decode)) if v}}
+
+
+# --- absolute bounds on float data -----------------------------------------------------------
+
+def _margin(ctx: Context, offset: float, step: float) -> float:
+    """An upper bound of what the float arithmetic of scale_offset ((x - o) * s, then
+    q / s + o, each rounded once in the array's type) adds to the rounding error q/2."""
+    eps = float(np.finfo(ctx.dtype).eps)
+    span = abs(ctx.survey.hi - offset) + abs(ctx.survey.lo - offset)
+    return 3 * eps * (ctx.survey.max_abs + abs(offset) + span + step)
+
+
+def _absolute_float(ctx: Context) -> list[Encoding]:
+    s, E, dt = ctx.survey, ctx.bound.value, ctx.dtype
+    out: list[Encoding] = []
+    if s.empty:
+        return _only_specials(ctx)
+    lo = float(s.lo)
+    # the data's floor reads better and costs at most one code; the smallest value itself
+    offsets = [(float(dt.type(math.floor(lo))), 0), (lo, 1)]
+    offsets = [(o, p) for i, (o, p) in enumerate(offsets)
+               if math.isfinite(o) and o <= lo and all(o != q for q, _ in offsets[:i])]
+    for o, offset_pref in offsets:
+        margin = _margin(ctx, o, 2 * E)
+        if E > 2 * margin:
+            least = 1 / (2 * (E - margin))      # scales at least this keep E (steps at most 2E')
+            steps = [(_round_up(least, 4, dt), "the coarsest step the bound allows", 2)]
+            k = math.ceil(math.log10(least) - 1e-12)
+            nice = min(float(m * 10.0 ** e) for e in (k - 1, k) for m in (1, 2, 5)
+                       if m * 10.0 ** e >= least)
+            steps.append((_scale_at_least(nice, dt), "a round decimal step", 0))
+            steps.append((_scale_at_least(2.0 ** math.ceil(math.log2(least)), dt),
+                          "a power-of-two step", 1))
+            for scale, why, pref in steps:
+                enc = _quantized(ctx, o, scale, proven=True, why=why, preference=2 * pref + offset_pref)
+                if enc:
+                    out.append(enc)
+        # the one-line FixedScaleOffset recipe's step, exactly 2E: proven only by measurement
+        enc = _quantized(ctx, o, float(dt.type(1 / (2 * E))), proven=False,
+                         why="step 2E exactly (measured)", preference=6 + offset_pref)
+        if enc:
+            out.append(enc)
+    # decimal grids the data lie on, coarser than 2E: exact (up to the grid's rounding)
+    for d, miss in sorted(s.grid_error.items()):
+        step = 10.0 ** -d
+        if step <= 2 * E:
+            continue
+        o = float(dt.type(round(lo, d)))
+        if abs(o - lo) > 1e-3 * step:
+            continue
+        if miss + _margin(ctx, o, step) <= E:
+            enc = _quantized(ctx, o, float(dt.type(10.0 ** d)), proven=True,
+                             why=f"the data's own 10^-{d} grid", preference=0)
+            if enc:
+                out.append(enc)
+    out += _bitround_absolute(ctx)
+    out += _casts(ctx)
+    return out
+
+
+def _round_up(value: float, digits: int, dt: np.dtype) -> float:
+    """value rounded up to `digits` significant decimal digits (a scale that reads well), as a
+    value of dt not below it."""
+    e = math.floor(math.log10(value)) - digits + 1
+    n = math.ceil(value / 10.0 ** e)
+    while float(f"{n}e{e}") < value:            # (the float arithmetic of that line)
+        n += 1
+    return _scale_at_least(float(f"{n}e{e}"), dt)
+
+
+def _scale_at_least(value: float, dt: np.dtype) -> float:
+    """The smallest value of dt not below `value` (a scale whose step 1/scale is at most
+    1/value)."""
+    v = dt.type(value)
+    if float(v) < value:
+        v = np.nextafter(v, dt.type(np.inf))
+    return float(v)
+
+
+def _only_specials(ctx: Context) -> list[Encoding]:
+    """No finite value at all: a uint8 of codes for the specials and sentinels."""
+    return [e for e in [_quantized(ctx, 0.0, 1.0, proven=True, why="no finite values")] if e]
+
+
+def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: str,
+               preference: int = 0) -> Encoding | None:
+    """[scale_offset, cast_value(uintN)] with the specials and sentinels as codes above the
+    data's; None when no type narrower than the data holds the codes, or a sentinel has no
+    exact way back through the arithmetic."""
+    dt, s = ctx.dtype, ctx.survey
+    D = dt.type
+    with np.errstate(all="ignore"):
+        top = 0 if s.empty else int(np.rint((D(s.hi) - D(offset)) * D(scale)))
+        bottom = 0 if s.empty else int(np.rint((D(s.lo) - D(offset)) * D(scale)))
+    if bottom < 0 or not math.isfinite(top):
+        return None
+    # a sentinel that its own code, among the data's, gives back exactly needs no code of its
+    # own (its neighbours then read back as it: they are within the bound of it)
+    mapped = [v for v in ctx.sentinels if not _exact_in_range(float(v), offset, scale, top, dt)]
+    extra = len(ctx.specials) + len(mapped)
+    target = next((t for t in ctx.unsigned if top + extra <= (1 << FORMATS[t].bits) - 1
+                   and FORMATS[t].bits < 8 * dt.itemsize), None)
+    if target is None:
+        return None
+    code = top + 1
+    encode, decode = [], []
+    for name in ctx.specials:
+        encode.append([name, code])
+        decode.append([code, name])
+        code += 1
+    for v in mapped:
+        key, back = _sentinel_through_scale_offset(float(v), offset, scale, dt)
+        if key is None:
+            return None
+        encode.append([json_number(key, dt), code])
+        decode.append([code, json_number(back, dt)])
+        code += 1
+    shift: dict[str, Any] = {}
+    if offset != 0:
+        shift["offset"] = json_number(offset, dt)
+    if scale != 1:
+        shift["scale"] = json_number(scale, dt)
+    filters = ([{"name": "scale_offset", "configuration": shift}] if shift else []) + [
+        {"name": "cast_value", "configuration": {"data_type": target, **_map_config(encode, decode)}}]
+    step = 1 / float(D(scale))
+    label = (f"scale_offset (offset {offset:g}, step {step:.6g}: {why}) + cast_value {target}"
+             if shift else f"cast_value {target}")
+    return Encoding(label, tuple(filters), _packbits(target), target, proven, preference)
+
+
+def _exact_in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype) -> bool:
+    D = dt.type
+    with np.errstate(all="ignore"):
+        code = np.rint((D(v) - D(offset)) * D(scale))
+        if not (np.isfinite(code) and 0 <= code <= top):
+            return False
+        return bool(code / D(scale) + D(offset) == D(v))
+
+
+def _sentinel_through_scale_offset(v: float, offset: float, scale: float,
+                                   dt: np.dtype) -> tuple[float | None, float | None]:
+    """For a sentinel v ahead of scale_offset: the value cast_value sees when encoding
+    ((v - o) * s, rounded as the codec rounds), and a value it can map its code back to that
+    scale_offset decodes to exactly v (w / s + o == v); (None, None) if there is none."""
+    D = dt.type
+    with np.errstate(all="ignore"):
+        key = (D(v) - D(offset)) * D(scale)
+        if not np.isfinite(key):
+            return None, None
+        w = key
+        for _ in range(8):
+            back = w / D(scale) + D(offset)
+            if back == D(v):
+                return float(key), float(w)
+            w = np.nextafter(w, D(np.inf) if back < D(v) else D(-np.inf))
+    return None, None
+
+
+def _packbits(target: str) -> dict | None:
+    if FORMATS[target].bits < 8:
+        return {"name": "packbits", "configuration": {"padding_encoding": "none"}}
+    return None
+
+
+def _bitround_absolute(ctx: Context) -> list[Encoding]:
+    """bitround whose rounding (at most half a unit in the last kept bit of the largest
+    binade; a carry out of the finite range rounds toward zero: a whole unit) keeps E."""
+    s, E = ctx.survey, ctx.bound.value
+    if s.max_abs == 0:
+        return []
+    man = np.finfo(ctx.dtype).nmant
+    top_exp = math.floor(math.log2(s.max_abs))
+    for k in range(1, man):
+        if 2.0 ** (top_exp - k) <= E:           # (a whole unit: covers the carry case too)
+            return _bitround(ctx, k, f"bitround {k} bits", proven=True)
+    return []
+
+
+def _bitround(ctx: Context, keepbits: int, label: str, *, proven: bool) -> list[Encoding]:
+    """bitround on the array's own type; sentinels first become spare NaN patterns (bitround
+    leaves NaNs as they are) through a cast_value to the same type."""
+    name = ctx.dtype.name
+    filters: list = []
+    maps = sentinel_map(ctx, name, keepbits)
+    if maps is None:
+        return []
+    if maps[0]:
+        filters.append({"name": "cast_value", "configuration": {"data_type": name, **_map_config(*maps)}})
+    filters.append({"name": "bitround", "configuration": {"keepbits": keepbits}})
+    return [Encoding(label, tuple(filters), None, name, proven, preference=1)]
+
+
+def _cast_error(fmt: str, ctx: Context) -> tuple[float, float] | None:
+    """(absolute, relative) error bound of rounding the surveyed values to `fmt` (nearest,
+    ties to even); None when some value does not fit it (range, zero, sign, specials)."""
+    f = FORMATS[fmt]
+    s = ctx.survey
+    if f.bits >= 8 * ctx.dtype.itemsize:
+        return None
+    if not s.empty:
+        if s.max_abs > float(f.max_value):
+            return None
+        if s.lo < 0 and not f.signed:
+            return None
+        if s.has_zero and not f.has_zero:
+            return None
+    for sp in ctx.specials:
+        if sp == "NaN" and f.nan_bits is None:
+            return None
+        if sp != "NaN" and f.inf_bits is None:
+            return None
+    if s.empty or s.max_abs == 0:
+        return 0.0, 0.0
+    p = f.man_bits + 1
+    emin = 1 - f.bias if f.has_subnormal else -f.bias
+    min_normal = 2.0 ** emin
+    top_exp = math.floor(math.log2(s.max_abs))
+    absolute = 2.0 ** (max(top_exp, emin) - p)                       # half an ulp at the top
+    if s.min_abs >= min_normal:
+        relative = 2.0 ** -p
+    elif f.has_subnormal:
+        relative = (2.0 ** (emin - f.man_bits - 1)) / s.min_abs       # half the subnormal step
+    else:
+        relative = math.inf
+    return absolute, relative
+
+
+def _casts(ctx: Context) -> list[Encoding]:
+    out = []
+    for fmt in ctx.floats:
+        err = _cast_error(fmt, ctx)
+        if err is None:
+            continue
+        error = err[1] if ctx.bound.relative else err[0]
+        if error * (1 + 1e-12) > ctx.bound.value:
+            continue
+        maps = sentinel_map(ctx, fmt)
+        if maps is None:
+            continue
+        cast = {"name": "cast_value", "configuration": {"data_type": fmt, **_map_config(*maps)}}
+        out.append(Encoding(f"cast_value {fmt}", (cast,), _packbits(fmt), fmt, True, preference=0))
+        # and the same cast followed by bitround, where fewer bits still keep the bound
+        f = FORMATS[fmt]
+        if fmt in ("float16", "bfloat16", "float32") and not (ctx.zarr_format == 2 and fmt == "bfloat16"):
+            for k in range(1, f.man_bits):
+                extra = 2.0 ** -(k + 1) if ctx.bound.relative else 2.0 ** (
+                    math.floor(math.log2(max(ctx.survey.max_abs, 1e-300))) - k)
+                if error + extra + error * extra <= ctx.bound.value * (1 - 1e-12):
+                    maps_k = sentinel_map(ctx, fmt, k)
+                    if maps_k is not None:
+                        cast_k = {"name": "cast_value", "configuration": {"data_type": fmt, **_map_config(*maps_k)}}
+                        out.append(Encoding(f"cast_value {fmt} + bitround {k} bits",
+                                            (cast_k, {"name": "bitround", "configuration": {"keepbits": k}}),
+                                            None, fmt, True, preference=1))
+                    break
+    return out
+
+
+# --- relative bounds on float data -----------------------------------------------------------
+
+def _relative_float(ctx: Context) -> list[Encoding]:
+    R = ctx.bound.value
+    s = ctx.survey
+    out = _casts(ctx)
+    man = np.finfo(ctx.dtype).nmant
+    tiny = float(np.finfo(ctx.dtype).smallest_normal)
+    for k in range(1, man):
+        # half a unit in the k-th bit, relative to the binade's smallest value; the carry out
+        # of the finite range rounds toward zero (a whole unit) only near the largest value
+        rel = 2.0 ** -(k + 1)
+        if not s.empty and s.max_abs >= float(np.finfo(ctx.dtype).max) * (1 - 2.0 ** -(k + 1)):
+            rel = 2.0 ** -k
+        if not s.empty and s.min_abs < tiny:
+            rel = max(rel, (tiny * 2.0 ** -(k + 1)) / s.min_abs)
+        if rel <= R * (1 - 1e-12):
+            out += _bitround(ctx, k, f"bitround {k} bits", proven=True)
+            if k > 1:                               # one bit fewer, measured
+                out += _bitround(ctx, k - 1, f"bitround {k - 1} bits (measured)", proven=False)
+            break
+    return out
+
+
+# --- integers ------------------------------------------------------------------------------------
+
+def _integer_shift(ctx: Context) -> list[Encoding]:
+    """The values minus their smallest, in the narrowest unsigned type: exact."""
+    s, dt = ctx.survey, ctx.dtype
+    if s.empty:
+        return []
+    lo, hi = int(s.lo), int(s.hi)
+    extra = sum(1 for v in ctx.sentinels if not lo <= int(v) <= hi)
+    target = next((t for t in ctx.unsigned if hi - lo + extra <= (1 << FORMATS[t].bits) - 1
+                   and FORMATS[t].bits < 8 * dt.itemsize), None)
+    if target is None:
+        return []
+    info = np.iinfo(dt)
+    encode, decode = [], []
+    code = hi - lo + 1
+    for v in ctx.sentinels:
+        if lo <= int(v) <= hi:
+            continue                    # (inside the range: its own exact code)
+        key = int(v) - lo
+        if not info.min <= key <= info.max:
+            return []
+        encode.append([key, code])
+        decode.append([code, key])
+        code += 1
+    filters = ([{"name": "scale_offset", "configuration": {"offset": lo}}] if lo else []) + [
+        {"name": "cast_value", "configuration": {"data_type": target, **_map_config(encode, decode)}}]
+    label = (f"scale_offset (offset {lo}) + " if lo else "") + f"cast_value {target} (exact)"
+    return [Encoding(label, tuple(filters), _packbits(target), target, True)]
+
+
+def _integer_quantized(ctx: Context) -> list[Encoding]:
+    """Integers through float64 ([cast_value float64, scale_offset, cast_value uintN]): the
+    step at most 2E - 1 (the way back rounds to an integer: half a unit more)."""
+    s, dt, E = ctx.survey, ctx.dtype, ctx.bound.value
+    if s.empty or s.max_abs >= 2 ** 53 or ctx.sentinels:
+        return []
+    info = np.iinfo(dt)
+    if s.hi + E >= info.max or s.lo - E <= info.min:
+        return []           # the way back could round beyond the type
+    f64 = Context(np.dtype("float64"), s, Bound("abs", (E - 0.5) * (1 - 1e-12)), (),
+                  None, ctx.zarr_format)
+    out = []
+    for enc in _absolute_float(f64):
+        if not enc.filters or enc.filters[0]["name"] != "scale_offset" or not enc.proven:
+            continue
+        first = {"name": "cast_value", "configuration": {"data_type": "float64"}}
+        out.append(Encoding(f"cast_value float64 + {enc.label}", (first, *enc.filters),
+                            enc.serializer, enc.stored, True, enc.preference + 1))
+    return out

@@ -1,0 +1,134 @@
+"""Deciding what to do with each array of a store: copy it as it is, or encode it with the
+encoding that writes the fewest bytes and keeps its bound. ``zdt suggest`` prints (or writes)
+the decisions as a plan; ``zdt convert`` carries them out.
+
+For an array to encode: one full streaming pass (zdt.command.survey) gives the range, the
+specials and the grids every candidate's guarantee rests on, and keeps the storage units the
+size measurement reads (all of them up to a few million values, else a spread, or
+``--sample N``); zdt.command.candidates makes the candidates; zdt.command.measure runs each on
+the kept units at kernel level with the output's own serializer and compressors, and the
+smallest on disk that keeps the bound wins. A candidate the survey does not prove (the
+one-line recipe's step of exactly 2E) is eligible only when every unit was measured.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from zdt.command import candidates as cand
+from zdt.command import store
+from zdt.command.bounds import Bound
+from zdt.command.compressors import Compression
+from zdt.command.measure import Output, best, measure
+from zdt.command.plan import Decision, Selection, coordinates
+from zdt.command.survey import survey
+from zdt.formats import LOW_PRECISION
+
+Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
+
+
+def workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def fixed_reason(arr: Any, bound: Bound | None, named: bool, coords: dict[str, str],
+                 selection: Selection) -> str | None:
+    """Why the array is copied as it is without looking at its values, or None."""
+    path = "/" + arr.path
+    excluded = selection.excluded(path)
+    if excluded:
+        return excluded
+    if path in coords and not named:
+        return f"{coords[path]}: kept exact (give --bound {path}=... to encode it)"
+    if not store.is_numeric(arr):
+        return f"{store.data_type_name(arr)} data: kept as it is"
+    if store.data_type_name(arr) in LOW_PRECISION:
+        return f"already {store.data_type_name(arr)}: kept as it is"
+    if bound is None:
+        return "no bound given for it"
+    if arr.size == 0:
+        return "no elements: nothing to gain"
+    if arr.ndim == 0:
+        return "a 0-d array (one value): nothing to gain"
+    dtype = np.dtype(arr.dtype)
+    if bound.relative and dtype.kind in "iu":
+        return "integers under a relative bound: kept exact"
+    if dtype.kind == "f" and dtype.itemsize < 4:
+        return "float16 data: kept as it is"
+    return None
+
+
+def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
+                 progress: Progress) -> Decision:
+    """Survey, candidates, measurement: the decision for one array (see the module)."""
+    path = "/" + arr.path
+    dtype = np.dtype(arr.dtype)
+    regions = store.storage_units(arr)
+    unit_values = int(np.prod([s.stop - s.start for s in regions[0]])) if regions[0] else 1
+    count = sample if sample is not None else store.default_sample(arr, len(regions), unit_values)
+    keep = store.spread(len(regions), count)
+    sentinels, fill_special = store.sentinels_of(arr)
+    digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative) else ()
+    digits = [d for d in digits if 10.0 ** -d > 2 * bound.value]
+    s = survey(store.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
+               keep=keep, workers=workers(), progress=progress(f"scan {path}", len(regions)))
+    ctx = cand.Context(dtype, s, bound, sentinels, fill_special, arr.metadata.zarr_format)
+    encodings = cand.candidates(ctx)
+    shape = tuple(arr.shape)
+    base = dict(path=path, data_type=store.data_type_name(arr), shape=shape, bound=bound)
+    if not encodings:
+        return Decision(action="copy", why=f"no encoding narrower than {dtype} keeps the "
+                        f"{bound.describe()} on this data", **base)
+    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value,
+                    compression.for_array(arr))
+    samples = [s.kept[i] for i in keep]
+    all_measured = len(keep) == len(regions)
+    m = measure(samples, encodings, dtype, output, bound, sentinels, workers=workers(),
+                progress=progress(f"measure {path}", len(samples)))
+    winner, runner_up = best(m, bound, all_measured)
+    measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
+                   else f"{len(keep)} of {len(regions)} storage units")
+    scale = arr.size / max(1, m.values)
+    stored_now = store.stored_chunk_bytes(arr)
+    if winner is None:
+        tried = "; ".join(f"{r.encoding.label}: " + (r.failed or f"error {r.error:.3g}")
+                          for r in m.results[:6])
+        return Decision(action="copy", why=f"no encoding kept the {bound.describe()} "
+                        f"(measured on {measured_on}: {tried})", **base)
+    estimate = int(round(winner.nbytes * scale))
+    measured = {"bytes": estimate, "bytes_now": stored_now, "error": winner.error,
+                "on": measured_on, "label": winner.encoding.label,
+                "values_measured": m.values}
+    if runner_up is not None:
+        measured["runner_up"] = {"label": runner_up.encoding.label,
+                                 "bytes": int(round(runner_up.nbytes * scale)),
+                                 "error": runner_up.error}
+    if stored_now and estimate >= stored_now and compression.kind == "keep":
+        return Decision(action="copy", why=f"no encoding keeping the {bound.describe()} writes "
+                        f"fewer bytes than it holds now ({stored_now:,})", measured=measured, **base)
+    return Decision(action="encode", why=winner.encoding.label, codecs=winner.encoding.codecs,
+                    measured=measured, **base)
+
+
+def decide(arrays: list[Any], selection: Selection, compression: Compression,
+           sample: int | None, progress: Progress) -> list[Decision]:
+    coords = coordinates(arrays)
+    decisions = []
+    for arr in arrays:
+        bound, named = selection.bound_for("/" + arr.path)
+        why = fixed_reason(arr, bound, named, coords, selection)
+        if why is not None:
+            decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
+                                      data_type=store.data_type_name(arr), shape=tuple(arr.shape)))
+            continue
+        decisions.append(decide_array(arr, bound, compression, sample, progress))
+    return decisions
+
+
+def fmt_error(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:.3g}"

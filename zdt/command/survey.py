@@ -1,0 +1,140 @@
+"""The full streaming pass over an array that every bound decision rests on.
+
+It reads every storage unit once (a reduction at memory speed, units on a thread pool) and
+learns the range of the finite values, the smallest non-zero magnitude, which of NaN /
++Infinity / -Infinity occur, and, for the decimal grids an absolute bound could use, how far
+the data are from them. The values the store declares as sentinels (the fill value, CF
+``_FillValue`` / ``missing_value``) are left out of all of that: they get codes of their own
+and must not widen the range. It never samples: ``--sample`` only limits the size
+measurement, which keeps the units it is told to (`keep`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zdt.command.bounds import sentinel_mask
+
+
+@dataclass
+class Survey:
+    dtype: np.dtype
+    count: int = 0                  # elements seen, sentinels included
+    lo: float = math.inf            # finite data values (sentinels excluded); lo > hi: none
+    hi: float = -math.inf
+    min_abs: float = math.inf       # smallest non-zero magnitude
+    has_zero: bool = False
+    specials: set[str] = field(default_factory=set)     # "NaN", "Infinity", "-Infinity"
+    sentinels_seen: set[float] = field(default_factory=set)
+    grid_error: dict[int, float] = field(default_factory=dict)   # decimal digits -> largest miss
+    kept: dict[int, np.ndarray] = field(default_factory=dict)    # unit index -> its data
+
+    @property
+    def empty(self) -> bool:
+        """No finite data value (only specials / sentinels, or no elements)."""
+        return self.lo > self.hi
+
+    @property
+    def max_abs(self) -> float:
+        return 0.0 if self.empty else max(abs(self.lo), abs(self.hi))
+
+    def merge(self, other: Survey) -> None:
+        self.count += other.count
+        self.lo = min(self.lo, other.lo)
+        self.hi = max(self.hi, other.hi)
+        self.min_abs = min(self.min_abs, other.min_abs)
+        self.has_zero |= other.has_zero
+        self.specials |= other.specials
+        self.sentinels_seen |= other.sentinels_seen
+        for d, e in other.grid_error.items():
+            self.grid_error[d] = max(self.grid_error.get(d, 0.0), e)
+        self.kept.update(other.kept)
+
+
+def _chunk_survey(x: np.ndarray, dtype: np.dtype, sentinels: Sequence[float],
+                  grid_digits: Sequence[int]) -> Survey:
+    s = Survey(dtype)
+    flat = np.asarray(x).reshape(-1)
+    s.count = flat.size
+    if not flat.size:
+        return s
+    if flat.dtype.kind == "f":
+        finite = np.isfinite(flat)
+        if not finite.all():
+            if np.isnan(flat).any():
+                s.specials.add("NaN")
+            if (flat == np.inf).any():
+                s.specials.add("Infinity")
+            if (flat == -np.inf).any():
+                s.specials.add("-Infinity")
+            flat = flat[finite]
+    if sentinels and flat.size:
+        at = sentinel_mask(flat, sentinels)
+        if at.any():
+            s.sentinels_seen |= {v for v in sentinels if (flat == v).any()}
+            flat = flat[~at]
+    if not flat.size:
+        return s
+    s.lo, s.hi = flat.min().item(), flat.max().item()
+    if flat.dtype.kind == "f":
+        mag = np.abs(flat)
+        nonzero = mag[mag > 0]
+        s.has_zero = nonzero.size < mag.size
+        if nonzero.size:
+            s.min_abs = float(nonzero.min())
+        for d in grid_digits:
+            scale = 10.0 ** d
+            s.grid_error[d] = float(np.abs(np.rint(flat * scale) / scale - flat).max())
+    else:
+        s.has_zero = bool((flat == 0).any())
+        nonzero = flat[flat != 0]
+        if nonzero.size:
+            s.min_abs = float(np.abs(nonzero.astype(np.float64)).min())
+    return s
+
+
+def survey(read: Callable[[Any], np.ndarray], regions: Sequence[Any], dtype: np.dtype, *,
+           sentinels: Sequence[float] = (), grid_digits: Iterable[int] = (),
+           keep: Iterable[int] = (), workers: int = 2,
+           progress: Callable[[int], None] | None = None) -> Survey:
+    """Read every region (`read(region)` -> its data) and learn what the module docstring says;
+    regions whose index is in `keep` are kept in memory for the size measurement. A decimal
+    grid whose error grows beyond any use (> 1e-3 of the grid step) is no longer followed."""
+    keep = set(keep)
+    digits = list(grid_digits)
+    total = Survey(np.dtype(dtype))
+
+    def one(i: int) -> Survey:
+        x = read(regions[i])
+        part = _chunk_survey(x, total.dtype, sentinels, list(digits))
+        if i in keep:
+            part.kept[i] = x
+        return part
+
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-survey") as pool:
+        # in order, a few units ahead: memory stays bounded by the units in flight
+        ahead = max(2, 2 * workers)
+        futures: dict[int, Any] = {}
+        for i in range(len(regions)):
+            futures[i] = pool.submit(one, i)
+            if i >= ahead:
+                _take(futures.pop(i - ahead), total, digits, progress)
+        for i in sorted(futures):
+            _take(futures[i], total, digits, progress)
+    return total
+
+
+def _take(future: Any, total: Survey, digits: list[int], progress: Callable[[int], None] | None) -> None:
+    part = future.result()
+    total.merge(part)
+    for d in list(digits):
+        if total.grid_error.get(d, 0.0) > 1e-3 * 10.0 ** -d:
+            digits.remove(d)        # (the threads already at work still measure it: harmless)
+    if progress is not None:
+        progress(1)
