@@ -13,7 +13,7 @@ import zarr
 
 import zdt
 from zdt import zarr_compat
-from zdt.codecs.zarr import CastValueCodec
+from zdt.codecs.zarr import BitroundCodec, CastValueCodec, ScaleOffsetCodec
 from zdt.errors import ConfigError, FillValueError
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
@@ -266,6 +266,29 @@ def test_fill_value_is_checked_behind_another_codec(tmp_path):
                           filters=[first, CastValueCodec(data_type="int8")], compressors=None)
     a[:2] = [1.0, -3.0]
     assert a[:].tolist() == [1.0, -3.0, 2.0, 2.0]
+
+
+def test_a_codec_behind_a_type_change_is_checked_against_the_type_it_sees(tmp_path):
+    """The proposal's integer chain: int16 -> float64 -> (x - 236) / 3 -> uint16. zarr (3.4)
+    validates every codec against the array's own data type as well, where a scale of 1/3 is
+    not an int16; zdt checks the type each codec really sees, so the chain works, and a scale
+    the array's type cannot hold is still refused at creation when nothing casts before it."""
+    chain = [CastValueCodec(data_type="float64"), ScaleOffsetCodec(offset=236, scale=1 / 3),
+             CastValueCodec(data_type="uint16")]
+    a = zarr.create_array(store=tmp_path / "a", shape=(6,), chunks=(6,), dtype="int16",
+                          fill_value=236, filters=chain, compressors=None)
+    x = np.array([236, 237, 238, 500, 1076, 1075], dtype=np.int16)
+    a[:] = x
+    assert np.abs(a[:].astype(int) - x).max() <= 1
+    assert zarr.open_array(tmp_path / "a")[:].tolist() == a[:].tolist()
+    with pytest.raises(ConfigError, match="scale 0.5 is not an integer"):
+        zarr.create_array(store=tmp_path / "b", shape=(6,), dtype="int16", fill_value=0,
+                          filters=[ScaleOffsetCodec(scale=0.5)], compressors=None)
+    # and behind a cast, the type the cast gives (bitround cannot round an 8-bit float)
+    with pytest.raises(ConfigError, match="cannot round data type float8_e4m3fn"):
+        zarr.create_array(store=tmp_path / "c", shape=(6,), dtype="float64", fill_value=0,
+                          filters=[CastValueCodec(data_type="float8_e4m3fn"),
+                                   BitroundCodec(keepbits=2)], compressors=None)
 
 
 def test_the_spec_from_the_codecs_before_reaches_cast_value_at_creation(monkeypatch):

@@ -30,6 +30,9 @@ FAMILIES: dict[str, tuple[str, str, list[str]]] = {
     "strings": ("bench_vlen.py", "strings and bytes", ["--n", "200000", "--repeat", "3"]),
     "pipeline": ("bench_pipeline.py", "end to end through zarr (codec pipelines)",
                  ["--n", "10000000", "--repeat", "3"]),
+    "bitround": ("bench_bitround.py", "bitround", ["--n", "2000000", "--repeat", "3"]),
+    "convert": ("bench_convert.py", "zdt convert against a plain zarr rewrite",
+                ["--n", "5000000", "--chunk", "500000", "--repeat", "1"]),
 }
 
 

@@ -76,16 +76,20 @@ def sentinel_mask(x: np.ndarray, sentinels: Sequence[float]) -> np.ndarray:
 
 
 def error_of(x: np.ndarray, y: np.ndarray, bound: Bound,
-             sentinels: Sequence[float] = ()) -> float:
+             sentinels: Sequence[float] = (), masking: Sequence[float] = ()) -> float:
     """The largest error of y against x, in the bound's terms; inf when a NaN, an infinity, a
-    zero (relative bounds) or a sentinel did not come back as it was.
+    zero (relative bounds) or a sentinel did not come back as it was, or when a value that was
+    not a sentinel reads back as one of `masking` (the sentinels readers take for "missing",
+    such as CF's _FillValue: xarray would hide that value).
 
-    Computed in long double; the elements within a hair of the bound are re-checked in exact
-    rational arithmetic, so ``error_of(...) <= bound.value`` is exactly whether every element
-    keeps the bound (an excess too small for a float to show is reported as the next float
-    above the bound)."""
+    ``error_of(...) <= bound.value`` is exactly whether every element keeps the bound (an
+    excess too small for a float to show is reported as the next float above the bound): the
+    differences are taken in float64 and the elements where rounding could hide an excess are
+    settled exactly (see _abs_error, _rel_error)."""
     x = np.asarray(x).reshape(-1)
     y = np.asarray(y).reshape(-1)
+    if masking and (sentinel_mask(y, masking) & ~sentinel_mask(x, sentinels or masking)).any():
+        return math.inf
     if sentinels:
         at = sentinel_mask(x, sentinels)
         if at.any():
@@ -95,41 +99,112 @@ def error_of(x: np.ndarray, y: np.ndarray, bound: Bound,
             x, y = x[~at], y[~at]
     if x.dtype.kind in "iu" and y.dtype.kind in "iu":
         return _int_error(x, y, bound)
-    xf = x.astype(np.float64) if x.dtype.kind != "f" else x
-    yf = y.astype(np.float64) if y.dtype.kind != "f" else y
-    nan = np.isnan(xf)
-    if not np.array_equal(nan, np.isnan(yf)):
-        return math.inf
-    inf = np.isinf(xf)
-    if not np.array_equal(xf[inf], yf[inf]):
-        return math.inf
-    finite = ~(nan | inf)
-    xs, ys = xf[finite], yf[finite]
-    if not np.isfinite(ys).all():
-        return math.inf
-    if not xs.size:
-        return 0.0
-    wide = np.longdouble if max(xs.dtype.itemsize, ys.dtype.itemsize) >= 8 else np.float64
-    diff = np.abs(ys.astype(wide) - xs.astype(wide))
-    if bound.relative:
-        zero = xs == 0
-        if (ys[zero] != 0).any():
+    # every float type zdt reads (float16/32/64, bfloat16, the float8s) is exact in float64
+    xf = x.astype(np.float64) if x.dtype != np.float64 else x
+    yf = y.astype(np.float64) if y.dtype != np.float64 else y
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = yf - xf
+    a = np.abs(s)
+    special = ~np.isfinite(a)        # a NaN or an infinity on either side, or an overflow
+    if special.any():
+        xs, ys = xf[special], yf[special]
+        both_finite = np.isfinite(xs) & np.isfinite(ys)       # y - x overflowed
+        same = (np.isnan(xs) & np.isnan(ys)) | (xs == ys)     # a NaN, or the same infinity
+        if not (same | both_finite).all():
             return math.inf
-        xs, ys = xs[~zero], ys[~zero]
-        diff = diff[~zero] / np.abs(xs.astype(wide))
-    worst = float(diff.max(initial=0))
-    limit = bound.value
-    if worst < limit * (1 - 1e-9):
+        if both_finite.any():         # a difference beyond the largest float: over any
+            if not bound.relative:    # absolute bound; a relative one is settled exactly
+                return math.inf
+            e = max(abs(Fraction(v) - Fraction(u)) / abs(Fraction(u))
+                    for u, v in zip(xs[both_finite].tolist(), ys[both_finite].tolist(), strict=True))
+            if e > Fraction(bound.value):
+                return max(_to_float(e), float(np.nextafter(bound.value, math.inf)))
+        a[special] = 0.0
+    if bound.relative:
+        return _rel_error(xf, yf, a, special, bound.value)
+    return _abs_error(xf, yf, s, a, bound.value)
+
+
+# beyond this magnitude TwoSum's steps could overflow: such elements are settled exactly
+_HUGE = 2.0 ** 1000
+
+
+def _abs_error(x: np.ndarray, y: np.ndarray, s: np.ndarray, a: np.ndarray, limit: float) -> float:
+    """max |y - x| against `limit`, exactly decided (s = fl(y - x), a = |s|, 0 where it is
+    not finite). s rounds to nearest and `limit` is a float, so |s| < limit means
+    |y - x| <= limit and |s| > limit means it is above; only |s| == limit needs the rounding
+    error e (y - x = s + e exactly, Knuth's TwoSum): over the bound when e points away from
+    zero with s."""
+    worst = float(a.max(initial=0.0))
+    if worst != limit:
         return worst
+    at = np.nonzero(a == limit)[0]
+    xs, ys, ss = x[at], y[at], s[at]
+    huge = (np.abs(xs) >= _HUGE) | (np.abs(ys) >= _HUGE)
+    for u, v in zip(xs[huge].tolist(), ys[huge].tolist(), strict=True):
+        if abs(Fraction(v) - Fraction(u)) > Fraction(limit):
+            return float(np.nextafter(limit, math.inf))
+    xs, ys, ss = xs[~huge], ys[~huge], ss[~huge]
+    back = ss - ys
+    e = (ys - (ss - back)) + (-xs - back)
+    if (np.sign(ss) * np.sign(e) > 0).any():
+        return float(np.nextafter(limit, math.inf))
+    return limit
+
+
+def _rel_error(x: np.ndarray, y: np.ndarray, a: np.ndarray, special: np.ndarray,
+               limit: float) -> float:
+    """max |y - x| / |x| against `limit` (a = |fl(y - x)|, 0 where `special`); a zero stays a
+    zero. In float64 the ratio is within a few units in the last place of the truth while it
+    is a normal number, so only ratios within 1e-12 of the bound are settled in exact rational
+    arithmetic (all of them for a bound too small for that)."""
+    zero = x == 0
+    if (y[zero] != 0).any():
+        return math.inf
+    r = np.zeros_like(a)
+    with np.errstate(over="ignore", under="ignore"):
+        np.divide(a, np.abs(x), out=r, where=~(zero | special))
+    near = r >= limit * (1 - 1e-12) if limit > 2.0 ** -1000 else ~(zero | special)
+    if not near.any():
+        return float(r.max(initial=0.0))
+    worst = float(r[~near].max(initial=0.0))
     exact = Fraction(limit)
-    near = np.nonzero(diff >= limit * (1 - 1e-9))[0]
-    for a, b in zip(xs[near].tolist(), ys[near].tolist(), strict=True):
-        e = abs(Fraction(b) - Fraction(a))
-        if bound.relative:
-            e /= abs(Fraction(a))
+    for u, v in zip(x[near].tolist(), y[near].tolist(), strict=True):
+        e = abs(Fraction(v) - Fraction(u)) / abs(Fraction(u))
         if e > exact:
-            return max(float(e), float(np.nextafter(limit, math.inf)))
+            return max(_to_float(e), float(np.nextafter(limit, math.inf)))
+        worst = max(worst, float(e))
     return min(worst, limit)
+
+
+def _to_float(e: Fraction) -> float:
+    return float(e) if e < Fraction(np.finfo(np.float64).max) else math.inf
+
+
+def worst_element(x: np.ndarray, y: np.ndarray, bound: Bound, sentinels: Sequence[float] = (),
+                  masking: Sequence[float] = ()) -> tuple[int, str]:
+    """The flat index of the element that breaks the bound (for error_of's inf: one that did
+    not come back as it must; else the largest error) and what went wrong with it."""
+    x, y = np.asarray(x).reshape(-1), np.asarray(y).reshape(-1)
+    xs, ys = sentinel_mask(x, sentinels), sentinel_mask(y, masking)
+    bad = np.nonzero(ys & ~sentinel_mask(x, sentinels or masking))[0]
+    if bad.size:
+        return int(bad[0]), "a value that is not missing reads back as the missing-value marker"
+    bad = np.nonzero(xs & (x.view(f"u{x.itemsize}") != np.asarray(y, x.dtype).view(f"u{x.itemsize}"))
+                     if x.dtype.kind == "f" else xs & (x != y))[0]
+    if bad.size:
+        return int(bad[0]), "a sentinel the store declares did not come back bit for bit"
+    xf, yf = x.astype(np.float64), y.astype(np.float64)
+    with np.errstate(all="ignore"):
+        same_special = (np.isnan(xf) & np.isnan(yf)) | (np.isinf(xf) & (xf == yf))
+        special = (~np.isfinite(xf) | ~np.isfinite(yf)) & ~same_special & ~xs
+        if special.any():
+            return int(np.nonzero(special)[0][0]), "a NaN or an infinity did not come back as it was"
+        diff = np.abs(yf - xf)
+        if bound.relative:
+            diff = np.where(xf == 0, np.where(yf == 0, 0.0, np.inf), diff / np.abs(xf))
+        diff = np.where(xs | same_special, 0.0, diff)
+    return int(np.argmax(diff)), f"{bound.kind} error {float(diff.max()):.6g}"
 
 
 def _int_error(x: np.ndarray, y: np.ndarray, bound: Bound) -> float:

@@ -16,7 +16,8 @@ writes after the output's compressor (zdt.command.measure), never here.
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
   fewest mantissa bits that keep R, and a cast followed by ``bitround``.
 * integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
-  of 1.5 and more, the quantization above through float64; relative bound: none (copied).
+  of 1 and more, an odd whole step (2 floor(E) + 1) and the quantization above, through
+  float64, into an unsigned type no wider than the data; relative bound: none (copied).
 
 NaN / +-Infinity (in the data or the fill value) get codes or values of their own through
 ``scalar_map``; so do the sentinels the store declares (fill value, CF ``_FillValue`` /
@@ -69,6 +70,8 @@ class Context:
     sentinels: tuple        # the declared finite sentinel values, in the array's type
     fill_special: str | None   # "NaN" / "Infinity" / "-Infinity" when the fill value is one
     zarr_format: int
+    masking: tuple = ()     # the sentinels readers take for "missing" (no data may become one)
+    whole: bool = False     # what decodes here is then rounded to a whole number (integers)
 
     @property
     def specials(self) -> list[str]:
@@ -95,7 +98,7 @@ def candidates(ctx: Context) -> list[Encoding]:
             out += _absolute_float(ctx)
     elif kind in "iu" and not ctx.bound.relative:
         out += _integer_shift(ctx)
-        if ctx.bound.value >= 1.5:
+        if ctx.bound.value >= 1:
             out += _integer_quantized(ctx)
     seen, unique = set(), []
     for e in out:
@@ -283,8 +286,10 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     if bottom < 0 or not math.isfinite(top):
         return None
     # a sentinel that its own code, among the data's, gives back exactly needs no code of its
-    # own (its neighbours then read back as it: they are within the bound of it)
-    mapped = [v for v in ctx.sentinels if not _exact_in_range(float(v), offset, scale, top, dt)]
+    # own (its neighbours then read back as it: they are within the bound of it), unless
+    # readers take it for "missing": then its neighbours must not become it
+    mapped = [v for v in ctx.sentinels
+              if v in ctx.masking or not _exact_in_range(float(v), offset, scale, top, dt, ctx.whole)]
     extra = len(ctx.specials) + len(mapped)
     target = next((t for t in ctx.unsigned if top + extra <= (1 << FORMATS[t].bits) - 1
                    and FORMATS[t].bits < 8 * dt.itemsize), None)
@@ -297,7 +302,7 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
         decode.append([code, name])
         code += 1
     for v in mapped:
-        key, back = _sentinel_through_scale_offset(float(v), offset, scale, dt)
+        key, back = _sentinel_through_scale_offset(float(v), offset, scale, dt, ctx.whole)
         if key is None:
             return None
         encode.append([json_number(key, dt), code])
@@ -316,20 +321,27 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     return Encoding(label, tuple(filters), _packbits(target), target, proven, preference)
 
 
-def _exact_in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype) -> bool:
+def _exact_in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype,
+                    whole: bool = False) -> bool:
     D = dt.type
     with np.errstate(all="ignore"):
         code = np.rint((D(v) - D(offset)) * D(scale))
         if not (np.isfinite(code) and 0 <= code <= top):
             return False
-        return bool(code / D(scale) + D(offset) == D(v))
+        return _gives(code / D(scale) + D(offset), D(v), whole)
 
 
-def _sentinel_through_scale_offset(v: float, offset: float, scale: float,
-                                   dt: np.dtype) -> tuple[float | None, float | None]:
+def _gives(back: Any, v: Any, whole: bool) -> bool:
+    """back decodes to v: exactly, or (whole) once rounded to the nearest whole number."""
+    return bool(back == v) if not whole else bool(abs(back - v) < 0.5)
+
+
+def _sentinel_through_scale_offset(v: float, offset: float, scale: float, dt: np.dtype,
+                                   whole: bool = False) -> tuple[float | None, float | None]:
     """For a sentinel v ahead of scale_offset: the value cast_value sees when encoding
     ((v - o) * s, rounded as the codec rounds), and a value it can map its code back to that
-    scale_offset decodes to exactly v (w / s + o == v); (None, None) if there is none."""
+    scale_offset decodes to exactly v (w / s + o == v; for `whole`, within 1/2 of it);
+    (None, None) if there is none."""
     D = dt.type
     with np.errstate(all="ignore"):
         key = (D(v) - D(offset)) * D(scale)
@@ -338,7 +350,7 @@ def _sentinel_through_scale_offset(v: float, offset: float, scale: float,
         w = key
         for _ in range(8):
             back = w / D(scale) + D(offset)
-            if back == D(v):
+            if _gives(back, D(v), whole):
                 return float(key), float(w)
             w = np.nextafter(w, D(np.inf) if back < D(v) else D(-np.inf))
     return None, None
@@ -500,21 +512,33 @@ def _integer_shift(ctx: Context) -> list[Encoding]:
 
 
 def _integer_quantized(ctx: Context) -> list[Encoding]:
-    """Integers through float64 ([cast_value float64, scale_offset, cast_value uintN]): the
-    step at most 2E - 1 (the way back rounds to an integer: half a unit more)."""
+    """Integers through float64 ([cast_value float64, scale_offset, cast_value uintN], uintN
+    no wider than the data): an odd whole step k = 2 floor(E) + 1 from the smallest value
+    (v - lo = k c + r with |r| <= floor(E), and below 2**51 the float64 arithmetic rounds
+    to exactly c and back to exactly lo + k c), and for E >= 1.5 the float steps of
+    _absolute_float at E - 1/2 (the way back rounds to an integer: half a unit more)."""
     s, dt, E = ctx.survey, ctx.dtype, ctx.bound.value
-    if s.empty or s.max_abs >= 2 ** 53 or ctx.sentinels:
+    if s.empty or s.max_abs >= 2 ** 50:
         return []
     info = np.iinfo(dt)
     if s.hi + E >= info.max or s.lo - E <= info.min:
         return []           # the way back could round beyond the type
-    f64 = Context(np.dtype("float64"), s, Bound("abs", (E - 0.5) * (1 - 1e-12)), (),
-                  None, ctx.zarr_format)
-    out = []
-    for enc in _absolute_float(f64):
-        if not enc.filters or enc.filters[0]["name"] != "scale_offset" or not enc.proven:
-            continue
-        first = {"name": "cast_value", "configuration": {"data_type": "float64"}}
-        out.append(Encoding(f"cast_value float64 + {enc.label}", (first, *enc.filters),
-                            enc.serializer, enc.stored, True, enc.preference + 1))
-    return out
+    floats = tuple(float(v) for v in ctx.sentinels)
+    masking = tuple(float(v) for v in ctx.masking)
+
+    def in_float64(bound: float) -> Context:
+        return Context(np.dtype("float64"), s, Bound("abs", bound), floats, None,
+                       ctx.zarr_format, masking, whole=True)
+
+    found = []
+    k = 2 * math.floor(E) + 1
+    if k >= 3:
+        found.append(_quantized(in_float64(E), float(s.lo), 1.0 / k, proven=True,
+                                why="an odd whole step: integers round exactly"))
+    if E >= 1.5:
+        found += [e for e in _absolute_float(in_float64((E - 0.5) * (1 - 1e-12)))
+                  if e.filters and e.filters[0]["name"] == "scale_offset" and e.proven]
+    first = {"name": "cast_value", "configuration": {"data_type": "float64"}}
+    return [Encoding(f"cast_value float64 + {e.label}", (first, *e.filters), e.serializer,
+                     e.stored, True, e.preference + 1)
+            for e in found if e is not None and FORMATS[e.stored].bits <= 8 * dt.itemsize]

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from zdt.command import store
-from zdt.command.bounds import Bound, error_of
+from zdt.command.bounds import Bound, error_of, worst_element
 from zdt.command.candidates import Encoding
 from zdt.command.compressors import Compression
 from zdt.command.decide import decide, fmt_error, workers
@@ -125,17 +125,14 @@ def _unit_label(region: tuple[slice, ...]) -> str:
     return "(" + ", ".join(f"{s.start}:{s.stop}" for s in region) + ")"
 
 
-def _worst(x: np.ndarray, y: np.ndarray, bound: Bound, sentinels: tuple) -> str:
-    """The element that breaks the bound most, in the data's units."""
-    xf, yf = x.astype(np.float64).reshape(-1), y.astype(np.float64).reshape(-1)
-    with np.errstate(all="ignore"):
-        diff = np.abs(yf - xf)
-        if bound.relative:
-            diff = diff / np.abs(xf)
-        diff = np.where(np.isnan(xf) != np.isnan(yf), np.inf, np.nan_to_num(diff, nan=0.0))
-    i = int(np.argmax(diff))
-    index = tuple(int(j) for j in np.unravel_index(i, x.shape))
-    return f"element {index} = {x.reshape(-1)[i]!r} reads back as {y.reshape(-1)[i]!r}"
+def _worst(x: np.ndarray, y: np.ndarray, region: tuple[slice, ...], bound: Bound,
+           sentinels: tuple, masking: tuple) -> str:
+    """The element that breaks the bound, by its index in the array, in the data's units."""
+    i, why = worst_element(x, y, bound, sentinels, masking)
+    local = np.unravel_index(i, x.shape)
+    index = tuple(int(s.start + j) for s, j in zip(region, local, strict=True))
+    return (f"element {index} = {x.reshape(-1)[i].item()!r} reads back as "
+            f"{y.reshape(-1)[i].item()!r} ({why})")
 
 
 def write_array(src_root: Path, out: Path, arr: Any, d: Decision, compression: Compression,
@@ -145,7 +142,8 @@ def write_array(src_root: Path, out: Path, arr: Any, d: Decision, compression: C
     path = "/" + arr.path
     new = create_like(out, arr, d.codecs, compression)
     dtype = np.dtype(arr.dtype)
-    sentinels, _ = store.sentinels_of(arr)
+    declared = store.sentinels_of(arr)
+    sentinels, masking = declared.values, declared.masking
     filters, serializer, inline = split_codecs(d.codecs)
     enc = Encoding(d.why, tuple(filters), serializer, "", True)
     output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value,
@@ -169,10 +167,11 @@ def write_array(src_root: Path, out: Path, arr: Any, d: Decision, compression: C
                     at = f"the value {x[idx].item()!r} at {g}: "
                 raise CommandError(f"{path}: the storage unit {_unit_label(region)} cannot be "
                                    f"encoded: {at}{str(exc).splitlines()[0]}") from None
-            error = error_of(x, y, d.bound, sentinels)
+            error = error_of(x, y, d.bound, sentinels, masking)
             if not error <= d.bound.value:
                 raise CommandError(f"{path}: the storage unit {_unit_label(region)} breaks the "
-                                   f"{d.bound.describe()}: {_worst(x, y, d.bound, sentinels)}")
+                                   f"{d.bound.describe()}: "
+                                   f"{_worst(x, y, region, d.bound, sentinels, masking)}")
         try:
             new[region] = x
         except ZdtError as exc:

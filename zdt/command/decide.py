@@ -72,12 +72,14 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     unit_values = int(np.prod([s.stop - s.start for s in regions[0]])) if regions[0] else 1
     count = sample if sample is not None else store.default_sample(arr, len(regions), unit_values)
     keep = store.spread(len(regions), count)
-    sentinels, fill_special = store.sentinels_of(arr)
+    declared = store.sentinels_of(arr)
+    sentinels = declared.values
     digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative) else ()
     digits = [d for d in digits if 10.0 ** -d > 2 * bound.value]
     s = survey(store.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
                keep=keep, workers=workers(), progress=progress(f"scan {path}", len(regions)))
-    ctx = cand.Context(dtype, s, bound, sentinels, fill_special, arr.metadata.zarr_format)
+    ctx = cand.Context(dtype, s, bound, sentinels, declared.fill_special, arr.metadata.zarr_format,
+                       declared.masking)
     encodings = cand.candidates(ctx)
     shape = tuple(arr.shape)
     base = dict(path=path, data_type=store.data_type_name(arr), shape=shape, bound=bound)
@@ -88,7 +90,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                     compression.for_array(arr))
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
-    m = measure(samples, encodings, dtype, output, bound, sentinels, workers=workers(),
+    m = measure(samples, encodings, dtype, output, bound, sentinels, declared.masking,
+                workers=workers(),
                 progress=progress(f"measure {path}", len(samples)))
     winner, runner_up = best(m, bound, all_measured)
     measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
@@ -108,7 +111,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
         measured["runner_up"] = {"label": runner_up.encoding.label,
                                  "bytes": int(round(runner_up.nbytes * scale)),
                                  "error": runner_up.error}
-    if stored_now and estimate >= stored_now and compression.kind == "keep":
+    if stored_now and estimate >= stored_now:
         return Decision(action="copy", why=f"no encoding keeping the {bound.describe()} writes "
                         f"fewer bytes than it holds now ({stored_now:,})", measured=measured, **base)
     return Decision(action="encode", why=winner.encoding.label, codecs=winner.encoding.codecs,

@@ -154,7 +154,8 @@ class Measurement:
 
 
 def measure(samples: Sequence[np.ndarray], encodings: Sequence[Encoding], dtype: np.dtype,
-            output: Output, bound: Bound, sentinels: Sequence[float], *,
+            output: Output, bound: Bound, sentinels: Sequence[float],
+            masking: Sequence[float] = (), *,
             baseline: Encoding | None = None, workers: int = 2,
             progress: Callable[[int], None] | None = None) -> Measurement:
     """Every encoding over every sampled unit (cut into chunks, edges padded)."""
@@ -186,7 +187,7 @@ def measure(samples: Sequence[np.ndarray], encodings: Sequence[Encoding], dtype:
                     break
                 size += n
                 region = tuple(slice(0, k) for k in piece.shape)
-                err = max(err, error_of(piece, back[region], bound, sentinels))
+                err = max(err, error_of(piece, back[region], bound, sentinels, masking))
             per.append((size, err, why))
         base_size = sum(base.run(padded(p, output.chunk_shape, output.fill_value))[0]
                         for p in pieces) if base else 0

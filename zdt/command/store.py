@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -91,18 +91,27 @@ def default_sample(arr: Any, units: int, values_per_unit: int) -> int:
     return max(4, min(units, 4_000_000 // max(1, values_per_unit)))
 
 
-def sentinels_of(arr: Any) -> tuple[tuple, str | None]:
-    """(the finite sentinel values the array declares: its fill value, CF _FillValue and
-    missing_value, in its type; which special its fill value is: "NaN", "Infinity",
-    "-Infinity" or None)."""
+class Sentinels(NamedTuple):
+    """The values an array declares as markers rather than data."""
+
+    values: tuple               # finite ones, in the array's type: back bit for bit, out of ranges
+    fill_special: str | None    # "NaN" / "Infinity" / "-Infinity" when the fill value is one
+    masking: tuple              # those readers take for "missing" (no data value may become one)
+
+
+def sentinels_of(arr: Any) -> Sentinels:
+    """The array's fill value and its CF _FillValue and missing_value attributes. The CF ones
+    mask (xarray and netCDF readers hide those values), and so does the fill value of a zarr
+    format 2 array (xarray takes it for _FillValue there)."""
     dtype = np.dtype(arr.dtype)
     values: list = []
+    masking: list = []
     special = None
-    candidates = [arr.fill_value]
+    candidates = [(arr.fill_value, arr.metadata.zarr_format == 2)]
     for key in ("_FillValue", "missing_value"):
         v = arr.attrs.get(key)
-        candidates += v if isinstance(v, list) else [v]
-    for i, v in enumerate(candidates):
+        candidates += [(w, True) for w in (v if isinstance(v, list) else [v])]
+    for i, (v, masks) in enumerate(candidates):
         if v is None or isinstance(v, (str, bool)) or (isinstance(v, dict)):
             continue
         try:
@@ -117,7 +126,9 @@ def sentinels_of(arr: Any) -> tuple[tuple, str | None]:
             continue
         if all(x != w for w in values):
             values.append(x)
-    return tuple(values), special
+        if masks and all(x != w for w in masking):
+            masking.append(x)
+    return Sentinels(tuple(values), special, tuple(masking))
 
 
 def reader(arr: Any) -> Any:
@@ -200,6 +211,20 @@ def fmt_bytes(n: float) -> str:
 
 
 
+METADATA_KEYS = ("zarr.json", ".zarray", ".zattrs", ".zmetadata")
+
+
 def stored_chunk_bytes(arr: Any) -> int:
-    """What the array holds in its store now (chunks and its metadata)."""
-    return int(arr.nbytes_stored())
+    """The bytes of the array's chunks in its store now (its metadata documents left out):
+    what copying its chunks writes."""
+    from zarr.core.sync import sync
+
+    store, prefix = arr.store_path.store, arr.store_path.path
+    meta = 0
+    for name in METADATA_KEYS:
+        key = f"{prefix}/{name}" if prefix else name
+        try:
+            meta += int(sync(store.getsize(key)))
+        except (FileNotFoundError, KeyError):
+            pass
+    return int(arr.nbytes_stored()) - meta

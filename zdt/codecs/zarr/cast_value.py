@@ -99,8 +99,10 @@ class CastValueCodec(ElementwiseCodec, ArrayArrayCodec):
 
     # --- zarr hooks ---
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
-        if zarr_compat.zarr_threads_array_spec():
-            self.config.check_source(data_type_name(dtype, codec=CODEC))
+        """Nothing here depends on the data type: zarr calls validate with the array's own data
+        type for every codec, a codec behind a type-changing one too (zarr 3.4's
+        ArrayV3Metadata._validate_metadata, and the pipelines' validate), so the checks of the
+        type this codec really sees run in evolve_from_array_spec (docs/upstream/zarr-validate-dtype)."""
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         spec = array_spec if zarr_compat.zarr_threads_array_spec() else zarr_compat.array_spec_before(self, array_spec)
