@@ -51,3 +51,17 @@ def test_an_unbuilt_source_tree_says_what_to_do(tmp_path):
     assert last.startswith("ImportError: zdt is being imported from its source tree"), out.stderr
     assert "zdt demo" in last and "pip install -e ." in last
     assert "_types" not in last and "_kernels" not in last
+
+
+def test_the_demo_runs_the_main_job_on_real_data(tmp_path):
+    """`zdt demo` (without its speed step): the codecs, the strings, and `zdt convert` shrinking
+    a real store within its bounds (the demo checks every error again itself)."""
+    out = run([str(Path(sysconfig.get_path("scripts")) / "zdt"), "demo", "--tiles", "0"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "== zdt convert: weather.zarr" in out.stdout
+    assert "/time: copied (a coordinate" in out.stdout
+    table = out.stdout.split("largest error (checked here)")[1].splitlines()[1:8]
+    sizes = {line.split()[0]: (int(line.split()[1].replace(",", "")), int(line.split()[2].replace(",", "")))
+             for line in table}
+    assert sum(a for _, a in sizes.values()) < sum(b for b, _ in sizes.values())
+    assert sizes["time"][0] == sizes["time"][1] and sizes["weather"][0] == sizes["weather"][1]

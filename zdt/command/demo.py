@@ -10,7 +10,9 @@ The data ship with the vega_datasets package (``pip install 'zdt[demo]'``):
   is installed.
 
 For each it prints the codec metadata zarr stored, the bytes saved, the largest error and the
-create+write+read time, next to zarr's own implementation where this zarr has one. A last step
+create+write+read time, next to zarr's own implementation where this zarr has one. Then the
+main job: ``zdt convert`` shrinks a store of the daily weather (on its date axis) and the
+hourly temperatures within per-array bounds, and every error is checked again. A last step
 tiles the temperatures to tens of millions of values and times writing and reading them
 through zdt's pipeline and codecs against zarr's own setups (in memory, so the codecs are what
 is timed).
@@ -161,6 +163,52 @@ def strings(tmp: Path) -> None:
         print("-- (pip install pyarrow to see the chunk handed to Arrow without a copy)")
 
 
+def shrink(tmp: Path) -> None:
+    """The main job: `zdt convert` on a small real store (daily Seattle weather with its date
+    axis and weather strings, and the hourly temperatures of both cities), with per-array
+    bounds; the report, bytes before and after, and every error checked here again."""
+    import zarr
+
+    from zdt.command import main as zdt_main
+
+    rows = list(csv.DictReader(io.StringIO((_data_dir() / "seattle-weather.csv").read_text())))
+    days = np.array([r["date"].replace("/", "-") for r in rows], dtype="datetime64[D]")
+    src = tmp / "weather.zarr"
+    root = zarr.open_group(src, mode="w", attributes={"title": "Seattle weather 2012-2015 (vega_datasets)"})
+    root.create_array("time", data=(days - np.datetime64("2012-01-01")).astype(np.int64),
+                      dimension_names=["time"], attributes={"units": "days since 2012-01-01"})
+    columns = {"precipitation": "mm", "temp_max": "C", "temp_min": "C", "wind": "m/s"}
+    for name, unit in columns.items():
+        root.create_array(name, data=np.array([float(r[name]) for r in rows]),
+                          dimension_names=["time"], attributes={"units": unit})
+    root.create_array("weather", data=load_weather(), dimension_names=["time"])
+    temps = load_temperatures().reshape(2, -1)
+    root.create_array("hourly_temp", data=temps, chunks=(1, 4380), fill_value=np.nan,
+                      dimension_names=["city", "hour"], attributes={"units": "F"})
+    bounds = ["--abs-error", "0.05", "--bound", "/wind=abs:0.25", "--bound", "/hourly_temp=rel:1e-3"]
+    print(f"\n== zdt convert: {src.name}, daily weather (precipitation, temperatures, wind, "
+          f"strings) on its date axis and two cities' hourly temperatures\n$ zdt convert "
+          f"{src.name} small.zarr {' '.join(bounds)}")
+    if zdt_main(["convert", str(src), str(tmp / "small.zarr"), *bounds]) != 0:
+        raise SystemExit("zdt demo: zdt convert failed")
+    small = zarr.open_group(tmp / "small.zarr", mode="r")
+    limits = {"wind": ("abs", 0.25), "hourly_temp": ("rel", 1e-3)}
+    print(f"   {'array':14s} {'bytes before':>12s} {'after':>8s}  largest error (checked here)")
+    for name in ["time", *columns, "weather", "hourly_temp"]:
+        before, after = _stored_bytes(src / name), _stored_bytes(tmp / "small.zarr" / name)
+        x, y = root[name][...], small[name][...]
+        if x.dtype.kind == "f":
+            kind, bound = limits.get(name, ("abs", 0.05))
+            err = np.abs(y - x) / (np.abs(x) if kind == "rel" else 1)
+            worst = float(np.nanmax(np.where(x == 0, 0, err) if kind == "rel" else err))
+            assert worst <= bound and np.array_equal(np.isnan(x), np.isnan(y))
+            shown = f"{worst:.3g} ({kind} bound {bound:g})"
+        else:
+            assert np.array_equal(x, y)
+            shown = "exact"
+        print(f"   {name:14s} {before:12,d} {after:8,d}  {shown}")
+
+
 SPEED_CODECS = CONFIGS[-1][1]
 
 
@@ -210,6 +258,7 @@ def main(args: Any = None) -> None:
     try:
         numbers(tmp)
         strings(tmp)
+        shrink(tmp)
         print(f"\narrays were written under {tmp} (removed now)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
