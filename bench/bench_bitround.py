@@ -101,7 +101,7 @@ def main() -> None:
         assert np.array_equal(plan.round(x)[ok].view(f"u{x.itemsize}"),
                               np.asarray(nc.encode(x)).view(f"u{x.itemsize}")[ok])
         times = interleaved(impls, args.repeat)
-        r = print_table(f"bitround {dtype} keepbits={keepbits}, {args.n:,} values (0.1% NaN)",
+        print_table(f"bitround {dtype} keepbits={keepbits}, {args.n:,} values (0.1% NaN)",
                         times, copy_floor(x, args.repeat), "zdt kernel (out=)")
         codec_vs = times.get("numcodecs BitRound (zarr codec API)", times["numcodecs BitRound"])
         speedups.append((dtype, times["numcodecs BitRound"] / times["zdt kernel (out=)"],

@@ -4,7 +4,6 @@ arrays in a local directory store."""
 from __future__ import annotations
 
 import json
-import math
 from importlib.metadata import entry_points
 
 import numpy as np

@@ -329,7 +329,7 @@ def test_use_string_codecs_switches_reading_writing_and_creation(tmp_path):
     assert get_codec_class("vlen-utf8") is ZarrVLenUTF8
     b = zarr.create_array(store=tmp_path / "b", shape=(2,), dtype=str)
     assert type(b.metadata.codecs[0]) is ZarrVLenUTF8
-    switch = use_string_codecs()
+    use_string_codecs()
     try:
         assert get_codec_class("vlen-utf8") is VLenUTF8Codec
     finally:

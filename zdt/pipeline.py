@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 import zarr
-from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, CodecPipeline
+from zarr.abc.codec import ArrayBytesCodec, BytesBytesCodec, CodecPipeline
 from zarr.codecs import BytesCodec
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 

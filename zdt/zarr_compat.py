@@ -28,7 +28,6 @@ from importlib import import_module
 from typing import Any
 
 import numpy as np
-import zarr
 from zarr.abc.codec import ArrayArrayCodec
 
 # zdt's classes for the codec names zarr >= 3.2 also implements: what zdt's installed

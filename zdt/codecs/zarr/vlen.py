@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
 from zdt import zarr_compat
