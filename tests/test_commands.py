@@ -557,3 +557,33 @@ def test_bench_writes_a_report_with_a_table_per_family(tmp_path, capsys):
 def test_bench_rejects_an_unknown_family(tmp_path, capsys):
     rc, _, err = zdt_cmd(capsys, "bench", "--only", "nope", "--out", str(tmp_path))
     assert rc == 1 and "not a family" in err
+
+
+def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys):
+    """--against compares each row's zdt / floor ratio with an earlier run's: a baseline whose
+    ratios are 100x better flags every row (after running the family twice); one 100x worse,
+    none; a row the baseline lacks is flagged too."""
+    first = tmp_path / "first"
+    rc, out, err = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out", str(first))
+    assert rc == 0, out + err
+    data = json.loads((first / "bitround.json").read_text())
+    titles = [r["title"] for r in data["results"]]
+
+    def baseline(name: str, factor: float, drop_first: bool = False) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        rows = [dict(r, times={**r["times"], r["ours"]: r["times"][r["ours"]] * factor})
+                for r in data["results"]]
+        (d / "bitround.json").write_text(json.dumps(dict(data, results=rows[drop_first:])))
+        return d
+
+    rc, out, _ = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out",
+                         str(tmp_path / "a"), "--against", str(baseline("slow", 100.0)))
+    assert rc == 0 and "every row within 1.3x" in out, out
+    rc, out, _ = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out",
+                         str(tmp_path / "b"), "--against", str(baseline("fast", 0.01)))
+    assert rc == 1 and "running it again" in out
+    assert all(f"REGRESSION bitround: '{t}'" in out for t in titles), out
+    rc, out, _ = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out",
+                         str(tmp_path / "c"), "--against", str(baseline("short", 100.0, True)))
+    assert rc == 1 and f"'{titles[0]}' is not in the baseline" in out
