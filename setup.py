@@ -98,7 +98,8 @@ extensions = [
     # Running any list of per-block steps over n-d arrays (compiled once; the steps carry the
     # functions of the build that made them).
     extension("zdt.kernels._steps", ["zdt/kernels/_steps.pyx"], "module",
-              depends=["zdt/kernels/_steps.pxd", "zdt/kernels/_num.pxd"]),
+              depends=["zdt/kernels/_steps.pxd", "zdt/kernels/_num.pxd",
+                       "zdt/kernels/_portable.pxd", "zdt/kernels/_portable.h"]),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
     extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
     # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).

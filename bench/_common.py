@@ -44,6 +44,18 @@ def copy_floor(arr: np.ndarray, repeat: int) -> float:
     return interleaved({"copy": lambda: np.copyto(dst, arr)}, repeat)["copy"]
 
 
+def fresh_floor(src: np.ndarray, out_dtype, repeat: int) -> float:
+    """The floor of a call that returns a new array: the larger of copying the input and
+    copying an output-sized array into newly allocated memory (ndarray.copy: the page faults
+    of a fresh allocation, then memcpy)."""
+    out = np.ones(src.shape, dtype=out_dtype)
+    t = interleaved({"in": lambda: src.copy(), "out": lambda: out.copy()}, repeat)
+    return max(t["in"], t["out"])
+
+
+ALLOC = "zdt (allocating)"      # the row a fresh floor is compared with
+
+
 def in_threads(fns: list[Callable[[], object]]) -> float:
     """Wall seconds to run every fn in its own thread, concurrently."""
     threads = [threading.Thread(target=fn) for fn in fns]
@@ -61,17 +73,22 @@ def machine() -> str:
 
 
 def print_table(title: str, results: dict[str, float], floor: float, ours: str,
-                note: str = "") -> dict[str, float]:
-    """One workload: ms, ratio to the fastest peer (not us), ratio to the copy floor."""
+                note: str = "", fresh: float | None = None) -> dict[str, float]:
+    """One workload: ms, ratio to the fastest peer (not us), ratio to the copy floor (and,
+    given `fresh`, to the fresh floor: see fresh_floor)."""
     peers = {k: v for k, v in results.items() if not k.startswith("zdt")}
     fastest_peer = min(peers.values()) if peers else None
     print(f"\n{title}{'  (' + note + ')' if note else ''}")
-    print(f"  {'implementation':40s} {'ms':>8s} {'/fastest peer':>14s} {'/copy floor':>12s}")
+    print(f"  {'implementation':40s} {'ms':>8s} {'/fastest peer':>14s} {'/copy floor':>12s}"
+          + (f" {'/fresh floor':>13s}" if fresh else ""))
     for name, t in sorted(results.items(), key=lambda kv: kv[1]):
         rel = f"{t / fastest_peer:14.2f}" if fastest_peer else f"{'-':>14s}"
-        print(f"  {name:40s} {t * 1e3:8.2f} {rel} {t / floor:12.2f}")
+        print(f"  {name:40s} {t * 1e3:8.2f} {rel} {t / floor:12.2f}"
+              + (f" {t / fresh:13.2f}" if fresh else ""))
     print(f"  {'np.copyto (same input bytes)':40s} {floor * 1e3:8.2f}")
-    record(title, results, floor, ours, note)
+    if fresh:
+        print(f"  {'fresh floor (copy into new memory)':40s} {fresh * 1e3:8.2f}")
+    record(title, results, floor, ours, note, fresh=fresh)
     return {"ours": results[ours], "fastest_peer": fastest_peer or float("nan"), "floor": floor,
             "times": results}
 
@@ -80,14 +97,17 @@ _RECORDS: list[dict] = []
 
 
 def record(title: str, times: dict[str, float], floor: float, ours: str, note: str = "",
-           peers: list[str] | None = None) -> None:
+           peers: list[str] | None = None, fresh: float | None = None) -> None:
     """Keep one workload's medians (seconds) for ZDT_BENCH_JSON; `ours` is zdt's headline
     implementation; the peers are `peers`, else the names not starting with "zdt" that do the
     same job (not the "(no checks)" / "(no semantics)" NumPy lower bounds)."""
     if peers is None:
         peers = [k for k in times if not k.startswith("zdt") and "(no " not in k]
-    _RECORDS.append({"title": title, "note": note, "times": dict(times), "floor": floor,
-                     "ours": ours, "peers": peers})
+    row = {"title": title, "note": note, "times": dict(times), "floor": floor, "ours": ours,
+           "peers": peers}
+    if fresh:
+        row["fresh_floor"] = fresh
+    _RECORDS.append(row)
 
 
 @atexit.register

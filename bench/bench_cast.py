@@ -18,7 +18,7 @@ import argparse
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
 
-from _common import copy_floor, header, in_threads, interleaved, print_table
+from _common import ALLOC, copy_floor, fresh_floor, header, in_threads, interleaved, print_table
 from zdt.codecs.cast import CastPlan
 from zdt.formats import FORMATS
 
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> list[tuple[str, dict]]:
         src = data["u8_from_f64"] if wl["src"] is None else wl["src"]
         plan = zdt_plan(src.dtype.name, wl)
         out = np.empty(src.shape, dtype=wl["target"])
-        impls = {"zdt kernel (out=)": lambda: plan.cast(src, out=out)}
+        impls = {"zdt kernel (out=)": lambda: plan.cast(src, out=out), ALLOC: lambda: plan.cast(src)}
         impls.update(codec_callables(wl, src))
         if cast_value_rs is not None:
             entries = rs_entries(wl, src)
@@ -155,7 +155,8 @@ def run(args: argparse.Namespace) -> list[tuple[str, dict]]:
         times = interleaved(impls, args.repeat)
         floor = copy_floor(src, args.repeat)
         row = print_table(wl["name"], times, floor, "zdt kernel (out=)",
-                          note=f"{src.size:,} x {src.dtype} -> {wl['target']}")
+                          note=f"{src.size:,} x {src.dtype} -> {wl['target']}",
+                          fresh=fresh_floor(src, np.dtype(wl["target"]), args.repeat))
         nan = float("nan")
         row["vs_rs"] = times["zdt kernel (out=)"] / times.get("cast_value_rs.cast_array_into", nan)
         row["vs_zarr"] = times["zdt codec (zarr pipeline API)"] / times.get("zarr built-in codec", nan)

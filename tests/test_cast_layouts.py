@@ -195,6 +195,57 @@ def test_threads_cast_concurrently_with_correct_results():
         assert np.array_equal(got, exp)
 
 
+def test_large_outputs_in_place_and_beside_other_writers():
+    """Outputs in an array of 4 MB and more get each 2 MB region touched at its end before it
+    is written (an atomic OR with zero, possibly in a byte another thread is writing): in
+    place the input still reads right, a strided or offset view gets every value, and threads
+    writing adjacent, unaligned parts of one array (as the pipeline does with chunks, large
+    ones and small ones, into fresh memory) never disturb each other's bytes."""
+    from zdt.codecs.scale_offset import cached_plan as so_plan
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1e3, 1e3, 1_500_003)                          # ~12 MB, odd length
+    so = so_plan("float64", 5.0, 3.0)
+    expected = (x - 5.0) * 3.0
+    inplace = x.copy()
+    assert so.encode(inplace, out=inplace) is inplace
+    assert np.array_equal(inplace, expected)
+    shifted = np.empty(x.size + 3)[3:]                            # not 2 MB aligned, odd start
+    so.encode(x, out=shifted)
+    assert np.array_equal(shifted, expected)
+    big = np.empty((3, x.size))
+    so.encode(np.broadcast_to(x, (3, x.size)), out=big[::-1])   # negative outer stride
+    assert all(np.array_equal(row, expected) for row in big)
+    data = rng.uniform(-1e3, 1e3, 5_000_001)
+    want = so.encode(data)
+    out = np.full(data.size, 77.0)
+    cuts = [0, 1_234_567, 2_500_001, 3_700_003, data.size]   # 8-10 MB parts, off 2 MB bounds
+    for _ in range(3):
+        threads = [threading.Thread(target=so.encode, args=(data[a:b],), kwargs={"out": out[a:b]})
+                   for a, b in zip(cuts, cuts[1:])]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert np.array_equal(out, want)
+    # small parts (a region holds several, each thread's touch lands in others' parts)
+    cuts = list(range(0, data.size, 65_537)) + [data.size]
+    parts = list(zip(cuts, cuts[1:]))
+    for _ in range(3):
+        out = np.empty(data.size)
+
+        def worker(k: int) -> None:
+            for a, b in parts[k::4]:
+                so.encode(data[a:b], out=out[a:b])
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert np.array_equal(out, want)
+
+
 def test_kernel_builds(tmp_path):
     """The best build the CPU runs is active; ZDT_KERNELS caps it; a bad name is an error."""
     import subprocess

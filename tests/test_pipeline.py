@@ -114,6 +114,62 @@ def test_same_bytes_and_values_as_zarrs_pipeline(chain, shards):
                               equal_nan=got.dtype.kind == "f"), name
 
 
+def _store_contents(store) -> dict:
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.sync import sync
+
+    async def read_all() -> dict:
+        keys = [k async for k in store.list()]
+        return {k: (await store.get(k, default_buffer_prototype())).to_bytes() for k in keys}
+
+    return sync(read_all())
+
+
+@pytest.mark.parametrize("kind", ["memory", "directory", "zip"])
+def test_every_kind_of_store_same_bytes_and_values(kind, tmp_path, monkeypatch):
+    """Stores with zarr's synchronous surface (zarr >= 3.4: memory, directory) are read and
+    written from the pool's threads; others (zip, and every store on zarr 3.1) through zarr's
+    event loop. Either way: zarr's bytes, zarr's values, fill-value chunks deleted."""
+    from zarr.storage import LocalStore, StorePath, ZipStore
+
+    used = []
+    for name in ("_read_group_sync", "_write_group_sync"):
+        orig = getattr(zp.ZdtCodecPipeline, name)
+        monkeypatch.setattr(zp.ZdtCodecPipeline, name,
+                            lambda self, *a, _o=orig, _n=name: (used.append(_n), _o(self, *a))[1])
+    dtype, filters, compressor, fill, nan = CHAINS["scale_offset+cast_value uint8"]
+    shape, chunks = (25, 12), (5, 4)
+    data = data_for(dtype, shape, nan)
+    data[5:10, :8] = fill                   # whole chunks of the fill value: not stored
+    contents = {}
+    for path in (ZARR, zp.PATH):
+        where = tmp_path / path.rsplit(".", 1)[-1]
+        store = {"memory": MemoryStore, "directory": lambda: LocalStore(where),
+                 "zip": lambda: ZipStore(f"{where}.zip", mode="w")}[kind]()
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = create(store, "a", dtype, filters, compressor, shape, chunks, None, fill)
+            if kind == "zip":
+                a[:] = data                 # a zip entry is written once
+            else:
+                write_pattern(a, data)
+                a[5:10, :8] = fill          # chunks that held data, now all fill: deleted
+            contents[path] = _store_contents(store)
+            if path == zp.PATH:
+                for name, sel in SELECTIONS:
+                    got = select(a, sel)
+                    with zarr.config.set({"codec_pipeline.path": ZARR}):
+                        expected = select(zarr.open_array(store, path="a", mode="r" if kind != "zip" else "a"), sel)
+                    assert np.array_equal(got, expected, equal_nan=True), name
+        if kind == "zip":
+            store.close()
+    assert contents[zp.PATH] == contents[ZARR]
+    assert not any(k.startswith("a/c/1/0") for k in contents[ZARR])
+    sync_surface = kind != "zip" and hasattr(StorePath, "set_sync")
+    assert bool(used) == sync_surface
+    if sync_surface:
+        assert set(used) == {"_read_group_sync", "_write_group_sync"}
+
+
 @pytest.mark.parametrize("serializer", ["zarr vlen-utf8", "zdt vlen-utf8", "zdt.vlen_arrow"])
 def test_string_arrays_same_bytes_and_values_as_zarrs_pipeline(serializer):
     shape, chunks = (25, 12), (5, 4)

@@ -157,6 +157,22 @@ async def _nothing() -> None:
     return None
 
 
+_SYNC_METHODS = ("get_sync", "set_sync", "delete_sync")
+
+
+def _sync_io(byte_getter: Any) -> bool:
+    """Whether a chunk's store can be read and written without the event loop (zarr >= 3.4's
+    all-or-nothing store sync surface: MemoryStore, LocalStore, a shard's inner chunks). Then
+    each group fetches, decodes, encodes and stores its chunks on one pool thread: no
+    coroutine per chunk, which at small chunks costs more than the chunk's own work."""
+    store = getattr(byte_getter, "store", None)
+    if store is not None and hasattr(byte_getter, "path"):         # a StorePath
+        return (all(callable(getattr(store, m, None)) for m in _SYNC_METHODS)
+                and all(callable(getattr(byte_getter, m, None)) for m in _SYNC_METHODS)
+                and bool(getattr(store, "_supports_sync_io", True)))
+    return all(callable(getattr(byte_getter, m, None)) for m in _SYNC_METHODS)
+
+
 def _chunk_index(shape: tuple[int, ...], selection: Any, drop_axes: tuple[int, ...]) -> Any:
     """For errors: the chunk index of the element at a C-order position of chunk[selection]
     (squeezed by drop_axes). Computed only when an element fails."""
@@ -382,6 +398,10 @@ class ZdtCodecPipeline(CodecPipeline):
             return tuple(results) if results is not None else tuple({"status": "present"} for _ in batch)
         out_np = out.as_ndarray_like()
         loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
+        if _sync_io(batch[0][0]):
+            done = await asyncio.gather(*(loop.run_in_executor(pool, self._read_group_sync, g, out_np, drop_axes)
+                                          for g in _groups(batch)))
+            return tuple(status for statuses in done for status in statuses)
 
         async def group(items: list) -> list:
             # fetch a group, then decode it on the pool: later groups' fetches overlap it
@@ -395,6 +415,14 @@ class ZdtCodecPipeline(CodecPipeline):
     def _read_group(self, raws: list, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
         for raw, item in zip(raws, items):
             self._read_one(raw, item, out_np, drop_axes)
+
+    def _read_group_sync(self, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
+        statuses = []
+        for item in items:
+            raw = item[0].get_sync(prototype=item[1].prototype)
+            self._read_one(raw, item, out_np, drop_axes)
+            statuses.append({"status": "missing" if raw is None else "present"})
+        return statuses
 
     def _read_one(self, raw: Any, item: tuple, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
         _, chunk_spec, chunk_selection, out_selection, _ = item
@@ -425,6 +453,10 @@ class ZdtCodecPipeline(CodecPipeline):
             await self.inner.write(batch, value, drop_axes)
             return
         loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
+        if _sync_io(batch[0][0]):
+            await asyncio.gather(*(loop.run_in_executor(pool, self._write_group_sync, g, value_np, drop_axes)
+                                   for g in _groups(batch)))
+            return
 
         async def group(items: list) -> None:
             # fetch what partial chunks need, encode on the pool, store: a group's store
@@ -439,6 +471,16 @@ class ZdtCodecPipeline(CodecPipeline):
 
     def _write_group(self, olds: list, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
         return [self._write_one(old, item, value_np, drop_axes) for old, item in zip(olds, items)]
+
+    def _write_group_sync(self, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
+        for item in items:
+            bs, spec, _, _, complete = item
+            old = None if complete else bs.get_sync(prototype=spec.prototype)
+            data = self._write_one(old, item, value_np, drop_axes)
+            if data is None:
+                bs.delete_sync()
+            else:
+                bs.set_sync(data)
 
     def _write_one(self, old: Any, item: tuple, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> Any:
         _, chunk_spec, chunk_selection, out_selection, complete = item

@@ -5,6 +5,8 @@
  *   x86 CPU feature level            gcc/clang __builtin_cpu_supports, else CPUID + XGETBV
  *                                    (MSVC __cpuidex / _xgetbv, gcc/clang <cpuid.h> / asm)
  *   restrict                         __restrict__ (gcc/clang), __restrict (MSVC), nothing
+ *   touch a byte (atomic OR 0)       gcc/clang __atomic_fetch_or, MSVC _InterlockedOr8, else
+ *                                    nothing (a page-fault ordering hint, never needed)
  *
  * Building with ZDT_PORTABLE=1 (setup.py turns it into -DZDT_PORTABLE) forces every fallback
  * with gcc or clang too: CI builds and tests that way once, so the code MSVC compiles is code
@@ -91,6 +93,23 @@ static inline int zdt_clz64(uint64_t x) {
     return n;
 #endif
 }
+
+/* ---------------------------------------------------------------- touching a byte */
+
+/* Writes to *p without changing it, atomically: another thread storing to the same byte at
+ * the same moment keeps its value (a plain read-modify-write could put the old one back).
+ * Used to take a page fault at a chosen address (zdt/kernels/_steps.pyx, REGION). */
+#if ZDT_BUILTINS
+static inline void zdt_touch(uint8_t *p) { (void)__atomic_fetch_or(p, (uint8_t)0, __ATOMIC_RELAXED); }
+#define ZDT_CAN_TOUCH 1
+#elif defined(_MSC_VER)
+#include <intrin.h>
+static inline void zdt_touch(uint8_t *p) { (void)_InterlockedOr8((volatile char *)p, 0); }
+#define ZDT_CAN_TOUCH 1
+#else
+static inline void zdt_touch(uint8_t *p) { (void)p; }
+#define ZDT_CAN_TOUCH 0
+#endif
 
 /* ---------------------------------------------------------------- x86 feature level */
 

@@ -2,7 +2,7 @@
 """What C leaves to the compiler, declared once (implemented in _portable.h, with a plain-C or
 MSVC fallback for each gcc/clang builtin; ZDT_PORTABLE=1 at build time forces the fallbacks)."""
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 
 cdef extern from "_portable.h" nogil:
@@ -14,6 +14,8 @@ cdef extern from "_portable.h" nogil:
     bint zdt_sub_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept
     bint zdt_mul_u64(uint64_t a, uint64_t b, uint64_t* r) noexcept
     int zdt_clz64(uint64_t x) noexcept
+    # stores *p's own value atomically (a page-fault hint; a no-op without atomics)
+    void zdt_touch(uint8_t* p) noexcept
     # 4: x86-64-v4, 3: x86-64-v3, 2: anything else
     int zdt_cpu_x86_level() noexcept
     # 1 when this build uses the fallbacks (ZDT_PORTABLE, or a compiler without the builtins)

@@ -7,10 +7,37 @@ from libc.stdint cimport intptr_t, uint8_t, uint64_t
 from libc.string cimport memcpy
 
 from zdt.kernels._num cimport BLOCK
+from zdt.kernels._portable cimport zdt_touch
+
+import numpy as np
 
 cdef enum:
     MAX_STEPS = 8
     MAX_DIMS = 32
+    LARGE_OUTPUT = 4 * 1024 * 1024
+    REGION = 2 * 1024 * 1024
+
+# Writing a large output into freshly allocated memory (what a codec returns) costs page faults:
+# the kernel clears each 2 MB huge page (NumPy asks for them) on its first touch. A forward
+# loop whose first store into each 2 MB region is that region's *last* byte runs ~1.5x faster
+# than one that faults at the region's start, as fast as memcpy (docs/design.md, "Fresh
+# memory"; bench/fresh_memory.c); on memory already mapped the touch costs one store per 2 MB.
+# "Large" is the size of the array that owns the destination's memory, so a chunk decoded into
+# its region of a large output touches too, and the byte touched may lie outside this call's
+# range (a neighbouring chunk's, written by another thread): the touch is an atomic OR with
+# zero, which never changes a byte or loses a concurrent store, and never leaves the owner.
+
+
+cdef intptr_t _owner_end(dst, intptr_t d_addr, Py_ssize_t nbytes):
+    """The end of the memory dst lies in, when that memory is large (see REGION), else 0: the
+    end of the contiguous array that owns dst's memory, or dst's own end."""
+    base = dst.base
+    if (isinstance(base, np.ndarray) and base.nbytes >= LARGE_OUTPUT
+            and (base.flags.c_contiguous or base.flags.f_contiguous)):
+        return <intptr_t>base.__array_interface__["data"][0] + base.nbytes
+    if nbytes >= LARGE_OUTPUT and dst.flags.c_contiguous:
+        return d_addr + nbytes
+    return 0
 
 
 cdef class BlockStep:
@@ -69,16 +96,20 @@ cdef Py_ssize_t chain_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
 cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
                           uint8_t* dst, Py_ssize_t d_inner, int out_isz, Py_ssize_t n,
                           const Step* steps, int nsteps, int* status, int* failed,
-                          uint8_t* failed_value) noexcept nogil:
+                          uint8_t* failed_value, intptr_t touch_end) noexcept nogil:
     """n elements spaced s_inner / d_inner bytes apart: contiguous runs go straight through,
     strided ones are gathered into / scattered from a block buffer. On a failure the failing
-    element's input to its step is copied to failed_value (8 bytes)."""
+    element's input to its step is copied to failed_value (8 bytes). With touch_end (the end
+    of the memory dst lies in; 0: no touching), each 2 MB region of a contiguous destination
+    is first touched at its end (see REGION)."""
     cdef uint64_t a[BLOCK]           # 8 bytes per element: the widest intermediate
     cdef uint64_t b[BLOCK]
     cdef uint64_t gin[BLOCK]
     cdef uint64_t gout[BLOCK]
     cdef Py_ssize_t start = 0, m, i, bad
     cdef bint cs = s_inner == in_isz, cd = d_inner == out_isz
+    cdef bint touch = touch_end != 0 and cd
+    cdef intptr_t touched = <intptr_t>dst, block_end
     cdef const uint8_t* bin_
     cdef const uint8_t* where = NULL
     cdef uint8_t* bout
@@ -91,6 +122,13 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
                 memcpy(<uint8_t*>gin + i * in_isz, src + (start + i) * s_inner, in_isz)
             bin_ = <const uint8_t*>gin
         bout = dst + start * out_isz if cd else <uint8_t*>gout
+        block_end = <intptr_t>(bout + m * out_isz)
+        if touch and block_end > touched:
+            # the 2 MB region of the block's last byte, touched at its end (or the owner's)
+            touched = ((block_end - 1) | (REGION - 1)) + 1
+            if touched > touch_end:
+                touched = touch_end
+            zdt_touch(<uint8_t*>(touched - 1))
         bad = chain_block(bin_, bout, m, steps, nsteps, <uint8_t*>a, <uint8_t*>b, status,
                           failed, &where)
         if bad >= 0:
@@ -126,6 +164,7 @@ def run_steps(steps, src, dst):
     cdef const uint8_t* sp
     cdef uint8_t* dp
     cdef intptr_t s_addr, d_addr
+    cdef intptr_t touch_end = 0
     cdef BlockStep step
     if not 0 < nsteps <= MAX_STEPS:
         raise ValueError(f"run_steps: 1 to {MAX_STEPS} steps, got {nsteps}")
@@ -169,6 +208,7 @@ def run_steps(steps, src, dst):
         dstr[0] = out_isz
     inner = shape[ndim - 1]
     outer = total // inner
+    touch_end = _owner_end(dst, d_addr, total * out_isz)
     with nogil:
         for k in range(ndim):
             idx[k] = 0
@@ -179,7 +219,7 @@ def run_steps(steps, src, dst):
                 sp += idx[k] * sstr[k]
                 dp += idx[k] * dstr[k]
             bad = chain_run(sp, sstr[ndim - 1], in_isz, dp, dstr[ndim - 1], out_isz, inner,
-                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value)
+                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value, touch_end)
             if bad >= 0:
                 bad += o * inner
                 break
