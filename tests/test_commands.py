@@ -587,3 +587,23 @@ def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys):
     rc, out, _ = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out",
                          str(tmp_path / "c"), "--against", str(baseline("short", 100.0, True)))
     assert rc == 1 and f"'{titles[0]}' is not in the baseline" in out
+
+
+def test_bench_runs_keep_the_slowest_ratio_of_each_row(tmp_path, capsys):
+    """--runs N: per row, the run with the highest zdt / floor ratio, and the highest zdt
+    allocating / fresh floor ratio even when another run had it."""
+    from zdt.command.bench import ALLOC, fresh_ratio, ratio, slowest_of
+
+    def row(title: str, ours: float, floor: float, alloc: float, fresh: float) -> dict:
+        return {"title": title, "note": "", "times": {"zdt": ours, ALLOC: alloc, "peer": 1.0},
+                "floor": floor, "ours": "zdt", "peers": ["peer"], "fresh_floor": fresh}
+
+    runs = [{"family": "f", "results": [row("a", 2.0, 1.0, 3.0, 1.0), row("b", 1.0, 1.0, 1.0, 1.0)]},
+            {"family": "f", "results": [row("a", 1.0, 1.0, 5.0, 1.0), row("b", 4.0, 2.0, 1.0, 2.0)]}]
+    merged = slowest_of(runs)
+    got = {r["title"]: (ratio(r), fresh_ratio(r)) for r in merged["results"]}
+    assert got["a"] == (2.0, 5.0)          # floor ratio from run 1, fresh ratio from run 2
+    assert got["b"] == (2.0, 1.0)
+    assert merged["runs"] == 2
+    rc, _, err = zdt_cmd(capsys, "bench", "--runs", "0", "--out", str(tmp_path))
+    assert rc == 1 and "--runs 0" in err
