@@ -10,9 +10,9 @@ Every storage unit written with a bound is checked first: its values go through 
 encoding's stages and back in memory and the error is computed exactly; a unit that breaks
 the bound stops the run, naming the element and its value in the data's units.
 
-The copy is written to ``DST.zdt-partial`` and renamed to DST only when every array is done,
-so a DST that exists is complete (a killed process leaves the partial directory, named for
-what it is; Ctrl-C, SIGTERM and errors remove it). The source is only read.
+SRC and DST are local directories, .zip files or URLs (zdt.command.location). A DST that
+exists is complete (zdt.command.destination: staged and renamed locally, a marker object on
+object stores; Ctrl-C, SIGTERM and errors remove what was written). The source is only read.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
+import warnings
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,14 +32,13 @@ from zdt.command.bounds import Bound, error_of, worst_element
 from zdt.command.candidates import Encoding
 from zdt.command.compressors import Compression
 from zdt.command.decide import decide, fmt_error, workers
+from zdt.command.destination import Destination, copy_keys, same_keys
 from zdt.command.errors import CommandError
+from zdt.command.location import Location, check_options_used, parse_storage_options
 from zdt.command.measure import ChunkRunner, Output
-from zdt.command.options import add_selection_args, progress_bars, selection_of
+from zdt.command.options import add_selection_args, add_storage_args, progress_bars, selection_of
 from zdt.command.plan import Decision, Plan, coordinates
 from zdt.errors import ZdtError
-
-PARTIAL = ".zdt-partial"
-
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM: handled like Ctrl-C (the partial copy is removed)."""
@@ -77,8 +75,8 @@ def split_codecs(codecs: list[dict]) -> tuple[list[dict], dict | None, list[dict
     return codecs, None, []
 
 
-def create_like(root: Path, arr: Any, codecs: list[dict], compression: Compression) -> Any:
-    """An empty array in `root` like `arr` (shape, chunks, shards, fill value, attributes,
+def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compression) -> Any:
+    """An empty array in the store `root` like `arr` (shape, chunks, shards, fill value, attributes,
     dimension names, format), with `codecs` and the compressors `compression` gives it."""
     import zarr
 
@@ -86,7 +84,7 @@ def create_like(root: Path, arr: Any, codecs: list[dict], compression: Compressi
     filters, serializer, inline = split_codecs(codecs)
     compressors = inline or compression.for_array(arr)
     kwargs: dict[str, Any] = dict(
-        store=str(root), name=arr.path or None, shape=arr.shape, chunks=arr.chunks,
+        store=root, name=arr.path or None, shape=arr.shape, chunks=arr.chunks,
         dtype=meta.data_type if meta.zarr_format == 3 else arr.dtype,
         fill_value=arr.fill_value, attributes=dict(arr.attrs), compressors=compressors,
         zarr_format=meta.zarr_format, overwrite=False)
@@ -106,18 +104,15 @@ def create_like(root: Path, arr: Any, codecs: list[dict], compression: Compressi
                            f"{str(exc).splitlines()[0]}") from None
 
 
-def copy_array(src_root: Path, dst_root: Path, arr: Any) -> None:
-    """An array's files (metadata and chunks), byte for byte."""
-    src = src_root / arr.path
-    dst = dst_root / arr.path
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(src, dst, dirs_exist_ok=True)  # a root array's directory is dst_root
+def copy_array(dst_root: Any, arr: Any) -> None:
+    """An array's objects (metadata and chunks), byte for byte, into the store dst_root."""
+    copy_keys(arr.store_path.store, arr.store_path.path, dst_root, arr.path)
 
 
-def create_group(dst_root: Path, group: Any) -> None:
+def create_group(dst_root: Any, group: Any) -> None:
     import zarr
 
-    zarr.open_group(store=str(dst_root), path=group.path, mode="a",
+    zarr.open_group(store=dst_root, path=group.path, mode="a",
                     zarr_format=group.metadata.zarr_format, attributes=dict(group.attrs))
 
 
@@ -135,25 +130,43 @@ def _worst(x: np.ndarray, y: np.ndarray, region: tuple[slice, ...], bound: Bound
             f"{y.reshape(-1)[i].item()!r} ({why})")
 
 
-def write_array(src_root: Path, out: Path, arr: Any, d: Decision, compression: Compression,
-                progress: Any) -> str:
-    """Create the re-encoded array and write it unit by unit (each checked against the bound,
-    if any); returns the line that reports it."""
-    path = "/" + arr.path
-    new = create_like(out, arr, d.codecs, compression)
-    dtype = np.dtype(arr.dtype)
-    declared = store.sentinels_of(arr)
-    sentinels, masking = declared.values, declared.masking
+def _runner(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
+    """The decision's encoding on chunks in memory (what the written array will hold)."""
     filters, serializer, inline = split_codecs(d.codecs)
     enc = Encoding(d.why, tuple(filters), serializer, "", True)
     output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value,
                     inline or compression.for_array(arr))
-    runner = ChunkRunner(enc, dtype, output) if d.bound is not None else None
+    return ChunkRunner(enc, np.dtype(arr.dtype), output)
+
+
+def write_array(dest: Destination, arr: Any, d: Decision, compression: Compression,
+                progress: Any) -> str:
+    """Create the re-encoded array (or, resuming, open it) and write it unit by unit (each
+    checked against the bound, if any; units an earlier run wrote are skipped: verify_done
+    checked them); returns the line that reports it."""
+    import zarr
+
+    path = "/" + arr.path
+    done = dest.done(path)
+    new = None
+    if dest.resume:             # the stopped run may have created it before writing a unit
+        try:
+            new = zarr.open_array(store=dest.store, path=arr.path, mode="r+")
+        except (FileNotFoundError, KeyError, ValueError):
+            new = None
+    if new is None:
+        new = create_like(dest.store, arr, d.codecs, compression)
+    declared = store.sentinels_of(arr)
+    sentinels, masking = declared.values, declared.masking
+    runner = _runner(arr, d, compression) if d.bound is not None else None
     regions = store.storage_units(arr)
+    todo = [(i, r) for i, r in enumerate(regions) if str(i) not in done]
     advance = progress(f"write {path}", len(regions))
+    advance(len(regions) - len(todo))
     read = store.reader(arr)
 
-    def one(region: tuple[slice, ...]) -> float:
+    def one(item: tuple[int, tuple[slice, ...]]) -> float:
+        i, region = item
         x = read(region)
         error = 0.0
         if runner is not None:
@@ -177,36 +190,55 @@ def write_array(src_root: Path, out: Path, arr: Any, d: Decision, compression: C
         except ZdtError as exc:
             raise CommandError(f"{path}: writing the storage unit {_unit_label(region)}: "
                                f"{str(exc).splitlines()[0]}") from None
+        dest.mark(path, str(i))
+        _kill_point("unit", i)
         advance(1)
         return error
 
     with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
-        errors = list(pool.map(one, regions))
+        errors = list(pool.map(one, todo))
     worst = max(errors, default=0.0)
     checked = f", largest {d.bound.kind} error {fmt_error(worst)} (every value)" if runner else ""
+    if done and runner:
+        checked += f" ({len(done)} units written by the stopped run, checked again)"
     return f"{path}: {d.why}{checked}"
 
 
-def _check_paths(src: Path, dst: Path) -> Path:
-    partial = dst.with_name(dst.name + PARTIAL)
-    if dst.exists():
-        raise CommandError(f"{dst} exists; zdt convert writes a new store")
-    if partial.exists():
-        raise CommandError(f"{partial} exists: an earlier convert was stopped; remove it first")
-    s, d = src.resolve(), dst.resolve()
-    if d == s or d.is_relative_to(s):
-        raise CommandError(f"{dst} is inside the source {src}: write the copy elsewhere")
-    if s.is_relative_to(d):
-        raise CommandError(f"the source {src} is inside {dst}: write the copy elsewhere")
-    parent = d.parent
-    if not parent.exists():
-        raise CommandError(f"{dst.parent}: no such directory")
-    if not parent.is_dir():
-        raise CommandError(f"{dst.parent}: not a directory")
-    # access() answers for the file system too (read-only mounts), and for root
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise CommandError(f"{dst.parent}: not writable")
-    return partial
+def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
+                compression: Compression) -> None:
+    """Resuming: every unit the stopped run recorded as written must hold what the source
+    encodes to now (decoded values compared bit for bit; copied arrays byte for byte)."""
+    import zarr
+
+    for _, arr in nodes:
+        if not store.is_array(arr):
+            continue
+        path = "/" + arr.path
+        done = dest.done(path)
+        if not done:
+            continue
+        d = decisions[path]
+        stale = f"remove {dest.partial_name()} and convert again"
+        if d.action == "copy" or arr.size == 0:
+            if not same_keys(arr.store_path.store, arr.store_path.path, dest.store, arr.path):
+                raise Mismatch(f"--resume: {path} in {dest.partial_name()} is not the source's copy "
+                               f"(the source changed since, or the copy is damaged): {stale}")
+            continue
+        written = zarr.open_array(store=dest.store, path=arr.path, mode="r")
+        runner = _runner(arr, d, compression)
+        regions = store.storage_units(arr)
+        read = store.reader(arr)
+        for i in sorted(done, key=lambda k: int(k) if k.isdigit() else -1):
+            if not i.isdigit() or int(i) >= len(regions):
+                raise Mismatch(f"--resume: {dest.partial_name()} records unit {i} of {path}, which "
+                               f"has {len(regions)}: {stale}")
+            region = regions[int(i)]
+            want = np.ascontiguousarray(runner.values(read(region)))
+            got = np.ascontiguousarray(written[region])
+            if want.dtype != got.dtype or want.tobytes() != got.tobytes():
+                raise Mismatch(f"--resume: {path} unit {_unit_label(region)} in {dest.partial_name()} "
+                               f"does not hold what the source encodes to (the source changed since, "
+                               f"or the copy is damaged): {stale}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -221,53 +253,94 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan.load(args.plan) if args.plan is not None else None
     compression = Compression.parse(plan.compressor if plan else args.compressor)
     selection = selection_of(args, required=False)
-    src_path, inner = store.split_target(args.src)
+    options = parse_storage_options(args.storage_options)
+    src, inner = Location.parse(args.src, options, args.branch).split_array()
     if inner:
         raise CommandError("zdt convert copies a whole store: give SRC without :ARRAY")
-    node = store.open_node(src_path)
-    dst = Path(args.dst)
-    partial = _check_paths(src_path, dst)
+    node = store.open_node(src)
+    dest = Destination(Location.parse(args.dst, options, args.branch), resume=args.resume)
+    check_options_used(options, src, dest.loc)
+    dest.check(src)
     nodes = store.walk(node)
     arrays = [n for _, n in nodes if store.is_array(n)]
-    with progress_bars(args.quiet) as progress:
-        if plan is not None:
-            by_path = plan.check_against(arrays, f"--plan {args.plan}")
-            decisions = [by_path["/" + a.path] for a in arrays]
-        elif codecs is not None:
-            coords = coordinates(arrays)
-            decisions = []
-            for a in arrays:
-                path = "/" + a.path
-                why = selection.excluded(path) or (coords.get(path) and f"{coords[path]}: kept exact")
-                if why or not store.is_numeric(a):
-                    decisions.append(Decision(path, "copy", why or "not numeric: copied"))
-                else:
-                    decisions.append(Decision(path, "encode", "codecs from --codecs", codecs=codecs))
-        else:
-            decisions = decide(arrays, selection, compression, args.sample, progress)
-        previous = signal.signal(signal.SIGTERM, _terminate)
-        try:
-            lines = _convert(src_path, partial, nodes, dict(zip(["/" + a.path for a in arrays],
-                                                                decisions, strict=True)),
+    record = {"source": src.text, "fingerprint": store.fingerprint(nodes)}
+    recorded_plan = None
+    if args.resume:
+        dest.begin(record)
+        earlier = dest.record_of()
+        if earlier.get("fingerprint") != record["fingerprint"]:
+            raise CommandError(f"--resume: the source {src.text} is not the store the stopped "
+                               f"conversion read ({earlier.get('source')}, or it changed since): "
+                               f"remove {dest.partial_name()} and convert again")
+        if earlier.get("plan") is not None:
+            recorded_plan = Plan.from_json(earlier["plan"], f"--resume: {dest.partial_name()}")
+            compression = Compression.parse(recorded_plan.compressor)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        with progress_bars(args.quiet) as progress:
+            if not args.resume:
+                dest.begin(record)
+            _kill_point("survey")
+            if recorded_plan is not None:
+                by_path = recorded_plan.check_against(arrays, f"--resume: {dest.partial_name()}")
+                decisions = [by_path["/" + a.path] for a in arrays]
+            elif plan is not None:
+                by_path = plan.check_against(arrays, f"--plan {args.plan}")
+                decisions = [by_path["/" + a.path] for a in arrays]
+            elif codecs is not None:
+                coords = coordinates(arrays)
+                decisions = []
+                for a in arrays:
+                    path = "/" + a.path
+                    why = selection.excluded(path) or (coords.get(path) and f"{coords[path]}: kept exact")
+                    if why or not store.is_numeric(a):
+                        decisions.append(Decision(path, "copy", why or "not numeric: copied"))
+                    else:
+                        decisions.append(Decision(path, "encode", "codecs from --codecs", codecs=codecs))
+            else:
+                decisions = decide(arrays, selection, compression, args.sample, progress)
+            the_plan = Plan(src.text, str(compression), decisions)
+            dest.write_record({**record, "plan": the_plan.to_json()})
+            if args.resume:
+                verify_done(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
+                            compression)
+            lines = _convert(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
                              compression, progress)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                from zdt.zarr_compat import stop_zarr_io
+            _kill_point("finish")
+            dest.finish(f"zdt convert from {src.describe()}\n\n" + the_plan.dumps())
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            from zdt.zarr_compat import stop_zarr_io
 
-                # an interrupted write goes on in zarr's IO thread: stop it before cleaning up
-                stop_zarr_io()
-            shutil.rmtree(partial, ignore_errors=True)
-            if isinstance(exc, PermissionError):
-                raise CommandError(f"{dst}: {exc.strerror} ({exc.filename})") from None
-            raise
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-    os.replace(partial, dst)
+            # an interrupted write goes on in zarr's IO thread: stop it before cleaning up
+            stop_zarr_io()
+        if not isinstance(exc, Mismatch):           # a resumed copy that does not match stays
+            dest.abandon()
+        if isinstance(exc, PermissionError):
+            raise CommandError(f"{args.dst}: {exc.strerror} ({exc.filename})") from None
+        if isinstance(exc, (OSError, ConnectionError)) and not dest.loc.is_local:
+            raise CommandError(f"{args.dst}: writing failed ({exc.__class__.__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not args.quiet:
         for line in lines:
             _say(line)
-    _say(f"wrote {dst}")
+    _say(f"wrote {args.dst}")
     return 0
+
+
+class Mismatch(CommandError):
+    """A unit an earlier run wrote does not hold what the source encodes to now."""
+
+
+def _kill_point(where: str, unit: int | None = None) -> None:
+    """Testing hook (tests/test_command_stores.py): ZDT_CONVERT_KILL_AT=survey|unit:N|last|finish
+    sends this process SIGKILL there, as a preempted node would be stopped."""
+    at = os.environ.get("ZDT_CONVERT_KILL_AT")
+    if at and at == (where if unit is None else f"{where}:{unit}"):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _say(line: str) -> None:
@@ -281,28 +354,35 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-def _convert(src_root: Path, out: Path, nodes: list[tuple[str, Any]],
-             decisions: dict[str, Decision], compression: Compression, progress: Any) -> list[str]:
+def _convert(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
+             compression: Compression, progress: Any) -> list[str]:
     import zarr
 
     import zdt
 
-    out.mkdir()
+    out = dest.store
     lines = []
     with zdt.use_pipeline():
         for _, n in nodes:
             if not store.is_array(n):
                 create_group(out, n)
                 continue
-            d = decisions["/" + n.path]
+            path = "/" + n.path
+            d = decisions[path]
             if d.action == "copy" or n.size == 0:
-                copy_array(src_root, out, n)
-                lines.append(f"/{n.path}: copied ({d.why})" if d.why else f"/{n.path}: copied")
+                if "copied" not in dest.done(path):
+                    copy_array(out, n)
+                    dest.mark(path, "copied")
+                lines.append(f"{path}: copied ({d.why})" if d.why else f"{path}: copied")
             else:
-                lines.append(write_array(src_root, out, n, d, compression, progress))
+                lines.append(write_array(dest, n, d, compression, progress))
+    _kill_point("last")
     root = nodes[0][1]          # walk lists the root first
     if isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None:
-        zarr.consolidate_metadata(str(out))
+        with warnings.catch_warnings():
+            # zarr warns that v3 consolidated metadata is not in the spec: the source had it
+            warnings.simplefilter("ignore")
+            zarr.consolidate_metadata(out)
     return lines
 
 
@@ -316,9 +396,16 @@ def add_parser(sub: Any) -> None:
                     "a plan `zdt suggest --json` wrote, as written. Groups, attributes and arrays "
                     "left alone are copied as they are. DST appears only when the copy is "
                     "complete; the source is only read.")
-    p.add_argument("src", metavar="SRC", help="a zarr store")
-    p.add_argument("dst", metavar="DST", help="the new store (must not exist)")
+    p.add_argument("src", metavar="SRC", help="a zarr store: a directory, a .zip file or a URL "
+                   "(s3://, gs://, az://, http(s)://, file://)")
+    p.add_argument("dst", metavar="DST", help="the new store (must not exist, or be an empty "
+                   "prefix of an object store)")
+    add_storage_args(p)
     p.add_argument("--codecs", metavar="JSON", help="codecs for every numeric array")
     p.add_argument("--plan", metavar="FILE", help="apply the plan `zdt suggest --json` wrote")
+    p.add_argument("--resume", action="store_true",
+                   help="finish a conversion that was stopped (killed, a lost node): the units it "
+                        "wrote are checked against the source and kept, the rest written, with the "
+                        "plan it recorded; refused if the source changed since")
     add_selection_args(p)
     p.set_defaults(run=run)

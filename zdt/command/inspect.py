@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 from zdt.command import store
+from zdt.command.location import parse_storage_options
+from zdt.command.options import add_storage_args
 
 
 def describe(arr: Any) -> dict[str, Any]:
@@ -28,8 +30,8 @@ def describe(arr: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    path, inner = store.split_target(args.path)
-    node = store.open_node(path, inner)
+    loc, inner = store.split_target(args.path, parse_storage_options(args.storage_options), args.branch)
+    node = store.open_node(loc, inner)
     rows = [describe(n) for _, n in store.walk(node) if store.is_array(n)]
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
@@ -63,7 +65,8 @@ def add_parser(sub: Any) -> None:
         description="Every array in a zarr store or group (zarr v2 and v3): shape, data type, "
                     "chunks, the codec chain with the library that runs each codec here "
                     "(zdt, zarr, numcodecs), logical and stored bytes and their ratio.")
-    p.add_argument("path", metavar="PATH[:ARRAY]", help="a local zarr store, optionally a group "
-                   "or array inside it")
+    p.add_argument("path", metavar="STORE[:ARRAY]", help="a zarr store (a directory, a .zip file "
+                   "or a URL: s3://, gs://, az://, http(s)://), optionally a group or array in it")
+    add_storage_args(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)

@@ -46,6 +46,16 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
                    help="no progress bars (and convert reports only where it wrote)")
 
 
+def add_storage_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--storage-options", metavar="JSON",
+                   help="fsspec options for URL stores, as zarr and xarray take them (for "
+                        "example '{\"endpoint_url\": \"http://127.0.0.1:9000\"}'); without "
+                        "it the usual environment (AWS_ENDPOINT_URL, credentials) applies")
+    p.add_argument("--branch", default="main", metavar="NAME",
+                   help="the branch of Icechunk repositories (icechunk://, icechunk+s3://) to read "
+                        "or write (default main; a destination's is created from main if missing)")
+
+
 def selection_of(args: argparse.Namespace, *, required: bool = True) -> Selection:
     if args.abs_error is not None and args.rel_error is not None:
         raise CommandError("give at most one of --abs-error and --rel-error")

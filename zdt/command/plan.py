@@ -105,16 +105,20 @@ class Plan:
             raise CommandError(f"--plan {path}: not JSON ({exc})") from None
         except OSError as exc:
             raise CommandError(f"--plan {path}: {exc.strerror}") from None
+        return cls.from_json(data, f"--plan {path}")
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Plan:
         if not isinstance(data, dict) or data.get("zdt_plan") != PLAN_VERSION:
-            raise CommandError(f"--plan {path}: not a zdt plan (write one with zdt suggest --json)")
+            raise CommandError(f"{where}: not a zdt plan (write one with zdt suggest --json)")
         arrays = data.get("arrays")
         if not isinstance(arrays, list):
-            raise CommandError(f"--plan {path}: 'arrays' must be a list")
-        decisions = [Decision.from_json(a, f"--plan {path}") for a in arrays]
+            raise CommandError(f"{where}: 'arrays' must be a list")
+        decisions = [Decision.from_json(a, where) for a in arrays]
         paths = [d.path for d in decisions]
         dup = {p for p in paths if paths.count(p) > 1}
         if dup:
-            raise CommandError(f"--plan {path}: {', '.join(sorted(dup))} listed twice")
+            raise CommandError(f"{where}: {', '.join(sorted(dup))} listed twice")
         return cls(data.get("source", ""), data.get("compressor", "keep"), decisions)
 
     def check_against(self, arrays: list[Any], where: str) -> dict[str, Decision]:

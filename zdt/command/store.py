@@ -3,47 +3,61 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from zdt.command.errors import CommandError
+from zdt.command.location import Location, check_options_used, environment_note, reason
 
 
-def split_target(target: str) -> tuple[Path, str]:
-    """``PATH[:ARRAY]`` -> (path, array path inside the store, "" for the root)."""
-    path, sep, inner = target.partition(":")
-    if sep and not Path(target).exists():
-        return Path(path), inner.strip("/")
-    return Path(target), ""
+def split_target(target: str, storage_options: dict | None = None,
+                 branch: str = "main") -> tuple[Location, str]:
+    """``STORE[:ARRAY]`` -> (the store's location, array path inside the store, "" for the
+    root)."""
+    loc, inner = Location.parse(target, storage_options, branch).split_array()
+    check_options_used(storage_options or {}, loc)
+    return loc, inner
 
 
-def open_node(path: Path, inner: str = "") -> Any:
-    """The group or array at `inner` of the local store at `path`, read-only."""
+def open_node(loc: Location, inner: str = "") -> Any:
+    """The group or array at `inner` of the store at `loc`, read-only."""
     import zarr
 
     import zdt.codecs.zarr  # noqa: F401  zdt's codecs and data types resolve in the metadata
 
-    if not path.exists():
-        raise CommandError(f"{path}: no such file or directory")
-    if not path.is_dir():
-        raise CommandError(f"{path}: not a zarr store (zdt reads stores in local directories)")
+    if loc.scheme == "":
+        if not loc.path.exists():
+            raise CommandError(f"{loc.text}: no such file or directory")
+        if not loc.path.is_dir():
+            raise CommandError(f"{loc.text}: not a zarr store (a store is a directory, a .zip "
+                               f"file or a URL)")
+    elif loc.scheme == "zip":
+        if not loc.path.exists():
+            raise CommandError(f"{loc.text}: no such file or directory")
+        if not loc.path.is_file():
+            raise CommandError(f"{loc.text}: not a zip file")
     try:
+        store = loc.open()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            root = zarr.open(store=str(path), mode="r")
+            root = zarr.open(store=store, mode="r")
+    except CommandError:
+        raise
     except Exception as exc:
-        raise CommandError(f"{path}: not a zarr store ({_first_line(exc)})") from None
+        if loc.is_local:
+            raise CommandError(f"{loc.text}: not a zarr store ({first_line(exc)})") from None
+        what = "no zarr store there" if isinstance(exc, FileNotFoundError) else "cannot read it"
+        raise CommandError(f"{loc.text}: {what} ({reason(exc)}){environment_note(loc)}") from None
     if not inner:
         return root
     if not isinstance(root, zarr.Group):
-        raise CommandError(f"{path} is a single array; it has no member {inner!r}")
+        raise CommandError(f"{loc.text} is a single array; it has no member {inner!r}")
     try:
         return root[inner]
     except KeyError:
         names = ", ".join(name for name, node in walk(root) if is_array(node)) or "none"
-        raise CommandError(f"{path}: no array or group {inner!r} (arrays: {names})") from None
+        raise CommandError(f"{loc.text}: no array or group {inner!r} (arrays: {names})") from None
 
 
 def is_array(node: Any) -> bool:
@@ -193,7 +207,7 @@ def is_numeric(arr: Any) -> bool:
     return np.dtype(arr.dtype).kind in "iuf" and np.dtype(arr.dtype).names is None
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
@@ -211,7 +225,7 @@ def fmt_bytes(n: float) -> str:
 
 
 
-METADATA_KEYS = ("zarr.json", ".zarray", ".zattrs", ".zmetadata")
+METADATA_KEYS = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
 
 
 def stored_chunk_bytes(arr: Any) -> int:
@@ -228,3 +242,23 @@ def stored_chunk_bytes(arr: Any) -> int:
         except (FileNotFoundError, KeyError):
             pass
     return int(arr.nbytes_stored()) - meta
+
+
+def fingerprint(nodes: list[tuple[str, Any]]) -> str:
+    """A digest of every metadata document of the nodes (shapes, types, codecs, attributes):
+    what a resumed conversion checks first to know it reads the store it started on."""
+    import hashlib
+
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.sync import sync
+
+    digest = hashlib.sha256()
+    for _, node in sorted(nodes, key=lambda pn: pn[0]):
+        st, prefix = node.store_path.store, node.store_path.path
+        for name in METADATA_KEYS:
+            key = f"{prefix}/{name}" if prefix else name
+            data = sync(st.get(key, default_buffer_prototype()))
+            if data is not None:
+                digest.update(f"{key}\0{len(data)}\0".encode())
+                digest.update(data.to_bytes())
+    return digest.hexdigest()

@@ -9,10 +9,11 @@ import json
 from typing import Any
 
 from zdt.command import store
+from zdt.command.location import parse_storage_options
 from zdt.command.compressors import Compression
 from zdt.command.decide import decide, fmt_error
 from zdt.command.errors import CommandError
-from zdt.command.options import add_selection_args, progress_bars, selection_of
+from zdt.command.options import add_selection_args, add_storage_args, progress_bars, selection_of
 from zdt.command.plan import Decision, Plan
 
 
@@ -46,8 +47,8 @@ def unmet(d: Decision) -> bool:
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
     compression = Compression.parse(args.compressor)
-    path, inner = store.split_target(args.path)
-    node = store.open_node(path, inner)
+    loc, inner = store.split_target(args.path, parse_storage_options(args.storage_options), args.branch)
+    node = store.open_node(loc, inner)
     arrays = [n for _, n in store.walk(node) if store.is_array(n)]
     if store.is_array(node):
         if node.size == 0:
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.path}: no arrays")
     with progress_bars(args.quiet) as progress:
         decisions = decide(arrays, selection, compression, args.sample, progress)
-    plan = Plan(str(path), str(compression), decisions)
+    plan = Plan(loc.text, str(compression), decisions)
     if args.json:
         print(plan.dumps())
     else:
@@ -82,8 +83,10 @@ def add_parser(sub: Any) -> None:
                     "bounds) and integers under a relative bound are kept exact. Prints, per "
                     "array, the codecs, the bytes on disk, the runner-up and the error measured; "
                     "--json prints the plan `zdt convert --plan` applies as written.")
-    p.add_argument("path", metavar="PATH[:ARRAY]",
-                   help="a zarr store and optionally an array or group in it")
+    p.add_argument("path", metavar="STORE[:ARRAY]",
+                   help="a zarr store (a directory, a .zip file or a URL: s3://, gs://, az://, "
+                        "http(s)://) and optionally an array or group in it")
+    add_storage_args(p)
     add_selection_args(p)
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (for zdt convert --plan) instead of the report")

@@ -1,0 +1,407 @@
+"""zdt inspect / suggest / convert on stores that are not local directories, against real
+servers started here on 127.0.0.1: an S3 API server (moto in server mode, as s3fs and zarr test
+themselves) and `python -m http.server`; and .zip files. Every conversion is compared byte for
+byte with the same conversion between local directories."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import moto.server as moto_server
+import numpy as np
+import pytest
+import s3fs
+
+from zdt.command import main
+
+KEY, SECRET = "zdt-test-key", "zdt-test-secret"
+
+
+def run_cmd(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:           # argparse usage errors
+        rc = exc.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_endpoint, monkeypatch, request):
+    """A fresh bucket; credentials and region from the environment (as a user sets them)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    fs = s3fs.S3FileSystem(key=KEY, secret=SECRET, client_kwargs={"endpoint_url": s3_endpoint})
+    bucket = "zdt-" + request.node.name.lower().replace("_", "-")[-40:].strip("-[]")
+    bucket = "".join(c if c.isalnum() or c == "-" else "-" for c in bucket)
+    fs.mkdir(bucket)
+    options = json.dumps({"endpoint_url": s3_endpoint})
+    return fs, bucket, options
+
+
+def make_source(path: Path) -> np.ndarray:
+    import zarr
+
+    rng = np.random.default_rng(5)
+    temps = np.round(rng.normal(15, 8, (60, 40)), 2)
+    root = zarr.open_group(str(path), mode="w", attributes={"title": "zdt store test"})
+    a = root.create_array("temps", shape=temps.shape, chunks=(20, 20), dtype="float64",
+                          fill_value=np.nan, dimension_names=["y", "x"])
+    a[:] = temps
+    y = root.create_array("y", shape=(60,), chunks=(60,), dtype="float64", dimension_names=["y"])
+    y[:] = np.arange(60.0)
+    return temps
+
+
+def store_bytes(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def s3_bytes(fs, prefix: str) -> dict[str, bytes]:
+    return {k[len(prefix) + 1:]: fs.cat_file(k) for k in sorted(fs.find(prefix))}
+
+
+@pytest.fixture
+def local_pair(tmp_path, capsys):
+    """A source directory and the local-to-local conversion of it (the reference bytes)."""
+    src = tmp_path / "src.zarr"
+    temps = make_source(src)
+    ref = tmp_path / "ref.zarr"
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(ref), "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    return src, ref, temps
+
+
+def test_convert_to_and_from_s3_gives_the_local_bytes(local_pair, s3, capsys, tmp_path):
+    fs, bucket, options = s3
+    src, ref, temps = local_pair
+    url = f"s3://{bucket}/out.zarr"
+    rc, out, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--quiet",
+                           "--storage-options", options)
+    assert rc == 0, err
+    assert out.strip() == f"wrote {url}"
+    assert s3_bytes(fs, f"{bucket}/out.zarr") == store_bytes(ref)     # no marker left behind
+    rc, out, err = run_cmd(capsys, "inspect", url + ":temps", "--storage-options", options, "--json")
+    assert rc == 0, err
+    assert [r["path"] for r in json.loads(out)] == ["/temps"]
+    back = tmp_path / "back.zarr"
+    rc, _, err = run_cmd(capsys, "convert", url, str(back), "--codecs",
+                         json.dumps([{"name": "bytes", "configuration": {"endian": "little"}}]), "--quiet", "--storage-options", options)
+    assert rc == 0, err
+    import zarr
+
+    got = zarr.open_array(str(back), path="temps", mode="r")[:]
+    assert np.max(np.abs(got - temps)) <= 0.05
+    rc, out, err = run_cmd(capsys, "suggest", url, "--abs-error", "0.05", "--json",
+                           "--storage-options", options)
+    assert rc == 0, err
+    assert json.loads(out)["source"] == url
+
+
+def test_s3_endpoint_and_credentials_from_the_environment(local_pair, s3, capsys, monkeypatch):
+    fs, bucket, options = s3
+    src, ref, _ = local_pair
+    monkeypatch.setenv("AWS_ENDPOINT_URL", json.loads(options)["endpoint_url"])
+    url = f"s3://{bucket}/env.zarr"
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    assert s3_bytes(fs, f"{bucket}/env.zarr") == store_bytes(ref)
+
+
+def test_object_store_destinations_refuse_what_is_there(local_pair, s3, capsys):
+    fs, bucket, options = s3
+    src, _, _ = local_pair
+    fs.pipe(f"{bucket}/taken/something", b"x")
+    rc, _, err = run_cmd(capsys, "convert", str(src), f"s3://{bucket}/taken", "--abs-error", "0.05",
+                         "--storage-options", options)
+    assert rc == 1 and err.strip() == f"zdt convert: s3://{bucket}/taken exists; zdt convert writes a new store"
+    fs.pipe(f"{bucket}/stopped/zdt-partial.json", b"{}")
+    fs.pipe(f"{bucket}/stopped/temps/zarr.json", b"{}")
+    rc, _, err = run_cmd(capsys, "convert", str(src), f"s3://{bucket}/stopped", "--abs-error", "0.05",
+                         "--storage-options", options)
+    assert rc == 1 and "holds zdt-partial.json: an earlier convert was stopped" in err
+    assert fs.cat_file(f"{bucket}/stopped/temps/zarr.json") == b"{}"        # untouched
+
+
+def test_a_failed_conversion_into_an_object_store_leaves_nothing(local_pair, s3, capsys):
+    fs, bucket, options = s3
+    src, _, _ = local_pair
+    # uint8 without clamping cannot hold negative temperatures: fails mid-write
+    codecs = json.dumps([{"name": "cast_value", "configuration": {"data_type": "uint8"}}])
+    rc, _, err = run_cmd(capsys, "convert", str(src), f"s3://{bucket}/failed", "--codecs", codecs,
+                         "--storage-options", options)
+    assert rc == 1 and "cannot be encoded" in err, err
+    assert not fs.exists(f"{bucket}/failed") or fs.find(f"{bucket}/failed") == []
+
+
+def test_unreachable_endpoints_and_missing_buckets_are_one_line(local_pair, s3, capsys, tmp_path):
+    fs, bucket, options = s3
+    src, _, _ = local_pair
+    dead = json.dumps({"endpoint_url": f"http://127.0.0.1:{free_port()}",
+                       "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2}})
+    t0 = time.monotonic()
+    rc, _, err = run_cmd(capsys, "inspect", f"s3://{bucket}/x.zarr", "--storage-options", dead)
+    assert rc == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"s3://{bucket}/x.zarr" in err and time.monotonic() - t0 < 60
+    rc, _, err = run_cmd(capsys, "inspect", "s3://no-such-bucket-zdt/x.zarr", "--storage-options", options)
+    assert rc == 1 and len(err.strip().splitlines()) == 1
+    assert err.startswith("zdt inspect: s3://no-such-bucket-zdt/x.zarr: no zarr store there"), err
+    rc, _, err = run_cmd(capsys, "convert", str(src), f"s3://{bucket}/y", "--abs-error", "1",
+                         "--storage-options", "{not json")
+    assert rc == 1 and "--storage-options is not JSON" in err
+    rc, _, err = run_cmd(capsys, "inspect", "ftp://example.com/x.zarr")
+    assert rc == 1 and "zdt does not read ftp:// stores" in err
+    rc, _, err = run_cmd(capsys, "inspect", str(src), "--storage-options", "{}")
+    assert rc == 0
+    rc, _, err = run_cmd(capsys, "inspect", str(src), "--storage-options", '{"anon": true}')
+    assert rc == 1 and "is a local path" in err
+
+
+def test_zip_files_as_source_and_destination(local_pair, capsys, tmp_path):
+    import zarr
+
+    src, ref, temps = local_pair
+    dst = tmp_path / "out.zip"
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    assert not list(tmp_path.glob("*.zdt-partial*"))
+    with zipfile.ZipFile(dst) as zf:
+        names = zf.namelist()
+        assert len(names) == len(set(names))                 # every entry once
+        assert {n: zf.read(n) for n in names} == store_bytes(ref)
+    rc, out, err = run_cmd(capsys, "inspect", f"{dst}:temps", "--json")
+    assert rc == 0, err
+    back = tmp_path / "back.zarr"
+    rc, _, err = run_cmd(capsys, "convert", str(dst), str(back), "--codecs", json.dumps([{"name": "bytes", "configuration": {"endian": "little"}}]),
+                         "--quiet")
+    assert rc == 0, err
+    assert np.max(np.abs(zarr.open_array(str(back), path="temps", mode="r")[:] - temps)) <= 0.05
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05")
+    assert rc == 1 and "exists" in err
+    (tmp_path / "not.zip").write_bytes(b"not a zip")
+    rc, _, err = run_cmd(capsys, "inspect", str(tmp_path / "not.zip"))
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and "not.zip" in err
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                             "--directory", str(root)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield root, f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_http_sources_are_read_and_never_written(local_pair, http_server, capsys, tmp_path):
+    import zarr
+
+    src, ref, _ = local_pair
+    served, base = http_server
+    with pytest.warns(UserWarning, match="[Cc]onsolidated metadata"):
+        zarr.consolidate_metadata(str(src))       # http has no listing zarr can use
+    shutil.copytree(src, served / "src.zarr")
+    out = tmp_path / "from-http.zarr"
+    rc, _, err = run_cmd(capsys, "convert", f"{base}/src.zarr", str(out), "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    local = tmp_path / "from-local.zarr"
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(local), "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    assert store_bytes(out) == store_bytes(local)
+    rc, _, err = run_cmd(capsys, "convert", str(src), f"{base}/new.zarr", "--abs-error", "0.05")
+    assert rc == 1 and err.strip() == f"zdt convert: {base}/new.zarr: http:// stores are read only"
+    rc, _, err = run_cmd(capsys, "inspect", f"{base}/missing.zarr")
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and f"{base}/missing.zarr" in err
+
+
+def icechunk_contents(repo, branch: str = "main") -> dict[str, bytes]:
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.sync import sync
+
+    store = repo.readonly_session(branch=branch).store
+
+    async def read_all() -> dict:
+        keys = sorted([k async for k in store.list_prefix("")])
+        return {k: (await store.get(k, default_buffer_prototype())).to_bytes() for k in keys}
+
+    return sync(read_all())
+
+
+def test_icechunk_repositories_as_destination_and_source(local_pair, capsys, tmp_path):
+    import icechunk
+
+    src, ref, _ = local_pair
+    url = f"icechunk://{tmp_path / 'repo'}"
+    rc, out, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
+    commits = list(repo.ancestry(branch="main"))
+    assert len(commits) == 2                                  # the repository's first + ours
+    message = commits[0].message
+    assert message.startswith(f"zdt convert from {src}") and '"/temps"' in message
+    assert json.loads(message.split("\n\n", 1)[1])["source"] == str(src)   # the plan
+    assert icechunk_contents(repo) == store_bytes(ref)
+    # another branch of the same repository: created from main, main untouched
+    other = tmp_path / "other.zarr"
+    make_source(other)
+    rc, _, err = run_cmd(capsys, "convert", str(other), url, "--codecs",
+                         json.dumps([{"name": "bytes", "configuration": {"endian": "little"}}]),
+                         "--branch", "raw", "--quiet")
+    assert rc == 1 and "(branch raw) is not empty, and it would start as main" in err
+    rc, _, err = run_cmd(capsys, "convert", str(other), f"icechunk://{tmp_path / 'repo2'}", "--codecs",
+                         json.dumps([{"name": "bytes", "configuration": {"endian": "little"}}]),
+                         "--branch", "raw", "--quiet")
+    assert rc == 0, err
+    repo2 = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo2")))
+    assert sorted(repo2.list_branches()) == ["main", "raw"]
+    assert icechunk_contents(repo2, "main") == {}
+    # as a source: the same bytes as converting the local original
+    back, direct = tmp_path / "back.zarr", tmp_path / "direct.zarr"
+    for source, out_dir in ((url, back), (str(ref), direct)):
+        rc, _, err = run_cmd(capsys, "convert", source, str(out_dir), "--codecs",
+                             json.dumps([{"name": "bytes", "configuration": {"endian": "little"}}]), "--quiet")
+        assert rc == 0, err
+    assert store_bytes(back) == store_bytes(direct)
+    rc, out, err = run_cmd(capsys, "inspect", url + ":temps", "--json")
+    assert rc == 0 and json.loads(out)[0]["path"] == "/temps", err
+    rc, _, err = run_cmd(capsys, "inspect", url, "--branch", "nope")
+    assert rc == 1 and "no branch 'nope' (branches: main)" in err
+    rc, _, err = run_cmd(capsys, "inspect", f"icechunk://{tmp_path / 'missing'}")
+    assert rc == 1 and err.strip().endswith("no Icechunk repository there")
+
+
+def test_an_icechunk_conversion_that_fails_commits_nothing(local_pair, capsys, tmp_path):
+    import icechunk
+
+    src, _, _ = local_pair
+    url = f"icechunk://{tmp_path / 'repo'}"
+    codecs = json.dumps([{"name": "cast_value", "configuration": {"data_type": "uint8"}}])
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--codecs", codecs)
+    assert rc == 1 and "cannot be encoded" in err and len(err.strip().splitlines()) == 1
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
+    assert len(list(repo.ancestry(branch="main"))) == 1          # only the repository's own
+    assert icechunk_contents(repo) == {}
+
+
+def test_icechunk_in_s3(local_pair, s3, capsys):
+    import icechunk
+
+    fs, bucket, options = s3
+    src, ref, _ = local_pair
+    url = f"icechunk+s3://{bucket}/repo"
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--quiet",
+                         "--storage-options", options)
+    assert rc == 0, err
+    storage = icechunk.s3_storage(bucket=bucket, prefix="repo", endpoint_url=json.loads(options)["endpoint_url"],
+                                  allow_http=True, force_path_style=True, region="us-east-1",
+                                  access_key_id=KEY, secret_access_key=SECRET)
+    repo = icechunk.Repository.open(storage)
+    assert icechunk_contents(repo) == store_bytes(ref)
+    rc, out, err = run_cmd(capsys, "inspect", url, "--storage-options", options, "--json")
+    assert rc == 0 and {r["path"] for r in json.loads(out)} == {"/temps", "/y"}, err
+
+
+def killed_run(src: str, dst: str, at: str, tmp_path: Path, *extra: str) -> None:
+    """`zdt convert` in a process of its own, SIGKILLed at `at` (ZDT_CONVERT_KILL_AT)."""
+    import os
+
+    env = dict(os.environ, ZDT_CONVERT_KILL_AT=at)
+    proc = subprocess.run([sys.executable, "-m", "zdt", "convert", src, dst, "--abs-error", "0.05",
+                           "--quiet", *extra], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == -9, (at, proc.returncode, proc.stderr)
+
+
+@pytest.mark.parametrize("at", ["survey", "unit:0", "unit:3", "last", "finish"])
+def test_a_killed_conversion_resumes_to_the_same_bytes(local_pair, capsys, tmp_path, at):
+    src, ref, _ = local_pair
+    dst = tmp_path / "out.zarr"
+    killed_run(str(src), str(dst), at, tmp_path)
+    partial = tmp_path / "out.zarr.zdt-partial"
+    assert not dst.exists() and (partial / "zdt-partial.json").is_file()
+    if at == "unit:3":
+        # what zarr's LocalStore leaves when killed between writing a file and renaming it
+        (partial / "temps" / "c" / "2").mkdir(parents=True, exist_ok=True)
+        (partial / "temps" / "c" / "2" / f"1.{'ab' * 16}.partial").write_bytes(b"torn")
+    rc, out, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
+    assert rc == 0, err
+    assert store_bytes(dst) == store_bytes(ref)              # nothing of the record is left
+    if at in ("last", "finish"):
+        assert "(6 units written by the stopped run, checked again)" in out, out
+    assert not (tmp_path / "out.zarr.zdt-partial").exists()
+
+
+def test_a_killed_conversion_into_s3_resumes(local_pair, s3, capsys, tmp_path):
+    fs, bucket, options = s3
+    src, ref, _ = local_pair
+    url = f"s3://{bucket}/out.zarr"
+    env_opts = ("--storage-options", options)
+    killed_run(str(src), url, "unit:2", tmp_path, *env_opts)
+    assert fs.exists(f"{bucket}/out.zarr/zdt-partial.json")
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", *env_opts)
+    assert rc == 1 and "an earlier convert was stopped" in err
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume", *env_opts)
+    assert rc == 0, err
+    assert s3_bytes(fs, f"{bucket}/out.zarr") == store_bytes(ref)
+
+
+def test_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
+    import zarr
+
+    src, _, _ = local_pair
+    dst = tmp_path / "out.zarr"
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
+    assert rc == 1 and err.strip() == (f"zdt convert: --resume: nothing to resume at {dst} "
+                                       f"(no {dst}.zdt-partial)")
+    killed_run(str(src), str(dst), "unit:2", tmp_path)
+    partial = tmp_path / "out.zarr.zdt-partial"
+    before = store_bytes(partial)
+    # a value in a unit already written changes: refused, the partial copy kept as it was
+    a = zarr.open_array(str(src), path="temps", mode="r+")
+    a[0, 0] = 99.0
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
+    assert rc == 1 and "does not hold what the source encodes to" in err, err
+    assert store_bytes(partial) == before
+    # the metadata changes: refused before anything is read
+    zarr.open_group(str(src), mode="r+").attrs["title"] = "changed"
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
+    assert rc == 1 and "or it changed since" in err, err
+    assert store_bytes(partial) == before
+    rc, _, err = run_cmd(capsys, "convert", str(src), f"icechunk://{tmp_path / 'r'}", "--abs-error",
+                         "0.05", "--resume")
+    assert rc == 1 and "an Icechunk conversion does not resume" in err

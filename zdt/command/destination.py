@@ -1,0 +1,313 @@
+"""How a conversion's output comes into being, so that a DST that exists is complete.
+
+* a local directory: written as ``DST.zdt-partial`` and renamed to DST at the end;
+* a zip file: written as a directory ``DST.zdt-partial`` (zarr's ZipStore cannot replace an
+  entry, and a conversion writes some documents twice), then copied key by key into a
+  ZipStore at ``DST.zdt-partial.zip`` and renamed to DST;
+* an object store (no rename there): written in place, after a marker object
+  (``zdt-partial.json``, naming the source) that is removed last; an error or an interrupt
+  removes everything written. A store holding the marker is an unfinished conversion;
+* an Icechunk repository (created if missing; the branch too, from main): written in one
+  writable session and committed once at the end, the commit message naming the source and
+  the plan; a conversion that does not finish commits nothing.
+
+Ctrl-C, SIGTERM and errors remove what was written; SIGKILL leaves the partial output, named
+for what it is, and ``--resume`` finishes it. The partial output carries its own record: the
+marker object (``zdt-partial.json``: the source, a fingerprint of its metadata, and the plan
+once it is decided) and one empty object per storage unit written
+(``zdt-partial.d/<array>/<unit>``, written after the unit's chunks). Icechunk destinations do
+not resume (a run that does not finish commits nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from typing import Any
+
+from zdt.command.errors import CommandError
+from zdt.command.store import METADATA_KEYS
+from zdt.command.location import PARTIAL, PARTIAL_MARKER, Location, environment_note, reason
+
+
+DONE = "zdt-partial.d"
+_ZARR_TEMP = re.compile(r"\.[0-9a-f]{32}\.partial$")
+
+
+def _buffer(data: bytes) -> Any:
+    from zarr.core.buffer import default_buffer_prototype
+
+    return default_buffer_prototype().buffer.from_bytes(data)
+
+
+def _sync(coro: Any) -> Any:
+    from zarr.core.sync import sync
+
+    return sync(coro)
+
+
+def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
+    """Every object under src_prefix of the zarr store src, byte for byte, to dst_prefix of
+    dst (through the stores' own get / set)."""
+    import asyncio
+
+    from zarr.core.buffer import default_buffer_prototype
+
+    proto = default_buffer_prototype()
+    head = f"{src_prefix}/" if src_prefix else ""
+
+    async def copy_all() -> None:
+        keys = [k async for k in src.list_prefix(head)]
+        limit = asyncio.Semaphore(16)
+
+        async def one(key: str) -> None:
+            async with limit:
+                data = await src.get(key, proto)
+                if data is not None:
+                    rel = key[len(head):]
+                    await dst.set(f"{dst_prefix}/{rel}" if dst_prefix else rel, data)
+
+        # metadata documents first, parents before children: a store that keeps a node per
+        # array (Icechunk) takes no chunk before its array's metadata
+        meta = sorted((k for k in keys if k.rsplit("/", 1)[-1] in METADATA_KEYS), key=lambda k: k.count("/"))
+        for key in meta:
+            await one(key)
+        first = set(meta)
+        await asyncio.gather(*(one(k) for k in keys if k not in first))
+
+    _sync(copy_all())
+
+
+def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
+    """Whether dst_prefix of dst holds exactly the objects under src_prefix of src."""
+    from zarr.core.buffer import default_buffer_prototype
+
+    proto = default_buffer_prototype()
+    head = f"{src_prefix}/" if src_prefix else ""
+    dhead = f"{dst_prefix}/" if dst_prefix else ""
+
+    async def compare() -> bool:
+        keys = sorted([k[len(head):] async for k in src.list_prefix(head)])
+        others = sorted([k[len(dhead):] async for k in dst.list_prefix(dhead)
+                         if not k.startswith(DONE) and k != PARTIAL_MARKER])
+        if keys != others:
+            return False
+        for k in keys:
+            a, b = await src.get(head + k, proto), await dst.get(dhead + k, proto)
+            if a is None or b is None or a.to_bytes() != b.to_bytes():
+                return False
+        return True
+
+    return _sync(compare())
+
+
+class Destination:
+    """The output of one conversion (see the module docstring)."""
+
+    def __init__(self, loc: Location, resume: bool = False) -> None:
+        self.loc = loc
+        self.resume = resume
+        self.staging = loc.with_suffix(PARTIAL) if loc.is_local else None
+        self.store: Any = None
+        self.session: Any = None
+
+    def partial_name(self) -> str:
+        """The partial copy as messages name it."""
+        return self.staging.text if self.staging is not None else self.loc.text
+
+    def check(self, src: Location) -> None:
+        """Refuse what cannot be written, before anything is read or written."""
+        loc = self.loc
+        if self.resume:
+            self._check_resumable(src)
+            return
+        if loc.is_icechunk:
+            self._check_icechunk()
+        if loc.is_local:
+            self._check_local_exists()
+        if loc.inside(src):
+            raise CommandError(f"{loc.text} is inside the source {src.text}: write the copy elsewhere")
+        if src.inside(loc):
+            raise CommandError(f"the source {src.text} is inside {loc.text}: write the copy elsewhere")
+        if loc.is_local:
+            self._check_local_parent()
+            return
+        if loc.is_icechunk:
+            return
+        store = loc.open(write=True)
+        try:
+            empty = _sync(store.is_empty(""))
+            marked = not empty and _sync(store.exists(PARTIAL_MARKER))
+        except CommandError:
+            raise
+        except Exception as exc:
+            raise CommandError(f"{loc.text}: cannot reach it ({reason(exc)}){environment_note(loc)}") from None
+        if marked:
+            raise CommandError(f"{loc.text} holds {PARTIAL_MARKER}: an earlier convert was stopped; "
+                               f"remove what is there first")
+        if not empty:
+            raise CommandError(f"{loc.text} exists; zdt convert writes a new store")
+
+    def _check_resumable(self, src: Location) -> None:
+        loc = self.loc
+        if loc.is_icechunk:
+            raise CommandError("--resume: an Icechunk conversion does not resume (one that did not "
+                               "finish committed nothing: run it again without --resume)")
+        if loc.inside(src) or src.inside(loc):
+            raise CommandError(f"--resume: {loc.text} and the source {src.text} overlap")
+        if loc.is_local:
+            if loc.path.exists():
+                raise CommandError(f"--resume: {loc.text} exists: that conversion finished")
+            if not (self.staging.path / PARTIAL_MARKER).is_file():
+                raise CommandError(f"--resume: nothing to resume at {loc.text} (no {self.staging.text})")
+            return
+        store = loc.open(write=True)
+        try:
+            marked = _sync(store.exists(PARTIAL_MARKER))
+        except Exception as exc:
+            raise CommandError(f"{loc.text}: cannot reach it ({reason(exc)}){environment_note(loc)}") from None
+        if not marked:
+            raise CommandError(f"--resume: nothing to resume at {loc.text} (no {PARTIAL_MARKER})")
+
+    def _check_icechunk(self) -> None:
+        loc = self.loc
+        if not loc.icechunk_exists():
+            return
+        repo = loc.icechunk_repository()
+        # a missing branch starts as main
+        start = loc.branch if loc.branch in loc.branches(repo) else "main"
+        if not _sync(repo.readonly_session(branch=start).store.is_empty("")):
+            also = "" if start == loc.branch else ", and it would start as main, which is not empty"
+            raise CommandError(f"{loc.describe()} is not empty{also}; zdt convert writes a new store")
+
+    def _check_local_exists(self) -> None:
+        dst, partial = self.loc.path, self.staging.path
+        if dst.exists():
+            raise CommandError(f"{self.loc.text} exists; zdt convert writes a new store")
+        if partial.exists():
+            raise CommandError(f"{partial} exists: an earlier convert was stopped; remove it first")
+
+    def _check_local_parent(self) -> None:
+        dst = self.loc.path
+        parent = dst.resolve().parent
+        if not parent.exists():
+            raise CommandError(f"{dst.parent}: no such directory")
+        if not parent.is_dir():
+            raise CommandError(f"{dst.parent}: not a directory")
+        # access() answers for the file system too (read-only mounts), and for root
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CommandError(f"{dst.parent}: not writable")
+
+    def begin(self, record: dict) -> Any:
+        """The zarr store to write the copy into: a new one holding `record` in its marker, or
+        with --resume the partial one (its record: `record_of`)."""
+        from zarr.storage import LocalStore
+
+        if self.staging is not None:
+            if not self.resume:
+                self.staging.path.mkdir()
+            else:
+                # zarr's LocalStore writes a file as NAME.<uuid hex>.partial and renames it: a
+                # kill in between leaves that file, which no chunk key can be
+                for leftover in self.staging.path.rglob("*.partial"):
+                    if _ZARR_TEMP.search(leftover.name):
+                        leftover.unlink()
+            self.store = LocalStore(self.staging.text, read_only=False)
+            if not self.resume:
+                self.write_record(record)
+            return self.store
+        if self.loc.is_icechunk:
+            repo = self.loc.icechunk_repository(create=True)
+            if self.loc.branch not in self.loc.branches(repo):
+                repo.create_branch(self.loc.branch, repo.lookup_branch("main"))
+            self.session = repo.writable_session(self.loc.branch)
+            self.store = self.session.store
+            return self.store
+        self.store = self.loc.open(write=True)
+        if not self.resume:
+            self.write_record(record)
+        return self.store
+
+    # --- the record of a conversion in progress --------------------------------------------
+    def write_record(self, record: dict) -> None:
+        if self.session is not None:
+            return
+        data = json.dumps({"zdt convert": "unfinished", **record}).encode()
+        try:
+            _sync(self.store.set(PARTIAL_MARKER, _buffer(data)))
+        except Exception as exc:
+            raise CommandError(f"{self.loc.text}: cannot write there ({reason(exc)})"
+                               f"{environment_note(self.loc)}") from None
+
+    def record_of(self) -> dict:
+        """The record an earlier, stopped run left (--resume)."""
+        from zarr.core.buffer import default_buffer_prototype
+
+        data = _sync(self.store.get(PARTIAL_MARKER, default_buffer_prototype()))
+        try:
+            record = json.loads(data.to_bytes())
+        except (AttributeError, ValueError):
+            record = None
+        if not isinstance(record, dict) or record.get("zdt convert") != "unfinished":
+            raise CommandError(f"--resume: {PARTIAL_MARKER} in {self.loc.text} is not a zdt record")
+        return record
+
+    def mark(self, array: str, unit: str) -> None:
+        """Unit `unit` of `array` is written (after its chunks)."""
+        if self.session is None:
+            _sync(self.store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
+
+    def done(self, array: str) -> set[str]:
+        """The units of `array` an earlier run wrote (empty unless resuming)."""
+        if not self.resume:
+            return set()
+        head = f"{DONE}/{array.strip('/') or '_root'}/"
+
+        async def names() -> set[str]:
+            return {k[len(head):] async for k in self.store.list_prefix(head)}
+
+        return _sync(names())
+
+    def finish(self, message: str) -> None:
+        """Make the copy the destination (`message`: an Icechunk commit's)."""
+        if self.session is not None:
+            try:
+                self.session.commit(message)
+            except Exception as exc:
+                raise CommandError(f"{self.loc.describe()}: the commit failed ({reason(exc)})") from None
+            return
+        # removing the marker is the commit point of an object store (the unit records left
+        # by a kill right after it are inert); a staged copy drops its record before moving
+        _sync(self.store.delete(PARTIAL_MARKER))
+        _sync(self.store.delete_dir(DONE))
+        if self.staging is None:
+            return
+        if self.loc.scheme == "":
+            os.replace(self.staging.path, self.loc.path)
+        elif self.loc.scheme == "zip":
+            from zarr.storage import ZipStore
+
+            packed = self.staging.with_suffix(".zip")
+            z = ZipStore(packed.text, mode="w")
+            try:
+                copy_keys(self.store, "", z, "")
+            finally:
+                z.close()
+            os.replace(packed.path, self.loc.path)
+            shutil.rmtree(self.staging.path, ignore_errors=True)
+
+    def abandon(self) -> None:
+        """Remove what this conversion wrote (the destination was empty before it)."""
+        if self.staging is not None:
+            shutil.rmtree(self.staging.path, ignore_errors=True)
+            if self.loc.scheme == "zip":
+                self.staging.with_suffix(".zip").path.unlink(missing_ok=True)
+            return
+        if self.store is None or self.session is not None:
+            return          # an Icechunk session never committed leaves the branch as it was
+        try:
+            _sync(self.store.delete_dir(""))
+        except Exception:       # what cannot be removed keeps the marker: recognisable
+            pass
