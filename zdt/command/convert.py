@@ -23,6 +23,7 @@ import os
 import signal
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -139,11 +140,58 @@ def _runner(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
     return ChunkRunner(enc, np.dtype(arr.dtype), output)
 
 
+class UnitWriter:
+    """Writes storage units of one array: each read from the source, checked against the bound
+    (if any), written to `new`, then recorded with `mark(path, unit)`. Built in this process, or
+    in a dask worker from a zdt.command.cluster.UnitJob."""
+
+    def __init__(self, arr: Any, new: Any, d: Decision, compression: Compression,
+                 mark: Callable[[str, str], None]) -> None:
+        self.path = "/" + arr.path
+        self.read = store.reader(arr)
+        self.new = new
+        self.bound = d.bound
+        declared = store.sentinels_of(arr)
+        self.sentinels, self.masking = declared.values, declared.masking
+        self.runner = _runner(arr, d, compression) if d.bound is not None else None
+        self.mark = mark
+
+    def write(self, i: int, region: tuple[slice, ...]) -> float:
+        """Unit i (at `region`); returns its largest error (0 without a bound)."""
+        path, bound = self.path, self.bound
+        x = self.read(region)
+        error = 0.0
+        if self.runner is not None:
+            try:
+                y = self.runner.values(x)
+            except ZdtError as exc:
+                idx = getattr(exc, "index", None)
+                at = ""
+                if isinstance(idx, tuple) and len(idx) == x.ndim:
+                    g = tuple(s.start + k for s, k in zip(region, idx, strict=True))
+                    at = f"the value {x[idx].item()!r} at {g}: "
+                raise CommandError(f"{path}: the storage unit {_unit_label(region)} cannot be "
+                                   f"encoded: {at}{str(exc).splitlines()[0]}") from None
+            error = error_of(x, y, bound, self.sentinels, self.masking)
+            if not error <= bound.value:
+                raise CommandError(f"{path}: the storage unit {_unit_label(region)} breaks the "
+                                   f"{bound.describe()}: "
+                                   f"{_worst(x, y, region, bound, self.sentinels, self.masking)}")
+        try:
+            self.new[region] = x
+        except ZdtError as exc:
+            raise CommandError(f"{path}: writing the storage unit {_unit_label(region)}: "
+                               f"{str(exc).splitlines()[0]}") from None
+        self.mark(path, str(i))
+        _kill_point("unit", i)
+        return error
+
+
 def write_array(dest: Destination, arr: Any, d: Decision, compression: Compression,
-                progress: Any) -> str:
-    """Create the re-encoded array (or, resuming, open it) and write it unit by unit (each
-    checked against the bound, if any; units an earlier run wrote are skipped: verify_done
-    checked them); returns the line that reports it."""
+                progress: Any, cluster: Any = None) -> str:
+    """Create the re-encoded array (or, resuming, open it) and write it unit by unit, on this
+    machine's threads or on `cluster` (zdt.command.cluster.Cluster); units an earlier run
+    wrote are skipped (verify_done checked them). Returns the line that reports it."""
     import zarr
 
     path = "/" + arr.path
@@ -156,50 +204,25 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
             new = None
     if new is None:
         new = create_like(dest.store, arr, d.codecs, compression)
-    declared = store.sentinels_of(arr)
-    sentinels, masking = declared.values, declared.masking
-    runner = _runner(arr, d, compression) if d.bound is not None else None
     regions = store.storage_units(arr)
     todo = [(i, r) for i, r in enumerate(regions) if str(i) not in done]
     advance = progress(f"write {path}", len(regions))
     advance(len(regions) - len(todo))
-    read = store.reader(arr)
+    if cluster is not None:
+        errors = cluster.write_units(dest, arr, d, compression, todo, advance)
+    else:
+        writer = UnitWriter(arr, new, d, compression, dest.mark)
 
-    def one(item: tuple[int, tuple[slice, ...]]) -> float:
-        i, region = item
-        x = read(region)
-        error = 0.0
-        if runner is not None:
-            try:
-                y = runner.values(x)
-            except ZdtError as exc:
-                idx = getattr(exc, "index", None)
-                at = ""
-                if isinstance(idx, tuple) and len(idx) == x.ndim:
-                    g = tuple(s.start + i for s, i in zip(region, idx, strict=True))
-                    at = f"the value {x[idx].item()!r} at {g}: "
-                raise CommandError(f"{path}: the storage unit {_unit_label(region)} cannot be "
-                                   f"encoded: {at}{str(exc).splitlines()[0]}") from None
-            error = error_of(x, y, d.bound, sentinels, masking)
-            if not error <= d.bound.value:
-                raise CommandError(f"{path}: the storage unit {_unit_label(region)} breaks the "
-                                   f"{d.bound.describe()}: "
-                                   f"{_worst(x, y, region, d.bound, sentinels, masking)}")
-        try:
-            new[region] = x
-        except ZdtError as exc:
-            raise CommandError(f"{path}: writing the storage unit {_unit_label(region)}: "
-                               f"{str(exc).splitlines()[0]}") from None
-        dest.mark(path, str(i))
-        _kill_point("unit", i)
-        advance(1)
-        return error
+        def one(item: tuple[int, tuple[slice, ...]]) -> float:
+            error = writer.write(*item)
+            advance(1)
+            return error
 
-    with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
-        errors = list(pool.map(one, todo))
+        with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
+            errors = list(pool.map(one, todo))
     worst = max(errors, default=0.0)
-    checked = f", largest {d.bound.kind} error {fmt_error(worst)} (every value)" if runner else ""
-    if done and runner:
+    checked = f", largest {d.bound.kind} error {fmt_error(worst)} (every value)" if d.bound else ""
+    if done and d.bound:
         checked += f" ({len(done)} units written by the stopped run, checked again)"
     return f"{path}: {d.why}{checked}"
 
@@ -275,8 +298,14 @@ def run(args: argparse.Namespace) -> int:
         if earlier.get("plan") is not None:
             recorded_plan = Plan.from_json(earlier["plan"], f"--resume: {dest.partial_name()}")
             compression = Compression.parse(recorded_plan.compressor)
+    cluster = None
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
+        if args.scheduler:
+            from zdt.command.cluster import Cluster
+
+            cluster = Cluster(args.scheduler)
+            cluster.source = src
         with progress_bars(args.quiet) as progress:
             if not args.resume:
                 dest.begin(record)
@@ -298,14 +327,14 @@ def run(args: argparse.Namespace) -> int:
                     else:
                         decisions.append(Decision(path, "encode", "codecs from --codecs", codecs=codecs))
             else:
-                decisions = decide(arrays, selection, compression, args.sample, progress)
+                decisions = decide(arrays, selection, compression, args.sample, progress, cluster)
             the_plan = Plan(src.text, str(compression), decisions)
             dest.write_record({**record, "plan": the_plan.to_json()})
             if args.resume:
                 verify_done(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
                             compression)
             lines = _convert(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
-                             compression, progress)
+                             compression, progress, cluster)
             _kill_point("finish")
             dest.finish(f"zdt convert from {src.describe()}\n\n" + the_plan.dumps())
     except BaseException as exc:
@@ -324,6 +353,8 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if cluster is not None:
+            cluster.close()
     if not args.quiet:
         for line in lines:
             _say(line)
@@ -355,7 +386,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _convert(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
-             compression: Compression, progress: Any) -> list[str]:
+             compression: Compression, progress: Any, cluster: Any = None) -> list[str]:
     import zarr
 
     import zdt
@@ -375,7 +406,7 @@ def _convert(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[st
                     dest.mark(path, "copied")
                 lines.append(f"{path}: copied ({d.why})" if d.why else f"{path}: copied")
             else:
-                lines.append(write_array(dest, n, d, compression, progress))
+                lines.append(write_array(dest, n, d, compression, progress, cluster))
     _kill_point("last")
     root = nodes[0][1]          # walk lists the root first
     if isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None:
@@ -403,6 +434,10 @@ def add_parser(sub: Any) -> None:
     add_storage_args(p)
     p.add_argument("--codecs", metavar="JSON", help="codecs for every numeric array")
     p.add_argument("--plan", metavar="FILE", help="apply the plan `zdt suggest --json` wrote")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="write on a dask.distributed cluster: a scheduler's address "
+                        "(tcp://host:8786; 10 s to answer) or local:N for N local worker "
+                        "processes; one task per storage unit, the same bytes")
     p.add_argument("--resume", action="store_true",
                    help="finish a conversion that was stopped (killed, a lost node): the units it "
                         "wrote are checked against the source and kept, the rest written, with the "

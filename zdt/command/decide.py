@@ -64,7 +64,7 @@ def fixed_reason(arr: Any, bound: Bound | None, named: bool, coords: dict[str, s
 
 
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
-                 progress: Progress) -> Decision:
+                 progress: Progress, cluster: Any = None) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module)."""
     path = "/" + arr.path
     dtype = np.dtype(arr.dtype)
@@ -76,8 +76,12 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     sentinels = declared.values
     digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative) else ()
     digits = [d for d in digits if 10.0 ** -d > 2 * bound.value]
-    s = survey(store.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
-               keep=keep, workers=workers(), progress=progress(f"scan {path}", len(regions)))
+    scan = progress(f"scan {path}", len(regions))
+    if cluster is not None:
+        s = cluster.survey(arr, regions, dtype, sentinels, digits, keep, scan)
+    else:
+        s = survey(store.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
+                   keep=keep, workers=workers(), progress=scan)
     ctx = cand.Context(dtype, s, bound, sentinels, declared.fill_special, arr.metadata.zarr_format,
                        declared.masking)
     encodings = cand.candidates(ctx)
@@ -90,9 +94,13 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                     compression.for_array(arr))
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
-    m = measure(samples, encodings, dtype, output, bound, sentinels, declared.masking,
-                workers=workers(),
-                progress=progress(f"measure {path}", len(samples)))
+    advance = progress(f"measure {path}", len(samples))
+    if cluster is not None:
+        m = cluster.measure(samples, encodings, dtype, output, bound, sentinels, declared.masking,
+                            advance)
+    else:
+        m = measure(samples, encodings, dtype, output, bound, sentinels, declared.masking,
+                    workers=workers(), progress=advance)
     winner, runner_up = best(m, bound, all_measured)
     measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
                    else f"{len(keep)} of {len(regions)} storage units")
@@ -119,7 +127,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
 
 
 def decide(arrays: list[Any], selection: Selection, compression: Compression,
-           sample: int | None, progress: Progress) -> list[Decision]:
+           sample: int | None, progress: Progress, cluster: Any = None) -> list[Decision]:
     coords = coordinates(arrays)
     decisions = []
     for arr in arrays:
@@ -129,7 +137,7 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
             decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
                                       data_type=store.data_type_name(arr), shape=tuple(arr.shape)))
             continue
-        decisions.append(decide_array(arr, bound, compression, sample, progress))
+        decisions.append(decide_array(arr, bound, compression, sample, progress, cluster))
     return decisions
 
 

@@ -5,8 +5,10 @@
   entry, and a conversion writes some documents twice), then copied key by key into a
   ZipStore at ``DST.zdt-partial.zip`` and renamed to DST;
 * an object store (no rename there): written in place, after a marker object
-  (``zdt-partial.json``, naming the source) that is removed last; an error or an interrupt
-  removes everything written. A store holding the marker is an unfinished conversion;
+  (``zdt-partial.json``, naming the source) that is removed last; the root's metadata
+  document is held as ``zdt-partial.root.<name>`` until the end (``root_last``), so the prefix
+  is not a zarr store before the copy is complete; an error or an interrupt removes everything
+  written. A store holding the marker is an unfinished conversion;
 * an Icechunk repository (created if missing; the branch too, from main): written in one
   writable session and committed once at the end, the commit message naming the source and
   the plan; a conversion that does not finish commits nothing.
@@ -21,6 +23,7 @@ not resume (a run that does not finish commits nothing).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -80,6 +83,11 @@ def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
     _sync(copy_all())
 
 
+def mark_unit(store: Any, array: str, unit: str) -> None:
+    """The record that unit `unit` of `array` is written (zdt-partial.d/<array>/<unit>)."""
+    _sync(store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
+
+
 def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
     """Whether dst_prefix of dst holds exactly the objects under src_prefix of src."""
     from zarr.core.buffer import default_buffer_prototype
@@ -90,7 +98,9 @@ def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
 
     async def compare() -> bool:
         keys = sorted([k[len(head):] async for k in src.list_prefix(head)])
-        others = sorted([k[len(dhead):] async for k in dst.list_prefix(dhead)
+        held = HELD if hasattr(dst, "unveil") else None     # RootLast: root documents renamed
+        others = sorted([(k[len(held):] if held and k.startswith(held) else k)[len(dhead):]
+                         async for k in dst.list_prefix(dhead)
                          if not k.startswith(DONE) and k != PARTIAL_MARKER])
         if keys != others:
             return False
@@ -101,6 +111,64 @@ def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
         return True
 
     return _sync(compare())
+
+
+HELD = "zdt-partial.root."         # RootLast's prefix for the root's metadata documents
+
+
+@functools.cache
+def _root_last_class() -> type:
+    """RootLast, made on first use (zarr is imported only when a store is opened)."""
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.storage import WrapperStore
+
+    class RootLast(WrapperStore):
+        """An object store whose root metadata documents (zarr.json, .zgroup, .zattrs,
+        .zarray, .zmetadata) are kept under other names until `unveil`: zarr finds no store at
+        the prefix until the copy is complete. Everything else passes through."""
+
+        HELD = HELD
+
+        def _key(self, key: str) -> str:
+            return HELD + key if key in METADATA_KEYS else key
+
+        async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+            return await self._store.get(self._key(key), prototype, byte_range)
+
+        async def exists(self, key: str) -> bool:
+            return await self._store.exists(self._key(key))
+
+        async def set(self, key: str, value: Any) -> None:
+            await self._store.set(self._key(key), value)
+
+        async def set_if_not_exists(self, key: str, value: Any) -> None:
+            await self._store.set_if_not_exists(self._key(key), value)
+
+        async def delete(self, key: str) -> None:
+            await self._store.delete(self._key(key))
+
+        @property
+        def _supports_sync_io(self) -> bool:
+            return False            # the sync methods would bypass the renaming
+
+        def unveil(self) -> None:
+            """Put the held root documents in place."""
+
+            async def move() -> None:
+                for name in METADATA_KEYS:
+                    data = await self._store.get(HELD + name, default_buffer_prototype())
+                    if data is not None:
+                        await self._store.set(name, data)
+                        await self._store.delete(HELD + name)
+
+            _sync(move())
+
+    return RootLast
+
+
+def root_last(store: Any) -> Any:
+    """`store` with its root metadata documents held back until `unveil()` (see RootLast)."""
+    return _root_last_class()(store)
 
 
 class Destination:
@@ -225,7 +293,7 @@ class Destination:
             self.session = repo.writable_session(self.loc.branch)
             self.store = self.session.store
             return self.store
-        self.store = self.loc.open(write=True)
+        self.store = root_last(self.loc.open(write=True))
         if not self.resume:
             self.write_record(record)
         return self.store
@@ -257,7 +325,7 @@ class Destination:
     def mark(self, array: str, unit: str) -> None:
         """Unit `unit` of `array` is written (after its chunks)."""
         if self.session is None:
-            _sync(self.store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
+            mark_unit(self.store, array, unit)
 
     def done(self, array: str) -> set[str]:
         """The units of `array` an earlier run wrote (empty unless resuming)."""
@@ -278,8 +346,11 @@ class Destination:
             except Exception as exc:
                 raise CommandError(f"{self.loc.describe()}: the commit failed ({reason(exc)})") from None
             return
-        # removing the marker is the commit point of an object store (the unit records left
-        # by a kill right after it are inert); a staged copy drops its record before moving
+        # on an object store the root's document goes into place, then removing the marker is
+        # the commit point (what a kill leaves after it is inert); a staged copy drops its
+        # record before it is moved into place
+        if hasattr(self.store, "unveil"):
+            self.store.unveil()
         _sync(self.store.delete(PARTIAL_MARKER))
         _sync(self.store.delete_dir(DONE))
         if self.staging is None:

@@ -152,6 +152,21 @@ class Measurement:
     baseline: int = 0           # the same chunks with the array's codecs as they are
     notes: list[str] = field(default_factory=list)
 
+    def fold(self, part: Measurement) -> None:
+        """Add the measurement of further units (parts are folded in unit order: an
+        encoding's failure is the first unit's that failed)."""
+        self.chunks += part.chunks
+        self.values += part.values
+        self.baseline += part.baseline
+        for result, p in zip(self.results, part.results, strict=True):
+            if result.failed:
+                continue
+            if p.failed is not None:
+                result.failed = p.failed
+                continue
+            result.nbytes += p.nbytes
+            result.error = max(result.error, p.error)
+
 
 def measure(samples: Sequence[np.ndarray], encodings: Sequence[Encoding], dtype: np.dtype,
             output: Output, bound: Bound, sentinels: Sequence[float],
@@ -195,17 +210,10 @@ def measure(samples: Sequence[np.ndarray], encodings: Sequence[Encoding], dtype:
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-measure") as pool:
         for per, nchunks, nvalues, base_size in pool.map(one, samples):
-            m.chunks += nchunks
-            m.values += nvalues
-            m.baseline += base_size
-            for (result, _), (size, err, why) in zip(runners, per, strict=True):
-                if result.failed:
-                    continue
-                if why is not None:
-                    result.failed = why
-                    continue
-                result.nbytes += size
-                result.error = max(result.error, err)
+            part = Measurement([Result(r.encoding, size, err, why)
+                                for (r, _), (size, err, why) in zip(runners, per, strict=True)],
+                               nchunks, nvalues, base_size)
+            m.fold(part)
             if progress is not None:
                 progress(1)
     return m

@@ -130,8 +130,22 @@ def survey(read: Callable[[Any], np.ndarray], regions: Sequence[Any], dtype: np.
     return total
 
 
+def survey_unit(x: np.ndarray, i: int, dtype: np.dtype, sentinels: Sequence[float],
+                digits: Sequence[int], keep: bool) -> Survey:
+    """One unit's part of the survey (what a task on a cluster returns)."""
+    part = _chunk_survey(x, np.dtype(dtype), sentinels, list(digits))
+    if keep:
+        part.kept[i] = x
+    return part
+
+
 def _take(future: Any, total: Survey, digits: list[int], progress: Callable[[int], None] | None) -> None:
-    part = future.result()
+    fold(future.result(), total, digits, progress)
+
+
+def fold(part: Survey, total: Survey, digits: list[int], progress: Callable[[int], None] | None) -> None:
+    """Merge one unit's part into the total, in unit order; a decimal grid whose error grew
+    beyond use is dropped from `digits`."""
     total.merge(part)
     for d in list(digits):
         if total.grid_error.get(d, 0.0) > 1e-3 * 10.0 ** -d:

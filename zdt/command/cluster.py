@@ -1,0 +1,196 @@
+"""``zdt convert --scheduler``: the write pass on a dask.distributed cluster.
+
+``--scheduler ADDRESS`` connects to a running scheduler (``tcp://host:8786``; one that does not
+answer within CONNECT_TIMEOUT seconds is an error); ``--scheduler local:N`` starts a
+LocalCluster of N worker processes (one thread each) on this machine and stops it at the end.
+
+Each storage unit (shard or chunk of the destination) is one task: the worker opens the
+source and the partial destination itself (from picklable `Location`s, never an open store),
+writes the unit through zdt's pipeline, checks it against the bound and records it as written
+(zdt.command.destination), exactly as a thread of a single-process run does: never two tasks on
+one chunk, the same bytes, a worker's memory bounded by one unit. Into Icechunk, the session
+is forked to the workers, the forks come back with the results and are merged before the one
+commit (Icechunk's documented way of writing from many processes).
+
+The survey and the measurement that decide an encoding run there too: one task per storage
+unit reads it and returns its part of the survey (folded in unit order, as a single process
+folds them), and one task per sampled unit measures every candidate encoding on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from zdt.command.errors import CommandError
+
+CONNECT_TIMEOUT = 10        # seconds to wait for a scheduler's answer
+
+
+@dataclass(frozen=True)
+class UnitJob:
+    """What a worker needs to write units of one array (all picklable)."""
+
+    src: Any                    # zdt.command.location.Location of the source
+    array: str                  # the array's path in both stores
+    out: Any                    # Location of the store written (the staging copy, if any)
+    decision: dict              # Decision.to_json()
+    compression: str
+    fork: Any = None            # an Icechunk fork session
+
+
+def run_units(job: UnitJob, units: list[tuple[int, tuple[slice, ...]]]) -> tuple[list[float], Any]:
+    """In a worker: write `units` of the job's array; (their errors, the fork written)."""
+    import zarr
+
+    import zdt
+    from zdt.command import store
+    from zdt.command.compressors import Compression
+    from zdt.command.convert import UnitWriter
+    from zdt.command.destination import mark_unit
+    from zdt.command.plan import Decision
+
+    arr = store.open_node(job.src, job.array)
+    if job.fork is not None:
+        out = job.fork.store
+    elif job.out.is_local:
+        from zarr.storage import LocalStore
+
+        out = LocalStore(job.out.text, read_only=False)
+    else:
+        from zdt.command.destination import root_last
+
+        out = root_last(job.out.open(write=True))
+    with zdt.use_pipeline():
+        new = zarr.open_array(store=out, path=job.array, mode="r+")
+        writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"),
+                            Compression.parse(job.compression),
+                            (lambda path, unit: None) if job.fork is not None
+                            else (lambda path, unit: mark_unit(out, path, unit)))
+        errors = [writer.write(i, region) for i, region in units]
+    return errors, job.fork
+
+
+def survey_units(src: Any, array: str, units: list[tuple[int, tuple[slice, ...]]], dtype: Any,
+                 sentinels: tuple, digits: list[int], keep: set[int]) -> list[Any]:
+    """In a worker: the survey parts of `units` of the source's array."""
+    from zdt.command import store
+    from zdt.command.survey import survey_unit
+
+    read = store.reader(store.open_node(src, array))
+    return [survey_unit(read(region), i, dtype, sentinels, digits, i in keep) for i, region in units]
+
+
+def measure_sample(sample: Any, encodings: list, dtype: Any, output: Any, bound: Any,
+                   sentinels: tuple, masking: tuple) -> Any:
+    """In a worker: every candidate encoding on one sampled unit."""
+    from zdt.command.measure import measure
+
+    return measure([sample], encodings, dtype, output, bound, sentinels, masking, workers=1)
+
+
+class Cluster:
+    """A dask.distributed client (and the LocalCluster it started, if any)."""
+
+    def __init__(self, spec: str) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise CommandError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
+        self.spec, self.local = spec, None
+        self.source: Any = None         # the Location converted (set by convert)
+        if spec.startswith("local:"):
+            try:
+                n = int(spec[len("local:"):])
+            except ValueError:
+                n = 0
+            if n < 1:
+                raise CommandError(f"--scheduler {spec}: local:N needs a worker count N >= 1")
+            import logging
+
+            self.local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self.local)
+        else:
+            try:
+                self.client = Client(spec, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise CommandError(f"--scheduler {spec}: no dask scheduler answered within "
+                                   f"{CONNECT_TIMEOUT} s ({type(exc).__name__})") from None
+
+    def survey(self, arr: Any, regions: list, dtype: Any, sentinels: Any, digits: list[int],
+               keep: Any, progress: Any) -> Any:
+        """zdt.command.survey.survey on the cluster: the same result."""
+        from zdt.command.survey import Survey, fold
+
+        n = len(regions)
+        futures = self.client.map(survey_units, [self.source] * n, [arr.path] * n,
+                                  [[(i, r)] for i, r in enumerate(regions)], [dtype] * n,
+                                  [tuple(sentinels)] * n, [list(digits)] * n, [set(keep)] * n,
+                                  pure=False)
+        total, digits = Survey(dtype), list(digits)
+        try:
+            for future in futures:          # in unit order, as one process folds them
+                for part in future.result():
+                    fold(part, total, digits, progress)
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        return total
+
+    def measure(self, samples: list, encodings: list, dtype: Any, output: Any, bound: Any,
+                sentinels: Any, masking: Any, progress: Any) -> Any:
+        """zdt.command.measure.measure on the cluster: the same result."""
+        from zdt.command.measure import Measurement, Result
+
+        n = len(samples)
+        futures = self.client.map(measure_sample, samples, [list(encodings)] * n, [dtype] * n,
+                                  [output] * n, [bound] * n, [tuple(sentinels)] * n,
+                                  [tuple(masking)] * n, pure=False)
+        m = Measurement([Result(e) for e in encodings])
+        try:
+            for future in futures:          # in sample order
+                m.fold(future.result())
+                progress(1)
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        return m
+
+    def close(self) -> None:
+        self.client.close()
+        if self.local is not None:
+            self.local.close()
+
+    def write_units(self, dest: Any, arr: Any, d: Any, compression: Any,
+                    todo: list[tuple[int, tuple[slice, ...]]], advance: Any) -> list[float]:
+        """Every unit of `todo` as a task; errors in unit order."""
+        from distributed import as_completed
+
+        fork = None
+        if dest.session is not None:
+            try:
+                fork = dest.session.fork()
+            except ValueError as exc:           # Icechunk 1 forks only unchanged sessions
+                import icechunk
+
+                raise CommandError(f"--scheduler into Icechunk needs icechunk >= 2 (here "
+                                   f"{icechunk.__version__}: {str(exc).splitlines()[0]})") from None
+        out = dest.staging if dest.staging is not None else dest.loc
+        job = UnitJob(self.source, arr.path, out, d.to_json(), str(compression), fork)
+        futures = self.client.map(run_units, [job] * len(todo), [[u] for u in todo], pure=False)
+        errors: list[float] = []
+        forks = []
+        try:
+            for future in as_completed(futures):
+                errs, returned = future.result()
+                errors += errs
+                if returned is not None:
+                    forks.append(returned)
+                advance(len(errs))
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        if forks:
+            dest.session.merge(*forks)
+        return errors
