@@ -39,28 +39,46 @@ class UnitJob:
     fork: Any = None            # an Icechunk fork session
 
 
+# A worker process opens each source array and each partial copy once, not once per task
+# (opening reads metadata: on an object store, a request or more).
+_opened: dict[tuple, Any] = {}
+
+
+def _source_array(src: Any, array: str) -> Any:
+    from zdt.command import store
+
+    key = ("src", src, src.storage_options.__repr__(), array)
+    if key not in _opened:
+        _opened[key] = store.open_node(src, array)
+    return _opened[key]
+
+
+def _output_store(out: Any) -> Any:
+    key = ("out", out, out.storage_options.__repr__())
+    if key not in _opened:
+        if out.is_local:
+            from zarr.storage import LocalStore
+
+            _opened[key] = LocalStore(out.text, read_only=False)
+        else:
+            from zdt.command.destination import root_last
+
+            _opened[key] = root_last(out.open(write=True))
+    return _opened[key]
+
+
 def run_units(job: UnitJob, units: list[tuple[int, tuple[slice, ...]]]) -> tuple[list[float], Any]:
     """In a worker: write `units` of the job's array; (their errors, the fork written)."""
     import zarr
 
     import zdt
-    from zdt.command import store
     from zdt.command.compressors import Compression
     from zdt.command.convert import UnitWriter
     from zdt.command.destination import mark_unit
     from zdt.command.plan import Decision
 
-    arr = store.open_node(job.src, job.array)
-    if job.fork is not None:
-        out = job.fork.store
-    elif job.out.is_local:
-        from zarr.storage import LocalStore
-
-        out = LocalStore(job.out.text, read_only=False)
-    else:
-        from zdt.command.destination import root_last
-
-        out = root_last(job.out.open(write=True))
+    arr = _source_array(job.src, job.array)
+    out = job.fork.store if job.fork is not None else _output_store(job.out)
     with zdt.use_pipeline():
         new = zarr.open_array(store=out, path=job.array, mode="r+")
         writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"),
@@ -77,7 +95,7 @@ def survey_units(src: Any, array: str, units: list[tuple[int, tuple[slice, ...]]
     from zdt.command import store
     from zdt.command.survey import survey_unit
 
-    read = store.reader(store.open_node(src, array))
+    read = store.reader(_source_array(src, array))
     return [survey_unit(read(region), i, dtype, sentinels, digits, i in keep) for i, region in units]
 
 
