@@ -378,7 +378,7 @@ def test_a_killed_conversion_into_s3_resumes(local_pair, s3, capsys, tmp_path):
     rc, _, err = run_cmd(capsys, "inspect", url, *env_opts)
     assert rc == 1 and f"{url}: no zarr store there" in err, err
     rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", *env_opts)
-    assert rc == 1 and "an earlier convert was stopped" in err
+    assert rc == 1 and "an earlier convert was stopped; finish it with --resume" in err
     rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume", *env_opts)
     assert rc == 0, err
     assert s3_bytes(fs, f"{bucket}/out.zarr") == store_bytes(ref)
@@ -394,6 +394,9 @@ def test_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
                                        f"(no {dst}.zdt-partial)")
     killed_run(str(src), str(dst), "unit:2", tmp_path)
     partial = tmp_path / "out.zarr.zdt-partial"
+    rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05")
+    assert rc == 1 and err.strip() == (f"zdt convert: {partial} exists: an earlier convert was "
+                                       f"stopped; finish it with --resume, or remove it")
     before = store_bytes(partial)
     # a value in a unit already written changes: refused, the partial copy kept as it was
     a = zarr.open_array(str(src), path="temps", mode="r+")
@@ -412,12 +415,18 @@ def test_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
 
 
 def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, tmp_path):
-    """--scheduler local:2 (worker processes) into a directory, into S3 and into Icechunk:
-    the bytes of the single-process run."""
+    """--scheduler local:2 (worker processes): suggest's plan is the single-process one; convert
+    into a directory, into S3 and into Icechunk writes the bytes of the single-process run."""
     import icechunk
 
     fs, bucket, options = s3
     src, ref, _ = local_pair
+    plans = []
+    for extra in ([], ["--scheduler", "local:2"]):
+        rc, out, err = run_cmd(capsys, "suggest", str(src), "--abs-error", "0.05", "--json", "--quiet", *extra)
+        assert rc == 0, err
+        plans.append(json.loads(out))
+    assert plans[0] == plans[1]          # the survey and measurement on the cluster decide alike
     dst = tmp_path / "dask.zarr"
     rc, out, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05",
                            "--scheduler", "local:2", "--quiet")

@@ -37,7 +37,8 @@ from zdt.command.destination import Destination, copy_keys, same_keys
 from zdt.command.errors import CommandError
 from zdt.command.location import Location, check_options_used, parse_storage_options
 from zdt.command.measure import ChunkRunner, Output
-from zdt.command.options import add_selection_args, add_storage_args, progress_bars, selection_of
+from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args, progress_bars,
+                                 selection_of)
 from zdt.command.plan import Decision, Plan, coordinates
 from zdt.errors import ZdtError
 
@@ -434,10 +435,7 @@ def add_parser(sub: Any) -> None:
     add_storage_args(p)
     p.add_argument("--codecs", metavar="JSON", help="codecs for every numeric array")
     p.add_argument("--plan", metavar="FILE", help="apply the plan `zdt suggest --json` wrote")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="write on a dask.distributed cluster: a scheduler's address "
-                        "(tcp://host:8786; 10 s to answer) or local:N for N local worker "
-                        "processes; one task per storage unit, the same bytes")
+    add_scheduler_arg(p, "the survey, the measurement and the writes")
     p.add_argument("--resume", action="store_true",
                    help="finish a conversion that was stopped (killed, a lost node): the units it "
                         "wrote are checked against the source and kept, the rest written, with the "

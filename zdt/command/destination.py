@@ -214,7 +214,7 @@ class Destination:
             raise CommandError(f"{loc.text}: cannot reach it ({reason(exc)}){environment_note(loc)}") from None
         if marked:
             raise CommandError(f"{loc.text} holds {PARTIAL_MARKER}: an earlier convert was stopped; "
-                               f"remove what is there first")
+                               f"finish it with --resume, or remove what is there")
         if not empty:
             raise CommandError(f"{loc.text} exists; zdt convert writes a new store")
 
@@ -255,7 +255,8 @@ class Destination:
         if dst.exists():
             raise CommandError(f"{self.loc.text} exists; zdt convert writes a new store")
         if partial.exists():
-            raise CommandError(f"{partial} exists: an earlier convert was stopped; remove it first")
+            raise CommandError(f"{partial} exists: an earlier convert was stopped; finish it with "
+                               f"--resume, or remove it")
 
     def _check_local_parent(self) -> None:
         dst = self.loc.path

@@ -56,6 +56,13 @@ def add_storage_args(p: argparse.ArgumentParser) -> None:
                         "or write (default main; a destination's is created from main if missing)")
 
 
+def add_scheduler_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help=f"run {what} on a dask.distributed cluster: a scheduler's address "
+                        "(tcp://host:8786; 10 s to answer) or local:N for N local worker "
+                        "processes; one task per storage unit, the same result")
+
+
 def selection_of(args: argparse.Namespace, *, required: bool = True) -> Selection:
     if args.abs_error is not None and args.rel_error is not None:
         raise CommandError("give at most one of --abs-error and --rel-error")

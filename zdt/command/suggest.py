@@ -13,7 +13,8 @@ from zdt.command.location import parse_storage_options
 from zdt.command.compressors import Compression
 from zdt.command.decide import decide, fmt_error
 from zdt.command.errors import CommandError
-from zdt.command.options import add_selection_args, add_storage_args, progress_bars, selection_of
+from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args, progress_bars,
+                                 selection_of)
 from zdt.command.plan import Decision, Plan
 
 
@@ -60,8 +61,18 @@ def run(args: argparse.Namespace) -> int:
                                f"is {store.data_type_name(node)}")
     elif not arrays:
         raise CommandError(f"{args.path}: no arrays")
-    with progress_bars(args.quiet) as progress:
-        decisions = decide(arrays, selection, compression, args.sample, progress)
+    cluster = None
+    try:
+        if args.scheduler:
+            from zdt.command.cluster import Cluster
+
+            cluster = Cluster(args.scheduler)
+            cluster.source = loc
+        with progress_bars(args.quiet) as progress:
+            decisions = decide(arrays, selection, compression, args.sample, progress, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
     plan = Plan(loc.text, str(compression), decisions)
     if args.json:
         print(plan.dumps())
@@ -88,6 +99,7 @@ def add_parser(sub: Any) -> None:
                         "http(s)://) and optionally an array or group in it")
     add_storage_args(p)
     add_selection_args(p)
+    add_scheduler_arg(p, "the survey and the measurement")
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (for zdt convert --plan) instead of the report")
     p.set_defaults(run=run)
