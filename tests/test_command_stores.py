@@ -355,9 +355,11 @@ def test_a_killed_conversion_resumes_to_the_same_bytes(local_pair, capsys, tmp_p
     partial = tmp_path / "out.zarr.zdt-partial"
     assert not dst.exists() and (partial / "zdt-partial.json").is_file()
     if at == "unit:3":
-        # what zarr's LocalStore leaves when killed between writing a file and renaming it
+        # what zarr's LocalStore leaves when killed between writing a file and renaming it: a
+        # torn chunk, and a torn record of a unit
         (partial / "temps" / "c" / "2").mkdir(parents=True, exist_ok=True)
         (partial / "temps" / "c" / "2" / f"1.{'ab' * 16}.partial").write_bytes(b"torn")
+        (partial / "zdt-partial.d" / "temps" / f"5.{'cd' * 16}.partial").write_bytes(b"")
     rc, out, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
     assert rc == 0, err
     assert store_bytes(dst) == store_bytes(ref)              # nothing of the record is left

@@ -330,10 +330,13 @@ def run(args: argparse.Namespace) -> int:
             else:
                 decisions = decide(arrays, selection, compression, args.sample, progress, cluster)
             the_plan = Plan(src.text, str(compression), decisions)
-            dest.write_record({**record, "plan": the_plan.to_json()})
             if args.resume:
+                # a copy that does not match is refused before anything in it changes
                 verify_done(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
                             compression)
+                dest.remove_torn_files()
+            if recorded_plan is None:
+                dest.write_record({**record, "plan": the_plan.to_json()})
             lines = _convert(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
                              compression, progress, cluster)
             _kill_point("finish")

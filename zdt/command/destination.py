@@ -277,12 +277,6 @@ class Destination:
         if self.staging is not None:
             if not self.resume:
                 self.staging.path.mkdir()
-            else:
-                # zarr's LocalStore writes a file as NAME.<uuid hex>.partial and renames it: a
-                # kill in between leaves that file, which no chunk key can be
-                for leftover in self.staging.path.rglob("*.partial"):
-                    if _ZARR_TEMP.search(leftover.name):
-                        leftover.unlink()
             self.store = LocalStore(self.staging.text, read_only=False)
             if not self.resume:
                 self.write_record(record)
@@ -298,6 +292,15 @@ class Destination:
         if not self.resume:
             self.write_record(record)
         return self.store
+
+    def remove_torn_files(self) -> None:
+        """Resuming, once the partial copy is accepted: zarr's LocalStore writes a file as
+        NAME.<uuid hex>.partial and renames it; a kill in between leaves that file, which is
+        no key of the copy."""
+        if self.staging is not None:
+            for leftover in self.staging.path.rglob("*.partial"):
+                if _ZARR_TEMP.search(leftover.name):
+                    leftover.unlink()
 
     # --- the record of a conversion in progress --------------------------------------------
     def write_record(self, record: dict) -> None:
@@ -335,7 +338,9 @@ class Destination:
         head = f"{DONE}/{array.strip('/') or '_root'}/"
 
         async def names() -> set[str]:
-            return {k[len(head):] async for k in self.store.list_prefix(head)}
+            # (a record torn by a kill, NAME.<uuid>.partial, records nothing)
+            return {k[len(head):] async for k in self.store.list_prefix(head)
+                    if not _ZARR_TEMP.search(k)}
 
         return _sync(names())
 
