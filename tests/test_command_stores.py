@@ -400,9 +400,16 @@ def test_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
     assert rc == 1 and err.strip() == (f"zdt convert: {partial} exists: an earlier convert was "
                                        f"stopped; finish it with --resume, or remove it")
     before = store_bytes(partial)
-    # a value in a unit already written changes: refused, the partial copy kept as it was
+    # a value in a unit already written changes: refused, the partial copy kept as it was. The
+    # run writes units on several threads, so which were recorded when it was killed varies:
+    # change one the record names (units are the 20x20 chunks of the 60x40 array, in C order)
+    recorded = sorted(int(p.name) for p in (partial / "zdt-partial.d" / "temps").iterdir()
+                      if p.name.isdigit())
+    assert recorded, "the run was killed after unit 2 was recorded"
+    row, col = divmod(recorded[0], 2)
     a = zarr.open_array(str(src), path="temps", mode="r+")
-    a[0, 0] = 99.0
+    assert a.shape == (60, 40) and a.chunks == (20, 20)
+    a[row * 20, col * 20] = 99.0
     rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
     assert rc == 1 and "does not hold what the source encodes to" in err, err
     assert store_bytes(partial) == before

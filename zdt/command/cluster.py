@@ -126,8 +126,13 @@ class Cluster:
                 raise CommandError(f"--scheduler {spec}: local:N needs a worker count N >= 1")
             import logging
 
+            # No dashboard, and the scheduler's own HTTP endpoints on a free loopback port:
+            # left alone it binds 0.0.0.0:8787, which another cluster on the machine may hold
             self.local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=logging.ERROR)
+                                      host="127.0.0.1", dashboard_address=None,
+                                      scheduler_kwargs={"dashboard": False,
+                                                        "dashboard_address": "127.0.0.1:0"},
+                                      silence_logs=logging.ERROR)
             self.client = Client(self.local)
         else:
             try:
