@@ -15,7 +15,7 @@ Never -march=native: the result must run on any machine NumPy runs on. Flags fol
 compiler (gcc/clang or MSVC) and the target architecture (x86-64: three builds; anything else:
 the baseline build with the compiler's defaults). ZDT_CYTHON_DEBUG=1 turns bounds checking
 and friends back on; ZDT_PORTABLE=1 forces the portable C of zdt/kernels/_portable.h (CI runs the
-tests against both).
+tests against both); ZDT_SANITIZE=address,undefined builds with clang's sanitizers.
 """
 
 import os
@@ -30,6 +30,11 @@ DEBUG = os.environ.get("ZDT_CYTHON_DEBUG", "") == "1"
 # ZDT_PORTABLE=1: the plain-C / CPUID fallbacks of zdt/kernels/_portable.h instead of gcc's builtins
 # (what MSVC compiles), so CI can run the tests against that code on this machine.
 PORTABLE = os.environ.get("ZDT_PORTABLE", "") == "1"
+# ZDT_SANITIZE=address,undefined (or fuzzer-no-link,address for kernel-level fuzzing): every
+# extension compiled and linked with -fsanitize=<that>, with clang (CC=clang
+# LDSHARED="clang -shared"); the sanitizer runtime is preloaded into Python at run time (see
+# README, "Hardening"). UB is never recovered from: the first report stops the process.
+SANITIZE = os.environ.get("ZDT_SANITIZE", "")
 
 
 def target_is_x86_64() -> bool:
@@ -62,7 +67,9 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
             args += {"avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}.get(level, [])
         return args
     # gcc / clang. -g0: debug info is most of the binary.
-    args = ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
+    args = ["-O1", "-g"] if DEBUG or SANITIZE else ["-O3", "-g0"]
+    if SANITIZE:
+        args += sanitize_args()
     # -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise
     # floor/ceil/trunc (it keeps them scalar in case the precision exception traps); results
     # of IEEE operations are unchanged. -ffp-contract=off: no fused multiply-add where the
@@ -73,6 +80,16 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
                  "module": ["-march=x86-64-v2", "-mtune=generic"],
                  "avx2": ["-march=x86-64-v3", "-mtune=generic"],
                  "avx512": ["-march=x86-64-v4", "-mtune=generic"]}.get(level, [])
+    return args
+
+
+def sanitize_args() -> list[str]:
+    """-fsanitize flags for ZDT_SANITIZE (compile and link)."""
+    args = [f"-fsanitize={SANITIZE}", "-fno-omit-frame-pointer"]
+    if "undefined" in SANITIZE.split(","):
+        # float-divide-by-zero is not in "undefined": IEEE division by zero is defined (and
+        # the kernels rely on it); every other check stops at its first report
+        args += ["-fno-sanitize-recover=undefined"]
     return args
 
 
@@ -150,8 +167,15 @@ class zdt_build_ext(build_ext):
 
     def build_extensions(self):
         kind = self.compiler.compiler_type
+        if SANITIZE:
+            cc = " ".join(getattr(self.compiler, "compiler_so", None) or [kind])
+            if "clang" not in cc:
+                raise SystemExit(f"ZDT_SANITIZE={SANITIZE} needs clang (CC=clang LDSHARED='clang "
+                                 f"-shared'); the compiler here is {cc.split()[0]}")
         for ext in self.extensions:
             ext.extra_compile_args = compile_args(kind, ext.zdt_level)
+            if SANITIZE:
+                ext.extra_link_args = [*ext.extra_link_args, *sanitize_args()]
             if PORTABLE:
                 ext.define_macros = [*ext.define_macros, ("ZDT_PORTABLE", "1")]
         super().build_extensions()

@@ -658,3 +658,26 @@ def test_in_place_kernel_matches_out_of_place(dtype):
     with pytest.raises(ScaleOffsetError) as info:
         p.decode(bad, out=bad)
     assert info.value.index == (4000,)
+
+
+@pytest.mark.parametrize("name", ["float32", "bfloat16", "float8_e4m3fn", "float8_e8m0fnu"])
+@pytest.mark.parametrize("offset, scale", [("NaN", 1), ("NaN", 2), (1, "NaN")])
+def test_a_nan_offset_or_scale_fails_every_finite_element_in_every_float_type(name, offset, scale):
+    """Found by the differential fuzzer (tests/fuzz, scale_offset_differential): with a NaN
+    offset float8_e8m0fnu gave NaN for finite elements where every other float type fails
+    (a finite value may not become non-finite); a NaN element still propagates."""
+    dtype = FORMATS[name].dtype
+    plan = ScaleOffsetPlan(FORMATS[name], offset, scale)
+    values = np.array([4.0, 1.0, np.nan], dtype=dtype)
+    for run, op in ((plan.encode, "subtraction" if offset == "NaN" else "multiplication"),
+                    (plan.decode, "division" if scale == "NaN" else "addition")):
+        expected = reference.scale_offset_array(values, reference.decode_json_scalar(offset, dtype)[1],
+                                                reference.decode_json_scalar(scale, dtype)[1],
+                                                run == plan.decode)
+        assert expected == (0, op), expected
+        for build in BUILDS:
+            with kernels.use(build), pytest.raises(ScaleOffsetError) as info:
+                run(values)
+            assert info.value.index == (0,) and info.value.operation == op
+        with kernels.use(BUILDS[0]):
+            assert np.isnan(run(values[2:]).astype(np.float32)).all()

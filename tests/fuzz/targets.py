@@ -144,6 +144,114 @@ def packbits_decode(data: bytes) -> bool:
     return True
 
 
+# ------------------------------------------------------------------ differential targets
+# Random configurations and element bit patterns through cast_value and scale_offset, every
+# kernel build this machine runs (and cast_value's exact path), compared with the exact
+# pure-Python reference (tests/reference.py): a wrong answer, a wrong failing element or a
+# wrong reason is a finding, as a crash is. Few elements per input: the reference is slow.
+DIFF_ELEMENTS = 24
+
+
+def _reference():
+    import sys
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parent.parent)
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import reference
+
+    return reference
+
+
+def _elements(inp: Input, dtype: np.dtype) -> np.ndarray:
+    raw = inp.rest()[: DIFF_ELEMENTS * dtype.itemsize]
+    return np.frombuffer(raw[: len(raw) - len(raw) % dtype.itemsize], dtype=dtype).copy()
+
+
+def _mismatch(what: str, arr: np.ndarray, got: object, expected: object) -> AssertionError:
+    return AssertionError(f"{what}: input {arr!r} ({arr.view(f'u{arr.dtype.itemsize}')!r}) gave "
+                          f"{got!r}, the reference {expected!r}")
+
+
+def cast_value_differential(data: bytes) -> bool:
+    from zdt import kernels
+    from zdt.codecs.cast import CastPlan
+    from zdt.errors import CastError
+    from zdt.formats import format_for
+
+    reference = _reference()
+    inp = Input(data)
+    source, target = inp.pick(SOURCES), inp.pick(SOURCES)
+    rounding, oor = inp.pick(ROUNDINGS), inp.pick([None, "clamp", "wrap"])
+    pairs = [[_scalar(inp), _scalar(inp)] for _ in range(inp.byte() % 3)]
+    try:
+        plan = CastPlan(format_for(source), format_for(target), rounding=rounding,
+                        out_of_range=oor, scalar_map=pairs)
+    except ACCEPTED:
+        return False
+    src, tgt = format_for(source).dtype, format_for(target).dtype
+    try:
+        entries = reference.compile_map(pairs, src, tgt)
+    except AssertionError:
+        # the reference reads JSON scalars strictly (1.0 or -0.0 is no integer); zdt accepts
+        # integer-valued floats for integer types. Values, not spellings, are compared here
+        return False
+    arr = _elements(inp, src)
+    expected = reference.cast_array(arr, tgt, rounding, oor, entries)
+    what = f"cast_value {source}->{target} {rounding} {oor} scalar_map={pairs}"
+    for build, fast in [(b, True) for b in kernels.available()] + [(kernels.build(), False)]:
+        with kernels.use(build):
+            try:
+                got = plan.cast(arr, fast=fast)
+            except CastError as exc:
+                if not (isinstance(expected, tuple) and exc.index == (expected[0],)
+                        and exc.reason == expected[1]):
+                    raise _mismatch(f"{what} ({build}, fast={fast})", arr, exc, expected) from None
+                continue
+        if isinstance(expected, tuple) or not reference.same_bits_or_nan(got, expected).all():
+            raise _mismatch(f"{what} ({build}, fast={fast})", arr, got, expected)
+    return not isinstance(expected, tuple)
+
+
+def scale_offset_differential(data: bytes) -> bool:
+    from zdt import kernels
+    from zdt.codecs.scale_offset import ScaleOffsetPlan
+    from zdt.errors import ScaleOffsetError
+    from zdt.formats import format_for
+
+    reference = _reference()
+    inp = Input(data)
+    name = inp.pick(SOURCES)
+    offset, scale, decode = _scalar(inp), _scalar(inp), bool(inp.byte() & 1)
+    try:
+        plan = ScaleOffsetPlan(format_for(name), offset, scale)
+    except ACCEPTED:
+        return False
+    dtype = format_for(name).dtype
+    try:
+        off, sc = reference.decode_json_scalar(offset, dtype)[1], reference.decode_json_scalar(scale, dtype)[1]
+    except (AssertionError, KeyError):
+        # the reference takes only scalars its type holds exactly (255 is no float8 value);
+        # zdt rounds a JSON number to the type as fill values are. Values are compared here
+        return False
+    arr = _elements(inp, dtype)
+    expected = reference.scale_offset_array(arr, off, sc, decode)
+    what = f"scale_offset {name} offset={offset!r} scale={scale!r} {'decode' if decode else 'encode'}"
+    for build in kernels.available():
+        with kernels.use(build):
+            try:
+                got = (plan.decode if decode else plan.encode)(arr)
+            except ScaleOffsetError as exc:
+                if not (isinstance(expected, tuple) and exc.index == (expected[0],)
+                        and exc.operation == expected[1]):
+                    raise _mismatch(f"{what} ({build})", arr, exc, expected) from None
+                continue
+        if isinstance(expected, tuple) or not reference.same_bits_or_nan(got, expected).all():
+            raise _mismatch(f"{what} ({build})", arr, got, expected)
+    return not isinstance(expected, tuple)
+
+
 TARGETS = {
     "vlen_utf8": _vlen_target(True, vlen.VLEN, 4, "vlen-utf8"),
     "vlen_bytes": _vlen_target(False, vlen.VLEN, 4, "vlen-bytes"),
@@ -152,6 +260,8 @@ TARGETS = {
     "packbits": packbits_decode,
     "cast_value": cast_value_decode,
     "scale_offset": scale_offset_decode,
+    "cast_value_differential": cast_value_differential,
+    "scale_offset_differential": scale_offset_differential,
 }
 
 
@@ -188,4 +298,14 @@ def seeds(name: str) -> list[bytes]:
         # offset and scale are indexes into _scalar's list: (1, 0.5) and (-1, 1)
         return [bytes([f64, 1, 4]) + np.arange(8, dtype=np.float64).tobytes(),
                 bytes([SOURCES.index("int16"), 2, 1]) + np.arange(8, dtype=np.int16).tobytes()]
+    if name == "cast_value_differential":
+        f64, i32, u8, bf16 = (SOURCES.index(n) for n in ("float64", "int32", "uint8", "bfloat16"))
+        # float64 -> uint8 nearest-even clamp; int32 -> bfloat16 towards-zero; both no map
+        return [bytes([f64, u8, 0, 1, 0]) + np.array([0.5, 1.5, -3, 300, 1e300], "f8").tobytes(),
+                bytes([i32, bf16, 1, 0, 0]) + np.array([1, 2 ** 24 + 1, -7, 2 ** 31 - 1], "i4").tobytes()]
+    if name == "scale_offset_differential":
+        f32, i16 = SOURCES.index("float32"), SOURCES.index("int16")
+        # float32 encode with offset 1, scale 0.5; int16 decode with offset -1, scale 1
+        return [bytes([f32, 1, 4, 0]) + np.arange(6, dtype=np.float32).tobytes(),
+                bytes([i16, 2, 1, 1]) + np.arange(-3, 5, dtype=np.int16).tobytes()]
     raise KeyError(name)

@@ -250,11 +250,16 @@ cdef bint i2i(const int_t* s, int2_t* d, Py_ssize_t n, omode_t* om) noexcept nog
 
 
 cdef inline uint64_t float_as_u64_mod(float_t d) noexcept nogil:
-    """The integer value of an integer-valued d in [-2**63, 2**64] modulo 2**64."""
-    if d >= 18446744073709551616.0:
+    """The integer value of an integer-valued d in [-2**64, 2**64] modulo 2**64. Every C
+    conversion here is in range (an out-of-range float -> integer conversion is undefined
+    behaviour, whatever the hardware does with it); d + 2**64 below -2**63 is exact (Sterbenz)."""
+    if d >= 18446744073709551616.0 or d <= -18446744073709551616.0:
         return 0
     if d >= 9223372036854775808.0:
         return <uint64_t>d
+    if d < -9223372036854775808.0:
+        # one ulp beyond int64's least (int_to_float_directed's neighbour of -2**63)
+        return <uint64_t>(d + <float_t>18446744073709551616.0)
     return <uint64_t>(<int64_t>d)
 
 

@@ -2,8 +2,9 @@
  *
  *   checked 64-bit add / sub / mul   gcc/clang __builtin_*_overflow, else plain C
  *   count leading zeros (64-bit)     gcc/clang __builtin_clzll, else plain C
- *   x86 CPU feature level            gcc/clang __builtin_cpu_supports, else CPUID + XGETBV
- *                                    (MSVC __cpuidex / _xgetbv, gcc/clang <cpuid.h> / asm)
+ *   x86 CPU feature level            gcc __builtin_cpu_supports, else CPUID + XGETBV
+ *                                    (MSVC __cpuidex / _xgetbv, gcc/clang <cpuid.h> / asm;
+ *                                    clang 14 has no "f16c" for __builtin_cpu_supports)
  *   restrict                         __restrict__ (gcc/clang), __restrict (MSVC), nothing
  *   touch a byte (atomic OR 0)       gcc/clang __atomic_fetch_or, MSVC _InterlockedOr8, else
  *                                    nothing (a page-fault ordering hint, never needed)
@@ -22,6 +23,13 @@
 #define ZDT_BUILTINS 1
 #else
 #define ZDT_BUILTINS 0
+#endif
+
+/* the CPU-feature builtins: gcc's only (clang's lacks features the v3 check needs) */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(ZDT_PORTABLE)
+#define ZDT_CPU_BUILTINS 1
+#else
+#define ZDT_CPU_BUILTINS 0
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -119,7 +127,7 @@ static inline void zdt_touch(uint8_t *p) { (void)p; }
 #define ZDT_X86 0
 #endif
 
-#if ZDT_X86 && !ZDT_BUILTINS
+#if ZDT_X86 && !ZDT_CPU_BUILTINS
 #if defined(_MSC_VER)
 #include <intrin.h>
 static inline void zdt_cpuid(int leaf, int sub, unsigned r[4]) {
@@ -167,7 +175,7 @@ static inline int zdt_cpu_level_cpuid(void) {
 
 /* 4: x86-64-v4 (AVX-512), 3: x86-64-v3 (AVX2), 2: anything else (the baseline build only) */
 static inline int zdt_cpu_x86_level(void) {
-#if ZDT_X86 && ZDT_BUILTINS
+#if ZDT_X86 && ZDT_CPU_BUILTINS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
             && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq")

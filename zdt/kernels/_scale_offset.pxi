@@ -386,7 +386,7 @@ cdef Py_ssize_t so_block_exact(const float* w, uint8_t* dst, Py_ssize_t m, doubl
                                bint decode, const ScaleOffsetKernel* k, int* status) noexcept nogil:
     """A one-byte format without a MiniFormat (float8_e8m0fnu): each operation in float64,
     rounded to the format by the exact path; an operation whose result the format cannot hold
-    fails (NaN propagates)."""
+    or that gives NaN fails (a NaN element propagates)."""
     cdef Py_ssize_t i
     cdef double x, t
     cdef uint8_t b
@@ -395,10 +395,12 @@ cdef Py_ssize_t so_block_exact(const float* w, uint8_t* dst, Py_ssize_t m, doubl
         if x != x:
             dst[i] = <uint8_t>((1 << k.rounding.dst.bits) - 1)      # its NaN: all ones
             continue
-        if not exact_round(x / s if decode else x - o, &t, &b, k):
+        # x is finite here (the format has no infinities): a NaN step result (a NaN offset
+        # or scale) is a finite value become non-finite, an error as in every float type
+        if not exact_round(x / s if decode else x - o, &t, &b, k) or t != t:
             status[0] = SO_DIV if decode else SO_SUB
             return i
-        if not exact_round(t + o if decode else t * s, &t, &b, k):
+        if not exact_round(t + o if decode else t * s, &t, &b, k) or t != t:
             status[0] = SO_ADD if decode else SO_MUL
             return i
         dst[i] = b

@@ -494,12 +494,14 @@ cdef inline bint write_item(uint8_t* o, Py_ssize_t out_size, Py_ssize_t i, Py_ss
         if length > out_size - pos[0] - 4:
             return False
         store_u32(o + pos[0], <uint32_t>length)
-        memcpy(o + pos[0] + 4, s, length)
+        if length:      # an empty string's pointer may be NULL (memcpy from NULL is UB)
+            memcpy(o + pos[0] + 4, s, length)
         pos[0] += 4 + length
     else:
         if length > out_size - pos[0] - acc[0]:
             return False
-        memcpy(o + pos[0] + acc[0], s, length)
+        if length:
+            memcpy(o + pos[0] + acc[0], s, length)
         acc[0] += length
         store_offset(o + (i + 1) * width, width, acc[0])
     return True
@@ -580,7 +582,9 @@ cdef int copy_out(const char* base, Py_ssize_t stride, Py_ssize_t n, npy_string_
             bad[0] = i
             return -1 if rc < 0 else 1
         # without an na_object a null string *is* "" (size 0)
-        if rc == 0 and pos + <int64_t>s.size <= sc.data_cap:
+        # (an empty string may have a NULL buf, and the scratch a NULL data: memcpy of 0 bytes
+        # from or to NULL is undefined behaviour even so)
+        if rc == 0 and s.size != 0 and pos + <int64_t>s.size <= sc.data_cap:
             memcpy(sc.data + pos, s.buf, s.size)
         if rc == 0:
             pos += s.size
@@ -601,7 +605,7 @@ cdef void build_chunk(uint8_t* o, Py_ssize_t out_size, Py_ssize_t n, int layout,
     if layout != VLEN:
         for i in range(n):
             store_offset(o + (i + 1) * width, width, sc.ends[i])
-        if n:
+        if n and sc.ends[n - 1]:      # (all empty: sc.data may be NULL, and memcpy(_, NULL, 0) is UB)
             memcpy(o + padded((n + 1) * width), sc.data, sc.ends[n - 1])
         return
     pos = 4
@@ -613,7 +617,7 @@ cdef void build_chunk(uint8_t* o, Py_ssize_t out_size, Py_ssize_t n, int layout,
             # short strings (most of them): one fixed 16-byte move; the bytes past the
             # string are overwritten by the next element or lie inside the chunk's tail
             memcpy(o + pos + 4, src, 16)
-        else:
+        elif length:
             memcpy(o + pos + 4, src, length)
         pos += 4 + length
         prev = sc.ends[i]
