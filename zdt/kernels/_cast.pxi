@@ -250,16 +250,12 @@ cdef bint i2i(const int_t* s, int2_t* d, Py_ssize_t n, omode_t* om) noexcept nog
 
 
 cdef inline uint64_t float_as_u64_mod(float_t d) noexcept nogil:
-    """The integer value of an integer-valued d in [-2**64, 2**64] modulo 2**64. Every C
-    conversion here is in range (an out-of-range float -> integer conversion is undefined
-    behaviour, whatever the hardware does with it); d + 2**64 below -2**63 is exact (Sterbenz)."""
-    if d >= 18446744073709551616.0 or d <= -18446744073709551616.0:
+    """The integer value of an integer-valued d in [-2**63, 2**64] modulo 2**64 (callers keep d
+    in that range: an out-of-range float -> integer conversion is undefined behaviour)."""
+    if d >= 18446744073709551616.0:
         return 0
     if d >= 9223372036854775808.0:
         return <uint64_t>d
-    if d < -9223372036854775808.0:
-        # one ulp beyond int64's least (int_to_float_directed's neighbour of -2**63)
-        return <uint64_t>(d + <float_t>18446744073709551616.0)
     return <uint64_t>(<int64_t>d)
 
 
@@ -283,7 +279,10 @@ cdef inline float_t int_to_float_directed(int_t v, float_t* tag, rmode_t* rm) no
     elif rmode_t is RNearestAway:
         # an exact tie went to the even neighbour; take the other one if it is farther from 0
         d2 = step_mag(d, up if err > 0 else -up)
-        err2 = <int64_t>(uv - float_as_u64_mod(d2))
+        # d2 < -2**63 only when d = -2**63 = v (err 0, d2 unused): a select keeps the
+        # conversion in range without a branch that would stop vectorisation
+        err2 = <int64_t>(uv - float_as_u64_mod(d2 if d2 >= <float_t>-9223372036854775808.0
+                                                else <float_t>-9223372036854775808.0))
         return d2 if (err != 0) & (err2 == -err) & (fabs_t(d2) > fabs_t(d)) else d
     return d
 
