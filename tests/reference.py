@@ -445,16 +445,10 @@ def scale_offset_element(x: np.generic, offset: np.generic, scale: np.generic,
         return to_numpy(p, dt)
     spec = float_spec(dt)
     v, ov, sv = value_of(x), value_of(offset), value_of(scale)
-    if ov.kind != "finite" or sv.kind != "finite":
-        return _scale_offset_nonfinite(v, ov, sv, decode, dt)
-    if v.kind == "nan":
-        return to_numpy("nan", dt)
-    if v.kind == "inf":
-        # +-inf - finite = +-inf, * nonzero finite keeps or flips the sign; likewise / and +
-        neg = v.neg != (sv.neg if sv.kind != "nan" else False)
-        return to_numpy(("inf", neg), dt)
 
     def op(a: Value, b: Value, kind: str) -> Value:
+        if a.kind != "finite" or b.kind != "finite":
+            return _special_op(a, b, kind)
         if kind == "sub":
             res = a.exact - b.exact
             return _as_value(_float_result(res, _ieee_zero_sum_sign(a.neg, not b.neg), spec))
@@ -465,6 +459,8 @@ def scale_offset_element(x: np.generic, offset: np.generic, scale: np.generic,
             return _as_value(_float_result(a.exact * b.exact, a.neg != b.neg, spec))
         return _as_value(_float_result(a.exact / b.exact, a.neg != b.neg, spec))
 
+    # IEEE step by step (NaN and infinite elements, offsets and scales included); a finite
+    # element that becomes non-finite fails at that step
     cur = v
     steps = [("div", sv, "division"), ("add", ov, "addition")] if decode else \
             [("sub", ov, "subtraction"), ("mul", sv, "multiplication")]
@@ -473,9 +469,14 @@ def scale_offset_element(x: np.generic, offset: np.generic, scale: np.generic,
             continue            # zero offset: identity
         if kind in ("mul", "div") and operand.kind == "finite" and operand.exact == 1 and not operand.neg:
             continue            # unit scale: identity
-        cur = op(cur, operand, kind)
-        if cur.kind == "inf":
+        res = op(cur, operand, kind)
+        if cur.kind == "finite" and res.kind != "finite":
             raise Failure(name)
+        cur = res
+    if cur.kind == "nan":
+        return to_numpy("nan", dt)
+    if cur.kind == "inf":
+        return to_numpy(("inf", cur.neg), dt)
     if cur.exact == 0:
         return to_numpy(("zero", cur.neg and spec.has_neg_zero), dt)
     return to_numpy(cur.exact, dt)
@@ -499,39 +500,6 @@ def _special_op(a: Value, b: Value, kind: str) -> Value:
     if a.kind == "inf":                                 # div
         return nan if b.kind == "inf" else Value("inf", neg)
     return Value("finite", neg, Fraction(0))            # finite / inf = +-0
-
-
-def _scale_offset_nonfinite(v: Value, ov: Value, sv: Value, decode: bool, dt: np.dtype) -> np.generic:
-    """A NaN or infinite offset or scale (valid fill-value scalars): IEEE arithmetic step by
-    step; a finite element that gives a non-finite value fails at that step."""
-    spec = float_spec(dt)
-    steps = [("div", sv, "division"), ("add", ov, "addition")] if decode else \
-            [("sub", ov, "subtraction"), ("mul", sv, "multiplication")]
-    cur = v
-    for kind, operand, name in steps:
-        if kind in ("sub", "add") and operand.kind == "finite" and operand.exact == 0:
-            continue
-        if kind in ("mul", "div") and operand.kind == "finite" and operand.exact == 1 and not operand.neg:
-            continue
-        if cur.kind == "finite" and operand.kind == "finite":
-            exact = {"sub": cur.exact - operand.exact, "add": cur.exact + operand.exact,
-                     "mul": cur.exact * operand.exact}.get(kind)
-            zero_neg = {"sub": _ieee_zero_sum_sign(cur.neg, not operand.neg),
-                        "add": _ieee_zero_sum_sign(cur.neg, operand.neg)}.get(kind, cur.neg != operand.neg)
-            res = _as_value(_float_result(exact if exact is not None else cur.exact / operand.exact,
-                                          zero_neg, spec))
-        else:
-            res = _special_op(cur, operand, kind)
-        if cur.kind == "finite" and res.kind != "finite":
-            raise Failure(name)
-        cur = res
-    if cur.kind == "nan":
-        return to_numpy("nan", dt)
-    if cur.kind == "inf":
-        return to_numpy(("inf", cur.neg), dt)
-    if cur.exact == 0:
-        return to_numpy(("zero", cur.neg and spec.has_neg_zero), dt)
-    return to_numpy(cur.exact, dt)
 
 
 def scale_offset_array(arr: np.ndarray, offset: np.generic, scale: np.generic,
