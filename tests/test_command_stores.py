@@ -316,6 +316,7 @@ def test_an_icechunk_conversion_that_fails_commits_nothing(local_pair, capsys, t
     repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
     assert len(list(repo.ancestry(branch="main"))) == 1          # only the repository's own
     assert icechunk_contents(repo) == {}
+    assert sorted(repo.list_branches()) == ["main"]               # the scratch branch is gone
 
 
 def test_icechunk_in_s3(local_pair, s3, capsys):
@@ -336,11 +337,33 @@ def test_icechunk_in_s3(local_pair, s3, capsys):
     assert rc == 0 and {r["path"] for r in json.loads(out)} == {"/temps", "/y"}, err
 
 
-def killed_run(src: str, dst: str, at: str, tmp_path: Path, *extra: str) -> None:
+def test_a_killed_conversion_into_icechunk_in_s3_resumes(local_pair, s3, capsys, tmp_path):
+    import icechunk
+
+    fs, bucket, options = s3
+    src, ref, _ = local_pair
+    url = f"icechunk+s3://{bucket}/repo"
+    killed_run(str(src), url, "unit:2", tmp_path, "--storage-options", options, ZDT_CHECKPOINT_SECONDS="0")
+    storage = icechunk.s3_storage(bucket=bucket, prefix="repo", endpoint_url=json.loads(options)["endpoint_url"],
+                                  allow_http=True, force_path_style=True, region="us-east-1",
+                                  access_key_id=KEY, secret_access_key=SECRET)
+    repo = icechunk.Repository.open(storage)
+    assert sorted(repo.list_branches()) == ["main", "main.zdt-partial"] and icechunk_contents(repo) == {}
+    rc, out, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume",
+                           "--storage-options", options)
+    assert rc == 0, err
+    repo = icechunk.Repository.open(storage)
+    assert sorted(repo.list_branches()) == ["main"] and len(list(repo.ancestry(branch="main"))) == 2
+    assert icechunk_contents(repo) == store_bytes(ref)
+    if icechunk_version() >= 2:
+        assert "(2 units written by the stopped run, checked again)" in out, out
+
+
+def killed_run(src: str, dst: str, at: str, tmp_path: Path, *extra: str, **env_extra: str) -> None:
     """`zdt convert` in a process of its own, SIGKILLed at `at` (ZDT_CONVERT_KILL_AT)."""
     import os
 
-    env = dict(os.environ, ZDT_CONVERT_KILL_AT=at)
+    env = dict(os.environ, ZDT_CONVERT_KILL_AT=at, **env_extra)
     proc = subprocess.run([sys.executable, "-m", "zdt", "convert", src, dst, "--abs-error", "0.05",
                            "--quiet", *extra], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -418,14 +441,95 @@ def test_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
     rc, _, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05", "--resume")
     assert rc == 1 and "or it changed since" in err, err
     assert store_bytes(partial) == before
-    rc, _, err = run_cmd(capsys, "convert", str(src), f"icechunk://{tmp_path / 'r'}", "--abs-error",
-                         "0.05", "--resume")
-    assert rc == 1 and "an Icechunk conversion does not resume" in err
 
 
-def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, tmp_path):
+def icechunk_version() -> int:
+    import icechunk
+
+    return int(icechunk.__version__.split(".")[0])
+
+
+def open_icechunk(path: Path):
+    import icechunk
+
+    return icechunk.Repository.open(icechunk.local_filesystem_storage(str(path)))
+
+
+@pytest.mark.parametrize("at", ["survey", "unit:0", "unit:3", "last", "finish"])
+def test_a_killed_conversion_into_icechunk_resumes(local_pair, capsys, tmp_path, at):
+    """Killed anywhere, a conversion into Icechunk lands nothing on the branch; --resume goes on
+    from the scratch branch's last checkpoint (one after every unit here) and lands one commit
+    with the bytes of an uninterrupted run. Icechunk 1 cannot amend: it records nothing and
+    --resume starts over, saying so."""
+    src, ref, _ = local_pair
+    url = f"icechunk://{tmp_path / 'repo'}"
+    killed_run(str(src), url, at, tmp_path, ZDT_CHECKPOINT_SECONDS="0")
+    repo = open_icechunk(tmp_path / "repo")
+    assert sorted(repo.list_branches()) == ["main", "main.zdt-partial"]
+    assert len(list(repo.ancestry(branch="main"))) == 1 and icechunk_contents(repo) == {}
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05")
+    assert rc == 1 and err.strip() == (f"zdt convert: {url} (branch main.zdt-partial) holds an earlier "
+                                       f"convert that was stopped; finish it with --resume, or delete "
+                                       f"that branch"), err
+    rc, out, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume")
+    assert rc == 0, err
+    repo = open_icechunk(tmp_path / "repo")
+    assert sorted(repo.list_branches()) == ["main"]
+    commits = list(repo.ancestry(branch="main"))
+    assert len(commits) == 2 and commits[0].message.startswith(f"zdt convert from {src}")
+    assert icechunk_contents(repo) == store_bytes(ref)
+    # units of /temps recorded (a checkpoint before each unit is started; the run is killed
+    # after unit N is written, before the next checkpoint); None: no checkpoint at all
+    recorded = {"survey": None, "unit:0": 0, "unit:3": 3, "last": 6, "finish": 6}[at]
+    if icechunk_version() < 2 or recorded is None:
+        assert "the stopped conversion recorded nothing; converting from the start" in out, out
+    elif recorded == 0:
+        assert "recorded nothing" not in out and "written by the stopped run" not in out, out
+    else:
+        assert f"({recorded} units written by the stopped run, checked again)" in out, out
+
+
+def test_an_icechunk_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
+    import zarr
+
+    src, _, _ = local_pair
+    url = f"icechunk://{tmp_path / 'repo'}"
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume")
+    assert rc == 1 and err.strip() == (f"zdt convert: --resume: nothing to resume at {url} (branch "
+                                       f"main) (no branch main.zdt-partial)"), err
+    killed_run(str(src), url, "unit:3", tmp_path, ZDT_CHECKPOINT_SECONDS="0")
+    repo = open_icechunk(tmp_path / "repo")
+    scratch = repo.lookup_branch("main.zdt-partial")
+    if icechunk_version() >= 2:
+        # a value in a recorded unit (unit 0: rows 0:20, columns 0:20) changes: refused, the
+        # scratch branch kept as it was
+        a = zarr.open_array(str(src), path="temps", mode="r+")
+        kept = a[0, 0]
+        a[0, 0] = 99.0
+        rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume")
+        assert rc == 1 and "does not hold what the source encodes to" in err, err
+        assert open_icechunk(tmp_path / "repo").lookup_branch("main.zdt-partial") == scratch
+        a[0, 0] = kept
+        # the source's metadata changes: refused
+        zarr.open_group(str(src), mode="r+").attrs["title"] = "changed"
+        rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume")
+        assert rc == 1 and "or it changed since" in err, err
+        zarr.open_group(str(src), mode="r+").attrs["title"] = "zdt store test"
+    # main moves on meanwhile: refused (a checkpoint records where main was)
+    session = repo.writable_session("main")
+    zarr.open_group(session.store, mode="w", attributes={"someone": "else"})
+    session.commit("another writer")
+    rc, out, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume")
+    assert rc == 1 and err.strip() == (f"zdt convert: --resume: {url} (branch main) moved since the "
+                                       f"stopped conversion began: delete the branch main.zdt-partial "
+                                       f"and convert again"), err
+    assert open_icechunk(tmp_path / "repo").lookup_branch("main.zdt-partial") == scratch
+
+
+def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, tmp_path, monkeypatch):
     """--scheduler local:2 (worker processes): suggest's plan is the single-process one; convert
-    into a directory, into S3 and into Icechunk writes the bytes of the single-process run."""
+    into a directory, into S3 and into Icechunk (a checkpoint after every unit: the forks are
+    merged, committed and forked again) writes the bytes of the single-process run."""
     import icechunk
 
     fs, bucket, options = s3
@@ -446,6 +550,7 @@ def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, 
                          "local:2", "--quiet", "--storage-options", options)
     assert rc == 0, err
     assert s3_bytes(fs, f"{bucket}/dask.zarr") == store_bytes(ref)
+    monkeypatch.setenv("ZDT_CHECKPOINT_SECONDS", "0")
     rc, _, err = run_cmd(capsys, "convert", str(src), f"icechunk://{tmp_path / 'repo'}", "--abs-error",
                          "0.05", "--scheduler", "local:2", "--quiet")
     repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
@@ -455,8 +560,9 @@ def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, 
         assert len(list(repo.ancestry(branch="main"))) == 1
         return
     assert rc == 0, err
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
     assert icechunk_contents(repo) == store_bytes(ref)
-    assert len(list(repo.ancestry(branch="main"))) == 2
+    assert len(list(repo.ancestry(branch="main"))) == 2 and sorted(repo.list_branches()) == ["main"]
 
 
 def test_a_scheduler_that_does_not_answer_is_one_line(local_pair, capsys, tmp_path):

@@ -9,8 +9,8 @@ source and the partial destination itself (from picklable `Location`s, never an 
 writes the unit through zdt's pipeline, checks it against the bound and records it as written
 (zdt.command.destination), exactly as a thread of a single-process run does: never two tasks on
 one chunk, the same bytes, a worker's memory bounded by one unit. Into Icechunk, the session
-is forked to the workers, the forks come back with the results and are merged before the one
-commit (Icechunk's documented way of writing from many processes).
+is forked to the workers, the forks come back with the results and are merged before each
+checkpoint and the one commit (Icechunk's documented way of writing from many processes).
 
 The survey and the measurement that decide an encoding run there too: one task per storage
 unit reads it and returns its part of the survey (folded in unit order, as a single process
@@ -19,7 +19,7 @@ folds them), and one task per sampled unit measures every candidate encoding on 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from zdt.command.errors import CommandError
@@ -187,33 +187,44 @@ class Cluster:
 
     def write_units(self, dest: Any, arr: Any, d: Any, compression: Any,
                     todo: list[tuple[int, tuple[slice, ...]]], advance: Any) -> list[float]:
-        """Every unit of `todo` as a task; errors in unit order."""
-        from distributed import as_completed
+        """Every unit of `todo` as a task (at most twice the cluster's threads in flight); into
+        Icechunk each task writes into a fork of the session and the forks are merged into it
+        before each checkpoint and at the end."""
+        from zdt.command.convert import run_windowed
 
-        fork = None
-        if dest.session is not None:
+        out = dest.staging if dest.staging is not None else dest.loc
+        job = UnitJob(self.source, arr.path, out, d.to_json(), str(compression))
+        forks: list = []
+
+        def fork() -> None:
+            nonlocal job
+            if dest.session is None:
+                return
             try:
-                fork = dest.session.fork()
+                job = replace(job, fork=dest.session.fork())
             except ValueError as exc:           # Icechunk 1 forks only unchanged sessions
                 import icechunk
 
                 raise CommandError(f"--scheduler into Icechunk needs icechunk >= 2 (here "
                                    f"{icechunk.__version__}: {str(exc).splitlines()[0]})") from None
-        out = dest.staging if dest.staging is not None else dest.loc
-        job = UnitJob(self.source, arr.path, out, d.to_json(), str(compression), fork)
-        futures = self.client.map(run_units, [job] * len(todo), [[u] for u in todo], pure=False)
-        errors: list[float] = []
-        forks = []
-        try:
-            for future in as_completed(futures):
-                errs, returned = future.result()
-                errors += errs
-                if returned is not None:
-                    forks.append(returned)
-                advance(len(errs))
-        except BaseException:
-            self.client.cancel(futures)
-            raise
-        if forks:
-            dest.session.merge(*forks)
+
+        def merge() -> None:
+            if forks:
+                dest.session.merge(*forks)
+                forks.clear()
+
+        def settle(item: tuple, future: Any) -> list[float]:
+            errs, returned = future.result()
+            if returned is not None:            # the units are recorded with the session
+                forks.append(returned)
+                dest.mark("/" + arr.path, str(item[0]))
+            advance(len(errs))
+            return errs
+
+        fork()
+        window = 2 * max(1, sum(self.client.nthreads().values()))
+        errors = run_windowed(todo, lambda item: self.client.submit(run_units, job, [item], pure=False),
+                              settle, dest, window, before=merge, after=fork,
+                              cancel=self.client.cancel)
+        merge()
         return errors

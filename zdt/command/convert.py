@@ -34,7 +34,7 @@ from zdt.command.candidates import Encoding
 from zdt.command.compressors import Compression
 from zdt.command.decide import decide, fmt_error, workers
 from zdt.command.destination import Destination, copy_keys, same_keys
-from zdt.command.errors import CommandError
+from zdt.command.errors import CommandError, Kept
 from zdt.command.location import Location, check_options_used, parse_storage_options
 from zdt.command.measure import ChunkRunner, Output
 from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args, progress_bars,
@@ -157,6 +157,12 @@ class UnitWriter:
         self.runner = _runner(arr, d, compression) if d.bound is not None else None
         self.mark = mark
 
+    def reopen(self, out: Any) -> None:
+        """Write into the store `out` from now on (an Icechunk session after a checkpoint)."""
+        import zarr
+
+        self.new = zarr.open_array(store=out, path=self.path.lstrip("/"), mode="r+")
+
     def write(self, i: int, region: tuple[slice, ...]) -> float:
         """Unit i (at `region`); returns its largest error (0 without a bound)."""
         path, bound = self.path, self.bound
@@ -186,6 +192,47 @@ class UnitWriter:
         self.mark(path, str(i))
         _kill_point("unit", i)
         return error
+
+
+def run_windowed(todo: list, submit: Callable[[Any], Any], settle: Callable[[Any, Any], list[float]],
+                 dest: Destination, window: int, before: Callable[[], None] | None = None,
+                 after: Callable[[], None] | None = None,
+                 cancel: Callable[[list], Any] | None = None) -> list[float]:
+    """Every item of `todo` started with `submit(item)` (a future), at most `window` in flight,
+    each settled with `settle(item, future)` (its errors) in the order started. When the
+    destination's checkpoint is due (before a unit is started, and after the last) no unit is
+    started until those in flight are settled; then `before()`, dest.checkpoint(), `after()`
+    (the store written is a new one)."""
+    from collections import deque
+
+    errors: list[float] = []
+    pending: deque = deque()
+    try:
+        for item in todo:
+            if dest.checkpoint_due():
+                while pending:
+                    errors += settle(*pending.popleft())
+                if before is not None:
+                    before()
+                dest.checkpoint()
+                if after is not None:
+                    after()
+            pending.append((item, submit(item)))
+            while len(pending) >= window:
+                errors += settle(*pending.popleft())
+        while pending:
+            errors += settle(*pending.popleft())
+        if dest.checkpoint_due():           # the array's last units
+            if before is not None:
+                before()
+            dest.checkpoint()
+            if after is not None:
+                after()
+    except BaseException:
+        if cancel is not None:
+            cancel([f for _, f in pending])
+        raise
+    return errors
 
 
 def write_array(dest: Destination, arr: Any, d: Decision, compression: Compression,
@@ -220,7 +267,10 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
             return error
 
         with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
-            errors = list(pool.map(one, todo))
+            errors = run_windowed(todo, lambda item: pool.submit(one, item),
+                                  lambda item, future: [future.result()], dest, 2 * workers(),
+                                  after=lambda: writer.reopen(dest.store),
+                                  cancel=lambda futures: [f.cancel() for f in futures])
     worst = max(errors, default=0.0)
     checked = f", largest {d.bound.kind} error {fmt_error(worst)} (every value)" if d.bound else ""
     if done and d.bound:
@@ -292,11 +342,15 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         dest.begin(record)
         earlier = dest.record_of()
-        if earlier.get("fingerprint") != record["fingerprint"]:
+        if earlier is None:         # nothing recorded, nothing to check: from the start
+            if not args.quiet:
+                _say(f"{dest.partial_name()}: the stopped conversion recorded nothing; converting "
+                     f"from the start")
+        elif earlier.get("fingerprint") != record["fingerprint"]:
             raise CommandError(f"--resume: the source {src.text} is not the store the stopped "
                                f"conversion read ({earlier.get('source')}, or it changed since): "
                                f"remove {dest.partial_name()} and convert again")
-        if earlier.get("plan") is not None:
+        if earlier is not None and earlier.get("plan") is not None:
             recorded_plan = Plan.from_json(earlier["plan"], f"--resume: {dest.partial_name()}")
             compression = Compression.parse(recorded_plan.compressor)
     cluster = None
@@ -337,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
                 dest.remove_torn_files()
             if recorded_plan is None:
                 dest.write_record({**record, "plan": the_plan.to_json()})
+
             lines = _convert(dest, nodes, dict(zip(["/" + a.path for a in arrays], decisions, strict=True)),
                              compression, progress, cluster)
             _kill_point("finish")
@@ -347,7 +402,7 @@ def run(args: argparse.Namespace) -> int:
 
             # an interrupted write goes on in zarr's IO thread: stop it before cleaning up
             stop_zarr_io()
-        if not isinstance(exc, Mismatch):           # a resumed copy that does not match stays
+        if not isinstance(exc, Kept):               # e.g. a resumed copy that does not match
             dest.abandon()
         if isinstance(exc, PermissionError):
             raise CommandError(f"{args.dst}: {exc.strerror} ({exc.filename})") from None
@@ -366,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-class Mismatch(CommandError):
+class Mismatch(Kept):
     """A unit an earlier run wrote does not hold what the source encodes to now."""
 
 
@@ -395,19 +450,20 @@ def _convert(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[st
 
     import zdt
 
-    out = dest.store
     lines = []
     with zdt.use_pipeline():
         for _, n in nodes:
             if not store.is_array(n):
-                create_group(out, n)
+                create_group(dest.store, n)
                 continue
             path = "/" + n.path
             d = decisions[path]
             if d.action == "copy" or n.size == 0:
                 if "copied" not in dest.done(path):
-                    copy_array(out, n)
+                    copy_array(dest.store, n)
                     dest.mark(path, "copied")
+                    if dest.checkpoint_due():
+                        dest.checkpoint()
                 lines.append(f"{path}: copied ({d.why})" if d.why else f"{path}: copied")
             else:
                 lines.append(write_array(dest, n, d, compression, progress, cluster))
@@ -417,7 +473,7 @@ def _convert(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[st
         with warnings.catch_warnings():
             # zarr warns that v3 consolidated metadata is not in the spec: the source had it
             warnings.simplefilter("ignore")
-            zarr.consolidate_metadata(out)
+            zarr.consolidate_metadata(dest.store)
     return lines
 
 
@@ -442,6 +498,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true",
                    help="finish a conversion that was stopped (killed, a lost node): the units it "
                         "wrote are checked against the source and kept, the rest written, with the "
-                        "plan it recorded; refused if the source changed since")
+                        "plan it recorded; refused if the source changed since (into Icechunk: "
+                        "from the scratch branch's last checkpoint, refused if the branch moved)")
     add_selection_args(p)
     p.set_defaults(run=run)

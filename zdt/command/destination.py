@@ -9,16 +9,17 @@
   document is held as ``zdt-partial.root.<name>`` until the end (``root_last``), so the prefix
   is not a zarr store before the copy is complete; an error or an interrupt removes everything
   written. A store holding the marker is an unfinished conversion;
-* an Icechunk repository (created if missing; the branch too, from main): written in one
-  writable session and committed once at the end, the commit message naming the source and
-  the plan; a conversion that does not finish commits nothing.
+* an Icechunk repository (created if missing; the branch too, from main): written on a
+  scratch branch with checkpoints and landed on the branch as one commit whose message names
+  the source and the plan (zdt.command.icechunk_copy); a conversion that does not finish lands
+  nothing on the branch.
 
 Ctrl-C, SIGTERM and errors remove what was written; SIGKILL leaves the partial output, named
 for what it is, and ``--resume`` finishes it. The partial output carries its own record: the
 marker object (``zdt-partial.json``: the source, a fingerprint of its metadata, and the plan
 once it is decided) and one empty object per storage unit written
-(``zdt-partial.d/<array>/<unit>``, written after the unit's chunks). Icechunk destinations do
-not resume (a run that does not finish commits nothing).
+(``zdt-partial.d/<array>/<unit>``, written after the unit's chunks). Into Icechunk the record
+is the metadata of the scratch branch's checkpoint commit.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import shutil
 from typing import Any
 
 from zdt.command.errors import CommandError
+from zdt.command.icechunk_copy import IcechunkCopy
 from zdt.command.store import METADATA_KEYS
 from zdt.command.location import PARTIAL, PARTIAL_MARKER, Location, environment_note, reason
 
@@ -178,11 +180,23 @@ class Destination:
         self.loc = loc
         self.resume = resume
         self.staging = loc.with_suffix(PARTIAL) if loc.is_local else None
-        self.store: Any = None
-        self.session: Any = None
+        self._store: Any = None
+        self.icechunk = IcechunkCopy(loc) if loc.is_icechunk else None
+
+    @property
+    def store(self) -> Any:
+        """The zarr store written (into Icechunk: the current session's, new at each checkpoint)."""
+        return self.icechunk.store if self.icechunk is not None and self.icechunk.session else self._store
+
+    @property
+    def session(self) -> Any:
+        """The Icechunk session written (None for other stores)."""
+        return self.icechunk.session if self.icechunk is not None else None
 
     def partial_name(self) -> str:
         """The partial copy as messages name it."""
+        if self.icechunk is not None:
+            return self.icechunk.describe_scratch()
         return self.staging.text if self.staging is not None else self.loc.text
 
     def check(self, src: Location) -> None:
@@ -220,11 +234,11 @@ class Destination:
 
     def _check_resumable(self, src: Location) -> None:
         loc = self.loc
-        if loc.is_icechunk:
-            raise CommandError("--resume: an Icechunk conversion does not resume (one that did not "
-                               "finish committed nothing: run it again without --resume)")
         if loc.inside(src) or src.inside(loc):
             raise CommandError(f"--resume: {loc.text} and the source {src.text} overlap")
+        if self.icechunk is not None:
+            self.icechunk.check_resume()
+            return
         if loc.is_local:
             if loc.path.exists():
                 raise CommandError(f"--resume: {loc.text} exists: that conversion finished")
@@ -244,6 +258,7 @@ class Destination:
         if not loc.icechunk_exists():
             return
         repo = loc.icechunk_repository()
+        self.icechunk.check_new(repo)
         # a missing branch starts as main
         start = loc.branch if loc.branch in loc.branches(repo) else "main"
         if not _sync(repo.readonly_session(branch=start).store.is_empty("")):
@@ -277,21 +292,27 @@ class Destination:
         if self.staging is not None:
             if not self.resume:
                 self.staging.path.mkdir()
-            self.store = LocalStore(self.staging.text, read_only=False)
+            self._store = LocalStore(self.staging.text, read_only=False)
             if not self.resume:
                 self.write_record(record)
             return self.store
-        if self.loc.is_icechunk:
-            repo = self.loc.icechunk_repository(create=True)
-            if self.loc.branch not in self.loc.branches(repo):
-                repo.create_branch(self.loc.branch, repo.lookup_branch("main"))
-            self.session = repo.writable_session(self.loc.branch)
-            self.store = self.session.store
+        if self.icechunk is not None:
+            self.icechunk.begin(self.resume)
+            if not self.resume:
+                self.write_record(record)
             return self.store
-        self.store = root_last(self.loc.open(write=True))
+        self._store = root_last(self.loc.open(write=True))
         if not self.resume:
             self.write_record(record)
         return self.store
+
+    def checkpoint_due(self) -> bool:
+        """Whether to stop starting units and `checkpoint` (Icechunk only)."""
+        return self.icechunk is not None and self.icechunk.checkpoint_due()
+
+    def checkpoint(self) -> None:
+        """Record what is written (no unit in flight); `store` changes."""
+        self.icechunk.checkpoint()
 
     def remove_torn_files(self) -> None:
         """Resuming, once the partial copy is accepted: zarr's LocalStore writes a file as
@@ -304,7 +325,8 @@ class Destination:
 
     # --- the record of a conversion in progress --------------------------------------------
     def write_record(self, record: dict) -> None:
-        if self.session is not None:
+        if self.icechunk is not None:           # written with the next checkpoint
+            self.icechunk.record.update(record)
             return
         data = json.dumps({"zdt convert": "unfinished", **record}).encode()
         try:
@@ -313,9 +335,13 @@ class Destination:
             raise CommandError(f"{self.loc.text}: cannot write there ({reason(exc)})"
                                f"{environment_note(self.loc)}") from None
 
-    def record_of(self) -> dict:
-        """The record an earlier, stopped run left (--resume)."""
+    def record_of(self) -> dict | None:
+        """The record an earlier, stopped run left (--resume); None if it recorded nothing (a
+        conversion into Icechunk stopped before its first checkpoint)."""
         from zarr.core.buffer import default_buffer_prototype
+
+        if self.icechunk is not None:
+            return dict(self.icechunk.record) if self.icechunk.checkpointed else None
 
         data = _sync(self.store.get(PARTIAL_MARKER, default_buffer_prototype()))
         try:
@@ -328,13 +354,17 @@ class Destination:
 
     def mark(self, array: str, unit: str) -> None:
         """Unit `unit` of `array` is written (after its chunks)."""
-        if self.session is None:
+        if self.icechunk is not None:
+            self.icechunk.mark(array, unit)
+        else:
             mark_unit(self.store, array, unit)
 
     def done(self, array: str) -> set[str]:
         """The units of `array` an earlier run wrote (empty unless resuming)."""
         if not self.resume:
             return set()
+        if self.icechunk is not None:
+            return self.icechunk.done(array)
         head = f"{DONE}/{array.strip('/') or '_root'}/"
 
         async def names() -> set[str]:
@@ -346,11 +376,8 @@ class Destination:
 
     def finish(self, message: str) -> None:
         """Make the copy the destination (`message`: an Icechunk commit's)."""
-        if self.session is not None:
-            try:
-                self.session.commit(message)
-            except Exception as exc:
-                raise CommandError(f"{self.loc.describe()}: the commit failed ({reason(exc)})") from None
+        if self.icechunk is not None:
+            self.icechunk.finish(message)
             return
         # on an object store the root's document goes into place, then removing the marker is
         # the commit point (what a kill leaves after it is inert); a staged copy drops its
@@ -382,8 +409,11 @@ class Destination:
             if self.loc.scheme == "zip":
                 self.staging.with_suffix(".zip").path.unlink(missing_ok=True)
             return
-        if self.store is None or self.session is not None:
-            return          # an Icechunk session never committed leaves the branch as it was
+        if self.icechunk is not None:
+            self.icechunk.abandon()         # the branch itself was never changed
+            return
+        if self.store is None:
+            return
         try:
             _sync(self.store.delete_dir(""))
         except Exception:       # what cannot be removed keeps the marker: recognisable

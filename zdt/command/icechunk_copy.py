@@ -1,0 +1,211 @@
+"""A conversion into a branch of an Icechunk repository: one commit, or nothing, and a killed
+one resumes.
+
+The copy is written on a scratch branch, ``BRANCH.zdt-partial``, started at the tip of BRANCH
+(of main when BRANCH does not exist yet). Between two storage units, once CHECKPOINT_SECONDS
+have passed since the last checkpoint, the session is committed there with the record in the
+commit's metadata: the source, the fingerprint of its metadata, the plan, the snapshot BRANCH
+was at, and the units written. Every checkpoint after the first *amends* the one before, so the
+scratch branch is always BRANCH's tip plus one commit. At the end that commit is amended a last
+time (the message names the source and the plan), BRANCH is reset to it — only if BRANCH has
+not moved since: the reset is conditional — or created at it, and the scratch branch is deleted.
+
+So a conversion that stops lands nothing on BRANCH. SIGKILL leaves the scratch branch, and
+``--resume`` continues it: the units its last checkpoint records are checked against the
+source, the rest written (units written after the last checkpoint are written again). Errors,
+Ctrl-C and SIGTERM delete the scratch branch (what it wrote is left to Icechunk's garbage
+collection, like any abandoned session's chunks).
+
+Icechunk 1 has no amend: there the copy is committed once, at the end, and a killed conversion
+records nothing (its --resume starts over, and says so).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from zdt.command.errors import CommandError, Kept
+from zdt.command.location import Location, reason
+
+SCRATCH = ".zdt-partial"            # BRANCH + SCRATCH: the branch a conversion is written on
+RECORD = "zdt convert"              # the commit metadata key that holds the record
+CHECKPOINT_SECONDS = 30.0           # ZDT_CHECKPOINT_SECONDS overrides it (0: after every unit)
+
+
+def _ranges(units: set[str]) -> list:
+    """Unit names -> a short JSON form: runs of numbers as [first, last], other names as is."""
+    numbers = sorted(int(u) for u in units if u.isdigit())
+    out: list = sorted(u for u in units if not u.isdigit())
+    for n in numbers:
+        if out and isinstance(out[-1], list) and out[-1][1] == n - 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+def _unranges(value: Any) -> set[str]:
+    units: set[str] = set()
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, list) and len(item) == 2 and all(isinstance(n, int) for n in item):
+            units.update(str(n) for n in range(item[0], item[1] + 1))
+        elif isinstance(item, str):
+            units.add(item)
+    return units
+
+
+class IcechunkCopy:
+    """The scratch branch of one conversion into `loc` (see the module docstring)."""
+
+    def __init__(self, loc: Location) -> None:
+        self.loc = loc
+        self.scratch = loc.branch + SCRATCH
+        self.repo: Any = None
+        self.session: Any = None
+        self.base = ""                      # the snapshot BRANCH (or main) was at when it began
+        self.checkpointed = False           # whether the scratch branch holds a commit of ours
+        self.record: dict = {}              # source, fingerprint, plan
+        self.earlier: dict[str, set[str]] = {}      # units the stopped run recorded
+        self.written: dict[str, set[str]] = {}      # units written (recorded or by this run)
+        self.lock = threading.Lock()
+        text = os.environ.get("ZDT_CHECKPOINT_SECONDS", str(CHECKPOINT_SECONDS))
+        try:
+            self.interval = float(text)
+        except ValueError:
+            self.interval = -1.0
+        if not self.interval >= 0:
+            raise CommandError(f"ZDT_CHECKPOINT_SECONDS={text!r}: not a number of seconds >= 0")
+        self.last = time.monotonic()
+        self.created = False
+
+    @property
+    def can_amend(self) -> bool:
+        return hasattr(self.session, "amend")
+
+    @property
+    def store(self) -> Any:
+        return self.session.store
+
+    def describe_scratch(self) -> str:
+        return f"{self.loc.text} (branch {self.scratch})"
+
+    # --- before anything is written ----------------------------------------------------------
+    def check_new(self, repo: Any) -> None:
+        if self.scratch in repo.list_branches():
+            raise CommandError(f"{self.describe_scratch()} holds an earlier convert that was "
+                               f"stopped; finish it with --resume, or delete that branch")
+
+    def check_resume(self) -> None:
+        loc = self.loc
+        repo = loc.icechunk_repository() if loc.icechunk_exists() else None
+        branches = set(repo.list_branches()) if repo is not None else set()
+        if self.scratch not in branches:
+            raise CommandError(f"--resume: nothing to resume at {loc.describe()} (no branch "
+                               f"{self.scratch})")
+        tip = repo.lookup_branch(self.scratch)
+        info = next(iter(repo.ancestry(branch=self.scratch)))
+        record = (info.metadata or {}).get(RECORD)
+        if (loc.branch in branches and repo.lookup_branch(loc.branch) == tip
+                and isinstance(record, dict) and record.get("state") == "complete"):
+            # killed after BRANCH was moved to the copy, before the scratch branch went
+            repo.delete_branch(self.scratch)
+            raise CommandError(f"--resume: {loc.describe()} is at the converted copy: that "
+                               f"conversion finished (its leftover branch {self.scratch} is "
+                               f"deleted now)")
+        # where BRANCH was when the conversion began: recorded, or (before the first checkpoint)
+        # where the scratch branch still is
+        base = record.get("base") if isinstance(record, dict) else tip
+        if loc.branch in branches and repo.lookup_branch(loc.branch) != base:
+            raise CommandError(f"--resume: {loc.describe()} moved since the stopped conversion "
+                               f"began: delete the branch {self.scratch} and convert again")
+
+    # --- writing ------------------------------------------------------------------------------
+    def begin(self, resume: bool) -> Any:
+        """The zarr store the copy is written into (a session on the scratch branch)."""
+        repo = self.repo = self.loc.icechunk_repository(create=True)
+        try:
+            return self._begin(repo, resume)
+        except CommandError:
+            raise
+        except Exception as exc:
+            raise CommandError(f"{self.describe_scratch()}: cannot start the copy there "
+                               f"({reason(exc)})") from None
+
+    def _begin(self, repo: Any, resume: bool) -> Any:
+        if resume:
+            info = next(iter(repo.ancestry(branch=self.scratch)))
+            record = (info.metadata or {}).get(RECORD)
+            if isinstance(record, dict):
+                self.checkpointed = True
+                self.base = str(record.get("base", ""))
+                self.record = {k: v for k, v in record.items() if k not in ("units", "base", "state")}
+                units = record.get("units") if isinstance(record.get("units"), dict) else {}
+                self.earlier = {a: _unranges(u) for a, u in units.items()}
+            else:                           # stopped before its first checkpoint
+                self.base = info.id
+        else:
+            start = self.loc.branch if self.loc.branch in repo.list_branches() else "main"
+            self.base = repo.lookup_branch(start)
+            repo.create_branch(self.scratch, self.base)
+            self.created = True
+        self.written = {a: set(u) for a, u in self.earlier.items()}
+        self.session = repo.writable_session(self.scratch)
+        self.last = time.monotonic()
+        return self.session.store
+
+    def mark(self, array: str, unit: str) -> None:
+        with self.lock:
+            self.written.setdefault(array, set()).add(unit)
+
+    def done(self, array: str) -> set[str]:
+        return set(self.earlier.get(array, ()))
+
+    def checkpoint_due(self) -> bool:
+        return self.can_amend and time.monotonic() - self.last >= self.interval
+
+    def _commit(self, message: str, state: str) -> str:
+        with self.lock:
+            units = {a: _ranges(u) for a, u in sorted(self.written.items())}
+        metadata = {RECORD: {**self.record, "state": state, "base": self.base, "units": units}}
+        try:
+            if self.checkpointed:
+                snapshot = self.session.amend(message, metadata=metadata, allow_empty=True)
+            elif self.can_amend:            # icechunk >= 2
+                snapshot = self.session.commit(message, metadata, allow_empty=True)
+            else:
+                snapshot = self.session.commit(message, metadata)
+        except Exception as exc:
+            raise CommandError(f"{self.describe_scratch()}: the commit failed ({reason(exc)})") from None
+        self.checkpointed = True
+        return snapshot
+
+    def checkpoint(self) -> None:
+        """Commit what is written (no unit may be in flight) and go on in a new session."""
+        self._commit(f"zdt convert from {self.record.get('source')}: unfinished (a checkpoint)",
+                     "unfinished")
+        self.session = self.repo.writable_session(self.scratch)
+        self.last = time.monotonic()
+
+    def finish(self, message: str) -> None:
+        snapshot = self._commit(message, "complete")
+        repo = self.repo
+        try:
+            if self.loc.branch in repo.list_branches():
+                repo.reset_branch(self.loc.branch, snapshot, from_snapshot_id=self.base)
+            else:
+                repo.create_branch(self.loc.branch, snapshot)
+        except Exception as exc:
+            raise Kept(f"{self.loc.describe()}: cannot move the branch to the converted "
+                               f"copy ({reason(exc)}; it moved since the conversion began?): the copy "
+                               f"is on the branch {self.scratch}") from None
+        repo.delete_branch(self.scratch)
+
+    def abandon(self) -> None:
+        if self.repo is not None:
+            try:
+                self.repo.delete_branch(self.scratch)
+            except Exception:       # what cannot be deleted stays recognisable by its name
+                pass
