@@ -489,6 +489,25 @@ def test_a_killed_conversion_into_icechunk_resumes(local_pair, capsys, tmp_path,
         assert f"({recorded} units written by the stopped run, checked again)" in out, out
 
 
+def test_a_conversion_killed_after_it_landed_is_recognised(local_pair, capsys, tmp_path):
+    """Killed between moving the branch to the copy and deleting the scratch branch: --resume
+    says the conversion finished and deletes the leftover; the branch keeps its one commit."""
+    src, ref, _ = local_pair
+    url = f"icechunk://{tmp_path / 'repo'}"
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--quiet")
+    assert rc == 0, err
+    repo = open_icechunk(tmp_path / "repo")
+    landed = repo.lookup_branch("main")
+    repo.create_branch("main.zdt-partial", landed)          # what such a kill leaves
+    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--resume")
+    assert rc == 1 and err.strip() == (f"zdt convert: --resume: {url} (branch main) is at the converted "
+                                       f"copy: that conversion finished (its leftover branch "
+                                       f"main.zdt-partial is deleted now)"), err
+    repo = open_icechunk(tmp_path / "repo")
+    assert sorted(repo.list_branches()) == ["main"] and repo.lookup_branch("main") == landed
+    assert icechunk_contents(repo) == store_bytes(ref)
+
+
 def test_an_icechunk_resume_refuses_what_it_cannot_resume(local_pair, capsys, tmp_path):
     import zarr
 

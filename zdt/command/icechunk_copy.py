@@ -79,7 +79,9 @@ class IcechunkCopy:
         if not self.interval >= 0:
             raise CommandError(f"ZDT_CHECKPOINT_SECONDS={text!r}: not a number of seconds >= 0")
         self.last = time.monotonic()
-        self.created = False
+        self.created = False                # this run created the scratch branch
+        self.resumed = False                # this run goes on with a stopped one's
+        self.landed = False                 # BRANCH is at the copy
 
     @property
     def can_amend(self) -> bool:
@@ -92,13 +94,25 @@ class IcechunkCopy:
     def describe_scratch(self) -> str:
         return f"{self.loc.text} (branch {self.scratch})"
 
+    def _repository_call(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """An Icechunk call whose failure is one line naming the branch and what was done."""
+        try:
+            return call(*args, **kwargs)
+        except CommandError:
+            raise
+        except Exception as exc:
+            raise CommandError(f"{self.describe_scratch()}: {what} failed ({reason(exc)})") from None
+
     # --- before anything is written ----------------------------------------------------------
     def check_new(self, repo: Any) -> None:
-        if self.scratch in repo.list_branches():
+        if self.scratch in self._repository_call("listing branches", repo.list_branches):
             raise CommandError(f"{self.describe_scratch()} holds an earlier convert that was "
                                f"stopped; finish it with --resume, or delete that branch")
 
     def check_resume(self) -> None:
+        self._repository_call("reading the record", self._check_resume)
+
+    def _check_resume(self) -> None:
         loc = self.loc
         repo = loc.icechunk_repository() if loc.icechunk_exists() else None
         branches = set(repo.list_branches()) if repo is not None else set()
@@ -136,6 +150,7 @@ class IcechunkCopy:
 
     def _begin(self, repo: Any, resume: bool) -> Any:
         if resume:
+            self.resumed = True
             info = next(iter(repo.ancestry(branch=self.scratch)))
             record = (info.metadata or {}).get(RECORD)
             if isinstance(record, dict):
@@ -186,7 +201,8 @@ class IcechunkCopy:
         """Commit what is written (no unit may be in flight) and go on in a new session."""
         self._commit(f"zdt convert from {self.record.get('source')}: unfinished (a checkpoint)",
                      "unfinished")
-        self.session = self.repo.writable_session(self.scratch)
+        self.session = self._repository_call("opening a session", self.repo.writable_session,
+                                             self.scratch)
         self.last = time.monotonic()
 
     def finish(self, message: str) -> None:
@@ -199,12 +215,20 @@ class IcechunkCopy:
                 repo.create_branch(self.loc.branch, snapshot)
         except Exception as exc:
             raise Kept(f"{self.loc.describe()}: cannot move the branch to the converted "
-                               f"copy ({reason(exc)}; it moved since the conversion began?): the copy "
-                               f"is on the branch {self.scratch}") from None
-        repo.delete_branch(self.scratch)
+                       f"copy ({reason(exc)}; it moved since the conversion began?): the copy "
+                       f"is on the branch {self.scratch}") from None
+        # landed: from here on nothing undoes it (a leftover scratch branch is what --resume
+        # recognises as finished, and a later convert refuses until it is deleted)
+        self.landed = True
+        try:
+            repo.delete_branch(self.scratch)
+        except Exception:
+            pass
 
     def abandon(self) -> None:
-        if self.repo is not None:
+        """Delete the scratch branch: one this run created, or the one it resumed (as a resumed
+        local copy is removed on an error); never after the copy landed."""
+        if self.repo is not None and not self.landed and (self.created or self.resumed):
             try:
                 self.repo.delete_branch(self.scratch)
             except Exception:       # what cannot be deleted stays recognisable by its name
