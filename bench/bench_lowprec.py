@@ -4,10 +4,10 @@
 
 10M float32 (and float64) values, nearest-even, into bfloat16, float8_e4m3fn, float8_e5m2,
 float4_e2m1fn and int4 and back to float32. zdt is timed as its kernel with `out=` (every rule:
-overflow, NaN and infinity checked, rounded once); the peer is ml_dtypes' `astype` into a
-preallocated array, which checks nothing (overflow gives NaN or saturates, float64 is rounded
-through float32). packbits of int4 against copying the int4 bytes. Ratios are to the peer and
-to np.copyto of the float32 array (the larger side of every cast).
+overflow, NaN and infinity checked, rounded once) and allocating its output; the peer is
+ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates, float64
+is rounded through float32). packbits of int4 (8x as many elements) against copying the int4 bytes. Ratios
+are to the peer and to np.copyto of the float32 array (the larger side of every cast).
 """
 
 from __future__ import annotations
@@ -71,8 +71,11 @@ def main() -> None:
             row = print_table(name, interleaved(impls, args.repeat), floor, "zdt cast_value kernel",
                               fresh=fresh_floor(y, np.float32, args.repeat))
             rows.append((name, row))
-    # packbits of int4: half a byte per element
-    q = CastPlan(FORMATS["float32"], FORMATS["int4"]).cast(data_for("int4", args.n, "float32", rng))
+    # packbits of int4: half a byte per element. At --n elements these calls take tens of
+    # microseconds on inputs that sit in cache, where one interrupt moves the ratio by 1.5x (the
+    # quick bench's 2M elements timed 1.7-3.1x the copy from run to run); 8x as many elements
+    # (1 byte each) are out of cache and take milliseconds.
+    q = CastPlan(FORMATS["float32"], FORMATS["int4"]).cast(data_for("int4", 8 * args.n, "float32", rng))
     packer = PackBitsConfig.create()
     packed = packer.encode(q)
     impls = {"zdt packbits encode": lambda: packer.encode(q),
