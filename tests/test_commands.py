@@ -594,6 +594,29 @@ def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys, 
     assert rc == 1 and f"'{titles[0]}' is not in the baseline" in out
 
 
+def test_bench_against_holds_rows_under_a_millisecond_to_a_wider_tolerance(tmp_path):
+    """A row timed under bench.SHORT (in this run or the baseline) may grow up to
+    SHORT_TOLERANCE before it counts; a longer row is held to --tolerance."""
+    from zdt.command.bench import SHORT, SHORT_TOLERANCE, compare
+
+    def row(title: str, ours: float, floor: float) -> dict:
+        return {"title": title, "note": "", "times": {"zdt": ours, "peer": 1.0}, "floor": floor,
+                "ours": "zdt", "peers": ["peer"]}
+
+    short, long_ = SHORT / 4, SHORT * 4
+    base = {"family": "f", "results": [row("short", short, short), row("long", long_, long_)]}
+    (tmp_path / "f.json").write_text(json.dumps(base))
+    grown = 1.5                             # above 1.3, below SHORT_TOLERANCE
+    assert 1.3 < grown < SHORT_TOLERANCE
+    now = {"family": "f", "results": [row("short", short * grown, short),
+                                      row("long", long_ * grown, long_)]}
+    assert set(compare(now, tmp_path, 1.3)) == {("long", "floor")}
+    much = SHORT_TOLERANCE * 1.2
+    now = {"family": "f", "results": [row("short", short * much, short), row("long", long_, long_)]}
+    bad = compare(now, tmp_path, 1.3)
+    assert set(bad) == {("short", "floor")} and "under 1 ms" in bad[("short", "floor")]
+
+
 def test_bench_runs_keep_the_slowest_ratio_of_each_row(tmp_path, capsys):
     """--runs N: per row, the run with the highest zdt / floor ratio, and the highest zdt
     allocating / fresh floor ratio even when another run had it."""
