@@ -6,8 +6,9 @@
 float4_e2m1fn and int4 and back to float32. zdt is timed as its kernel with `out=` (every rule:
 overflow, NaN and infinity checked, rounded once) and allocating its output; the peer is
 ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates, float64
-is rounded through float32). packbits of int4 (8x as many elements) against copying the int4 bytes. Ratios
-are to the peer and to np.copyto of the float32 array (the larger side of every cast).
+is rounded through float32). packbits of int4 (8x as many elements) against copying the int4
+bytes. Ratios are to the peer and to np.copyto of the float32 array (the larger side of every
+cast).
 """
 
 from __future__ import annotations

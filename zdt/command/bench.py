@@ -22,12 +22,12 @@ from typing import Any
 from zdt.command.errors import CommandError
 
 RERUNS = 2             # --against: how many more runs a family with a slow row gets
+RERUN_PAUSE = 10.0     # seconds before each
 # --against: a row whose zdt time is under SHORT seconds (in this run or the baseline) runs on
 # data in cache at --quick sizes, where the floor itself moves ~2x from run to run (np.copyto of
 # 8 MB: 0.22-0.41 ms back to back); such rows are held to SHORT_TOLERANCE, not --tolerance
 SHORT = 1e-3
 SHORT_TOLERANCE = 2.0
-RERUN_PAUSE = 10.0     # seconds before each
 
 # family -> (script, title, the script's arguments under --quick; without it, its defaults)
 FAMILIES: dict[str, tuple[str, str, list[str]]] = {
@@ -102,7 +102,7 @@ def slowest_of(runs: list[dict]) -> dict:
         worst = dict(max(rows, key=ratio))
         fresh = [f for f in map(fresh_ratio, rows) if f is not None]
         if fresh:
-            t = worst["times"].get(ALLOC, worst["times"][worst["ours"]])
+            t = worst["times"].get(ALLOC, ours(worst))
             worst["fresh_floor"] = t / max(fresh)
         merged["results"].append(worst)
     return merged
@@ -119,7 +119,7 @@ def fresh_ratio(row: dict) -> float | None:
     """zdt returning a new array over the fresh floor (copying into new memory), if measured."""
     if not row.get("fresh_floor"):
         return None
-    t = row["times"].get(ALLOC, row["times"][row["ours"]])
+    t = row["times"].get(ALLOC, ours(row))
     return t / row["fresh_floor"]
 
 
@@ -128,15 +128,15 @@ def table(data: dict) -> list[str]:
              "| zdt allocating / fresh floor |",
              "|---|---:|---|---:|---:|---:|---:|"]
     for r in data["results"]:
-        ours = r["times"][r["ours"]]
+        zdt_t = ours(r)
         peers = {k: v for k, v in r["times"].items() if k in r["peers"]}
         if peers:
             name, t = min(peers.items(), key=lambda kv: kv[1])
-            peer = f"{name} | {_fmt(t)} | {t / ours:.2f}x"
+            peer = f"{name} | {_fmt(t)} | {t / zdt_t:.2f}x"
         else:
             peer = "- | - | -"
         fresh = fresh_ratio(r)
-        lines.append(f"| {r['title']} | {_fmt(ours)} | {peer} | {ours / r['floor']:.2f} | "
+        lines.append(f"| {r['title']} | {_fmt(zdt_t)} | {peer} | {ratio(r):.2f} | "
                      f"{'-' if fresh is None else f'{fresh:.2f}'} |")
     return lines
 
@@ -210,10 +210,15 @@ def report(results: list[dict], out: Path, quick: bool) -> Path:
     return path
 
 
+def ours(row: dict) -> float:
+    """A row's zdt time (seconds)."""
+    return row["times"][row["ours"]]
+
+
 def ratio(row: dict) -> float:
     """A row's zdt time over its floor: what --against compares (ratios, not times, so a
     busier machine moves both)."""
-    return row["times"][row["ours"]] / row["floor"]
+    return ours(row) / row["floor"]
 
 
 def compare(data: dict, baseline_dir: Path, tolerance: float) -> dict[tuple[str, str], str]:
@@ -232,7 +237,7 @@ def compare(data: dict, baseline_dir: Path, tolerance: float) -> dict[tuple[str,
         if title not in base:
             bad[(title, "new")] = f"{family}: '{title}' is not in the baseline {path}"
             continue
-        short = min(row["times"][row["ours"]], base[title]["times"][base[title]["ours"]]) < SHORT
+        short = min(ours(row), ours(base[title])) < SHORT
         tol = max(tolerance, SHORT_TOLERANCE) if short else tolerance
         why = f"more than {tol:g}x" + (f", a row under {SHORT * 1e3:g} ms" if short else "")
         if ratio(row) > tol * ratio(base[title]):
@@ -309,9 +314,10 @@ def add_parser(sub: Any) -> None:
                    "installed ones, zdt.bench)")
     p.add_argument("--against", metavar="DIR", help="compare each row's zdt / floor ratio with "
                    "the JSON results in DIR (an earlier --out); exit 1 when one is more than "
-                   "--tolerance times its value there (a family with such a row runs twice, "
-                   "and the better ratio counts)")
-    p.add_argument("--tolerance", type=float, default=1.3, help="for --against (default 1.3; rows under 1 ms: at least 2)")
+                   "--tolerance times its value there (a family with such a row runs twice more, "
+                   "and the row counts only when every run has it)")
+    p.add_argument("--tolerance", type=float, default=1.3,
+                   help="for --against (default 1.3; rows under 1 ms: at least 2)")
     p.add_argument("--runs", type=int, default=1, help="run each family this many times and keep, "
                    "per row, the slowest zdt / floor ratio: a baseline for --against that a noisy "
                    "machine's next run stays under (default 1)")
