@@ -32,7 +32,10 @@
    chunks of `chunk`, stored as bfloat16 and float8_e4m3fn (no compressor), in a memory store
    and in a directory. zdt: a float32 array with cast_value(data_type, nearest-even) through
    zdt's pipeline; TensorStore: the zarr3 array of the narrow type, written from and read
-   back as float32 (`ts.cast`). Both must read back the same values.
+   back as float32 (`ts.cast`). Both must read back the same values. Beside them, zdt's
+   conversion alone: the cast_value kernel over the same chunks on the pipeline's threads,
+   into memory already written once (no store, no allocation): what the pipeline's time adds
+   to it is zarr's store and write path and the allocator's page faults.
 """
 
 from __future__ import annotations
@@ -53,7 +56,11 @@ from zarr.storage import LocalStore, MemoryStore
 
 from _common import header, record
 
+from zdt.codecs.cast import CastPlan
+from zdt.formats import FORMATS
 from zdt.pipeline import OURS, comparison_setups, workers
+
+KERNEL_ALONE = "zdt kernel alone (no store, on the pipeline's threads)"
 
 COMPRESSORS = {
     "none": None,
@@ -189,7 +196,10 @@ def tensorstore_rows(args) -> None:
     r_floor = timed(lambda: np.full(n, 1.0, dtype=np.float32), args.repeat)
     print(f"\nlow-precision arrays: {n:,} float32 in chunks of {chunk:,}, written from and read "
           f"back as float32, against TensorStore")
-    print(f"  {'type / store':24s} {'zdt write':>10s} {'ts write':>9s} {'zdt read':>9s} {'ts read':>8s}")
+    print(f"  {'type / store':24s} {'zdt write':>10s} {'ts write':>9s} {'zdt read':>9s} {'ts read':>8s}"
+          f"  {'kernel alone: write':>19s} {'read':>5s}")
+    pool = ThreadPoolExecutor(workers())
+    starts = range(0, n, chunk)
     root = tempfile.mkdtemp(prefix="zdt-bench-")
     try:
         for dtype in ("bfloat16", "float8_e4m3fn"):
@@ -206,24 +216,41 @@ def tensorstore_rows(args) -> None:
                     a = zarr.create_array(store, shape=(n,), chunks=(chunk,), dtype="float32", compressors=None,
                                           filters=[{"name": "cast_value", "configuration": {
                                               "data_type": dtype, "rounding": "nearest-even"}}])
-                    times = {"w": [], "tw": [], "r": [], "tr": []}
+                    # zdt's conversion alone, chunk by chunk on as many threads, into memory
+                    # already written once
+                    enc, dec = (CastPlan(FORMATS["float32"], FORMATS[dtype]),
+                                CastPlan(FORMATS[dtype], FORMATS["float32"]))
+                    narrow = enc.cast(data)
+                    back = np.ones_like(data)
+
+                    def kernel_write() -> None:
+                        list(pool.map(lambda i: enc.cast(data[i:i + chunk], out=narrow[i:i + chunk]), starts))
+
+                    def kernel_read() -> None:
+                        list(pool.map(lambda i: dec.cast(narrow[i:i + chunk], out=back[i:i + chunk]), starts))
+
+                    times = {"w": [], "tw": [], "r": [], "tr": [], "kw": [], "kr": []}
                     for _ in range(args.repeat):       # interleaved
                         for key, fn in (("w", lambda: a.__setitem__(slice(None), data)),
                                         ("tw", lambda: t.write(data).result()),
-                                        ("r", lambda: a[:]), ("tr", lambda: t.read().result())):
+                                        ("r", lambda: a[:]), ("tr", lambda: t.read().result()),
+                                        ("kw", kernel_write), ("kr", kernel_read)):
                             t0 = time.perf_counter()
                             fn()
                             times[key].append(time.perf_counter() - t0)
                     same = np.array_equal(a[:], t.read().result(), equal_nan=True)
+                    same = same and np.array_equal(back, a[:], equal_nan=True)
                 assert same, f"zdt and TensorStore read back different {dtype} values"
-                w, tw, r, tr = (statistics.median(times[k]) for k in ("w", "tw", "r", "tr"))
-                print(f"  {dtype + ' / ' + kind:24s} {w * 1e3:10.1f} {tw * 1e3:9.1f} {r * 1e3:9.1f} {tr * 1e3:8.1f}")
+                w, tw, r, tr, kw, kr = (statistics.median(times[k]) for k in ("w", "tw", "r", "tr", "kw", "kr"))
+                print(f"  {dtype + ' / ' + kind:24s} {w * 1e3:10.1f} {tw * 1e3:9.1f} {r * 1e3:9.1f} {tr * 1e3:8.1f}"
+                      f"  {kw * 1e3:19.1f} {kr * 1e3:5.1f}")
                 what = f"{n:,} float32 as {dtype}, chunks of {chunk:,}, {kind} store"
-                record(f"write ({what})", {OURS: w, "tensorstore": tw}, w_floor, OURS,
+                record(f"write ({what})", {OURS: w, "tensorstore": tw, KERNEL_ALONE: kw}, w_floor, OURS,
                        "floor: copying the input", ["tensorstore"])
-                record(f"read ({what})", {OURS: r, "tensorstore": tr}, r_floor, OURS,
+                record(f"read ({what})", {OURS: r, "tensorstore": tr, KERNEL_ALONE: kr}, r_floor, OURS,
                        "floor: filling a fresh output once", ["tensorstore"])
     finally:
+        pool.shutdown()
         shutil.rmtree(root, ignore_errors=True)
 
 
