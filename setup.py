@@ -164,22 +164,30 @@ def write(path: str, text: str) -> None:
         f.write(text)
 
 
-def cython_key(ext: Extension) -> str:
-    """What an extension's generated C depends on: its .pyx and every Cython include and C
+def cython_keys(extensions: list[Extension]) -> dict[str, str]:
+    """What each extension's generated C depends on: its .pyx and every Cython include and C
     header of zdt's kernels (by content), Cython's version (its bundled .pxd files and the
     shared utility code), NumPy's for the module that cimports it (_vlen) and the directives
     (ZDT_CYTHON_DEBUG turns the checks on)."""
-    h = hashlib.sha256()
-    uses_numpy = numpy.get_include() in ext.include_dirs
-    h.update(repr((Cython.__version__, numpy.__version__ if uses_numpy else None,
-                   sorted(CYTHON_DIRECTIVES.items()))).encode())
-    pyx = [src for src in ext.sources if src.endswith(".pyx")]
-    if pyx:
-        for path in pyx + sorted(glob.glob("zdt/kernels/*.pxd") + glob.glob("zdt/kernels/*.pxi")
-                                 + glob.glob("zdt/kernels/*.h")):
-            with open(path, "rb") as f:
-                h.update(path.encode() + b"\0" + f.read() + b"\0")
-    return h.hexdigest()
+    includes = hashlib.sha256()
+    for path in sorted(glob.glob("zdt/kernels/*.pxd") + glob.glob("zdt/kernels/*.pxi")
+                       + glob.glob("zdt/kernels/*.h")):
+        with open(path, "rb") as f:
+            includes.update(path.encode() + b"\0" + f.read() + b"\0")
+    keys = {}
+    for ext in extensions:
+        h = hashlib.sha256()
+        uses_numpy = numpy.get_include() in ext.include_dirs
+        h.update(repr((Cython.__version__, numpy.__version__ if uses_numpy else None,
+                       sorted(CYTHON_DIRECTIVES.items()))).encode())
+        pyx = [src for src in ext.sources if src.endswith(".pyx")]
+        if pyx:         # (the shared utility module has no sources of ours)
+            for path in pyx:
+                with open(path, "rb") as f:
+                    h.update(path.encode() + b"\0" + f.read() + b"\0")
+            h.update(includes.digest())
+        keys[ext.name] = h.hexdigest()
+    return keys
 
 
 def generated_c(ext: Extension) -> list[str]:
@@ -213,29 +221,25 @@ class zdt_build_ext(build_ext):
             known = json.loads(read(CYTHON_KEYS_FILE) or "{}")
         except ValueError:
             known = {}
-        keys = {ext.name: cython_key(ext) for ext in self.extensions}
+        keys = cython_keys(self.extensions)
         stale = [ext for ext in self.extensions
                  if known.get(ext.name) != keys[ext.name] or not all(map(os.path.exists, generated_c(ext)))]
         if stale:
-            generated = cythonize(
+            cythonize(
                 stale,
                 shared_utility_qualified_name="zdt.kernels._cyutility",
                 nthreads=os.cpu_count() or 1,
                 compiler_directives=CYTHON_DIRECTIVES,
                 force=True,
             )
-            # keep setuptools' own (finalized) Extension objects; take only the generated C
-            sources = {ext.name: ext.sources for ext in generated}
             known = {name: key for name, key in known.items() if name in keys}
             known.update({ext.name: keys[ext.name] for ext in stale})
             write(CYTHON_KEYS_FILE, json.dumps(known, indent=1, sort_keys=True))
-        else:
-            sources = {}
+        # setuptools' own (finalized) Extension objects compile the C cythonize wrote beside each .pyx
         for ext in self.extensions:
-            ext.sources = sources.get(ext.name) or generated_c(ext)
-        current = [ext.name for ext in self.extensions if ext not in stale]
-        print(f"zdt: cythonized {', '.join(e.name for e in stale) or 'nothing'}; "
-              f"current C kept for {', '.join(current) or 'nothing'}")
+            ext.sources = generated_c(ext)
+        print(f"zdt: cythonized {', '.join(e.name for e in stale) or 'nothing'}; current C kept for "
+              f"{', '.join(e.name for e in self.extensions if e not in stale) or 'nothing'}")
         # setuptools skips an extension whose shared object is newer than its sources: right
         # for unchanged C, wrong when the flags changed (ZDT_PORTABLE, ZDT_SANITIZE, another
         # compiler), so a build with other flags than the last one in this build tree

@@ -54,7 +54,7 @@ import numpy as np
 import zarr
 from zarr.storage import LocalStore, MemoryStore
 
-from _common import header, record
+from _common import header, interleaved, record
 
 from zdt.codecs.cast import CastPlan
 from zdt.formats import FORMATS
@@ -216,32 +216,25 @@ def tensorstore_rows(args) -> None:
                     a = zarr.create_array(store, shape=(n,), chunks=(chunk,), dtype="float32", compressors=None,
                                           filters=[{"name": "cast_value", "configuration": {
                                               "data_type": dtype, "rounding": "nearest-even"}}])
-                    # zdt's conversion alone, chunk by chunk on as many threads, into memory
-                    # already written once
+                    # zdt's conversion alone: the kernel chunk by chunk on the pipeline's
+                    # threads, into memory already written once
                     enc, dec = (CastPlan(FORMATS["float32"], FORMATS[dtype]),
                                 CastPlan(FORMATS[dtype], FORMATS["float32"]))
-                    narrow = enc.cast(data)
-                    back = np.ones_like(data)
+                    narrow, back = enc.cast(data), np.ones_like(data)
 
-                    def kernel_write() -> None:
-                        list(pool.map(lambda i: enc.cast(data[i:i + chunk], out=narrow[i:i + chunk]), starts))
+                    def on_pool(plan: CastPlan, src: np.ndarray, dst: np.ndarray):
+                        return lambda: list(pool.map(
+                            lambda i: plan.cast(src[i:i + chunk], out=dst[i:i + chunk]), starts))
 
-                    def kernel_read() -> None:
-                        list(pool.map(lambda i: dec.cast(narrow[i:i + chunk], out=back[i:i + chunk]), starts))
-
-                    times = {"w": [], "tw": [], "r": [], "tr": [], "kw": [], "kr": []}
-                    for _ in range(args.repeat):       # interleaved
-                        for key, fn in (("w", lambda: a.__setitem__(slice(None), data)),
-                                        ("tw", lambda: t.write(data).result()),
-                                        ("r", lambda: a[:]), ("tr", lambda: t.read().result()),
-                                        ("kw", kernel_write), ("kr", kernel_read)):
-                            t0 = time.perf_counter()
-                            fn()
-                            times[key].append(time.perf_counter() - t0)
-                    same = np.array_equal(a[:], t.read().result(), equal_nan=True)
-                    same = same and np.array_equal(back, a[:], equal_nan=True)
-                assert same, f"zdt and TensorStore read back different {dtype} values"
-                w, tw, r, tr, kw, kr = (statistics.median(times[k]) for k in ("w", "tw", "r", "tr", "kw", "kr"))
+                    w, tw, r, tr, kw, kr = interleaved({
+                        "w": lambda: a.__setitem__(slice(None), data), "tw": lambda: t.write(data).result(),
+                        "r": lambda: a[:], "tr": lambda: t.read().result(),
+                        "kw": on_pool(enc, data, narrow), "kr": on_pool(dec, narrow, back)}, args.repeat).values()
+                    got = a[:]
+                assert np.array_equal(got, t.read().result(), equal_nan=True), \
+                    f"zdt and TensorStore read back different {dtype} values"
+                assert np.array_equal(got, back, equal_nan=True), \
+                    f"zdt's kernel alone and its pipeline read back different {dtype} values"
                 print(f"  {dtype + ' / ' + kind:24s} {w * 1e3:10.1f} {tw * 1e3:9.1f} {r * 1e3:9.1f} {tr * 1e3:8.1f}"
                       f"  {kw * 1e3:19.1f} {kr * 1e3:5.1f}")
                 what = f"{n:,} float32 as {dtype}, chunks of {chunk:,}, {kind} store"

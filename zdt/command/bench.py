@@ -26,7 +26,7 @@ RERUN_PAUSE = 10.0     # seconds before each
 # --against: a row whose zdt time or floor is under SHORT seconds (in this run or the baseline)
 # moves data that fits in cache, where even a copy's time moves ~2x from run to run (np.copyto of
 # 8 MB: 0.22-0.41 ms back to back); such rows are held to SHORT_TOLERANCE, not --tolerance.
-# --quick sizes keep that to the few rows whose input is 1 byte per element (8 MB at 8M).
+# --quick sizes keep that to a few rows whose input is 1 or 2 bytes per element (8M elements).
 SHORT = 1e-3
 SHORT_TOLERANCE = 2.0
 
@@ -319,7 +319,8 @@ def add_parser(sub: Any) -> None:
                    "--tolerance times its value there (a family with such a row runs twice more, "
                    "and the row counts only when every run has it)")
     p.add_argument("--tolerance", type=float, default=1.3,
-                   help="for --against (default 1.3; rows under 1 ms: at least 2)")
+                   help="for --against (default 1.3; a row whose zdt time or floor is under 1 ms: "
+                        "at least 2)")
     p.add_argument("--runs", type=int, default=1, help="run each family this many times and keep, "
                    "per row, the slowest zdt / floor ratio: a baseline for --against that a noisy "
                    "machine's next run stays under (default 1)")
