@@ -103,6 +103,11 @@ KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
     "_steps.pxd", "_portable.pxd", "_portable.h")]
 
 
+# The modules built against NumPy's C API: built with NumPy 2's headers, they load on NumPy >= 2.
+NUMPY_MACROS = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
+                ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")]
+
+
 def extension(name: str, sources: list[str], level: str, **kwargs) -> Extension:
     """An Extension that carries its compile_args level (the flags themselves are chosen in
     build_ext, once the compiler is known)."""
@@ -119,16 +124,16 @@ extensions = [
     extension("zdt.kernels._types", ["zdt/kernels/_types.pyx"], "module", depends=["zdt/kernels/_types.pxd"]),
     # Running any list of per-block steps over n-d arrays (compiled once; the steps carry the
     # functions of the build that made them).
+    # It reads the arrays through NumPy's C API (its own cost per call counts at small chunks).
     extension("zdt.kernels._steps", ["zdt/kernels/_steps.pyx"], "module",
               depends=["zdt/kernels/_steps.pxd", "zdt/kernels/_num.pxd",
-                       "zdt/kernels/_portable.pxd", "zdt/kernels/_portable.h"]),
+                       "zdt/kernels/_portable.pxd", "zdt/kernels/_portable.h"],
+              include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
     extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
-    # Strings: the only module that needs NumPy's headers (its StringDType C API, NumPy >= 2).
+    # Strings (NumPy's StringDType C API, NumPy >= 2).
     extension("zdt.kernels._vlen", ["zdt/kernels/_vlen.pyx"], "module",
-              include_dirs=[numpy.get_include()],
-              define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
-                             ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")]),
+              include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),
     # One copy of Cython's memoryview/utility code shared by every extension.
     extension("zdt.kernels._cyutility", ["zdt/kernels/_cyutility.c"], "plain"),
 ]
@@ -167,7 +172,7 @@ def write(path: str, text: str) -> None:
 def cython_keys(extensions: list[Extension]) -> dict[str, str]:
     """What each extension's generated C depends on: its .pyx and every Cython include and C
     header of zdt's kernels (by content), Cython's version (its bundled .pxd files and the
-    shared utility code), NumPy's for the module that cimports it (_vlen) and the directives
+    shared utility code), NumPy's for the modules that cimport it (_steps, _vlen) and the directives
     (ZDT_CYTHON_DEBUG turns the checks on)."""
     includes = hashlib.sha256()
     for path in sorted(glob.glob("zdt/kernels/*.pxd") + glob.glob("zdt/kernels/*.pxi")

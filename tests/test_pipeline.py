@@ -5,6 +5,7 @@ selection through zarr's config; threads; pickling."""
 from __future__ import annotations
 
 import pickle
+import re
 import threading
 
 import ml_dtypes
@@ -395,3 +396,51 @@ def test_arrays_of_zarrs_unstable_data_types_do_not_warn_under_zdts_pipeline():
                               fill_value=None, compressors=None)
         a[:] = np.array([b"abcdefg", b"1234567", b"xyzxyzx"], dtype="V7")
         assert a[:].tolist() == [b"abcdefg", b"1234567", b"xyzxyzx"]
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("stored", ["uint8", "int16", "float32", "float64", "bfloat16", "int4"])
+def test_the_bytes_codecs_byte_orders_give_zarrs_bytes_and_values(stored, endian):
+    """zdt's pipeline writes and views the bytes of zarr's `bytes` codec itself where they are
+    the elements' native bytes (one-byte types, little endian here, types without endianness)
+    and leaves the rest to the codec: the stored bytes and the values read are zarr's either way."""
+    data = data_for("float64", (9, 7), True)
+    filters = [{"name": "cast_value", "configuration": {
+        "data_type": stored, "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", 0]]}}}]
+    stores, values = {}, {}
+    for path in (ZARR, zp.PATH):
+        store = MemoryStore()
+        with zarr.config.set({"codec_pipeline.path": path}):
+            a = zarr.create_array(store=store, name="a", shape=data.shape, chunks=(4, 3),
+                                  dtype="float64", fill_value=1.0, filters=filters, compressors=None,
+                                  serializer={"name": "bytes", "configuration": {"endian": endian}})
+            write_pattern(a, data)
+            a[2:7, 1] = data[2:7, 1]                     # partial chunks: old bytes decoded
+            values[path] = a[:]
+        stores[path] = store._store_dict
+    assert sorted(stores[zp.PATH]) == sorted(stores[ZARR])
+    for key, buf in stores[ZARR].items():
+        assert stores[zp.PATH][key].to_bytes() == buf.to_bytes(), key
+    assert np.array_equal(values[zp.PATH], values[ZARR], equal_nan=True)
+
+
+@pytest.mark.parametrize("length", [0, 13, 19, 40])
+def test_a_chunk_of_the_wrong_length_is_refused_naming_it(length):
+    """Stored bytes that cannot be the chunk (truncated, too long): reading it, and writing part
+    of it (which decodes it first), raise an error that names the chunk and both lengths."""
+    store = MemoryStore()
+    filters = [{"name": "cast_value", "configuration": {"data_type": "int16"}}]
+    a = create(store, "a", "float32", filters, None, (20,), (10,), fill=0.0)
+    a[:] = np.arange(20.0)
+    store._store_dict["a/c/1"] = store._store_dict["a/c/1"].__class__.from_bytes(bytes(range(length)))
+    with zarr.config.set({"codec_pipeline.path": ZARR}), pytest.raises(ValueError):
+        zarr.open_array(store, path="a")[:]                 # zarr refuses it too, in its words
+    with zdt.use_pipeline():
+        b = zarr.open_array(store, path="a")
+        assert b[:10].tolist() == list(range(10))              # the other chunk still reads
+        message = f"'a/c/1' holds {length} bytes, not the 20 of a chunk of shape (10,) and type int16"
+        with pytest.raises(ValueError, match=re.escape(message)):
+            b[:]
+        with pytest.raises(ValueError, match=re.escape(message)):
+            b[12] = 5.0
+    assert len(store._store_dict["a/c/1"]) == length            # nothing was written over it

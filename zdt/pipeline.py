@@ -33,7 +33,9 @@ decodes only the selected elements, so an element outside the selection never fa
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +47,8 @@ import zarr
 from zarr.abc.codec import ArrayBytesCodec, BytesBytesCodec, CodecPipeline
 from zarr.codecs import BytesCodec
 from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.dtype.common import HasEndianness
+from zarr.storage import StorePath
 
 from zdt.codecs import steps
 from zdt.codecs.cast import canonical_stage
@@ -173,6 +177,29 @@ def _sync_io(byte_getter: Any) -> bool:
     return all(callable(getattr(byte_getter, m, None)) for m in _SYNC_METHODS)
 
 
+def _get_sync(byte_getter: Any, prototype: Any) -> Any:
+    # What StorePath.get_sync does, without its check of the store against a runtime Protocol
+    # (~2 us a chunk; _sync_io checked the store once for the batch). Likewise _set_sync and
+    # _delete_sync.
+    if type(byte_getter) is StorePath:
+        return byte_getter.store.get_sync(byte_getter.path, prototype=prototype)
+    return byte_getter.get_sync(prototype=prototype)
+
+
+def _set_sync(byte_setter: Any, data: Any) -> None:
+    if type(byte_setter) is StorePath:
+        byte_setter.store.set_sync(byte_setter.path, data)
+    else:
+        byte_setter.set_sync(data)
+
+
+def _delete_sync(byte_setter: Any) -> None:
+    if type(byte_setter) is StorePath:
+        byte_setter.store.delete_sync(byte_setter.path)
+    else:
+        byte_setter.delete_sync()
+
+
 def _chunk_index(shape: tuple[int, ...], selection: Any, drop_axes: tuple[int, ...]) -> Any:
     """For errors: the chunk index of the element at a C-order position of chunk[selection]
     (squeezed by drop_axes). Computed only when an element fails."""
@@ -203,6 +230,27 @@ def _all_fill(chunk: np.ndarray, spec: Any) -> bool:
     return bool(spec.prototype.nd_buffer.from_ndarray_like(chunk).all_equal(fill))
 
 
+def _plain_bytes(ab: Any, ab_spec: Any) -> np.dtype | None:
+    """The native dtype a chunk's bytes are, element for element, when its array -> bytes
+    codec is zarr's own `bytes` and stores the elements' native bytes unchanged (one-byte
+    types, the codec's endian the machine's, or a type without endianness); else None and
+    bytes go through the codec. zdt's pipeline then views and writes the bytes itself: the
+    same bytes, without the codec's buffer objects (a few microseconds a chunk)."""
+    if type(ab) is not BytesCodec:
+        return None
+    dtype = ab_spec.dtype.to_native_dtype()
+    if dtype.fields is not None or dtype.hasobject or dtype.kind == "V":
+        return None
+    endian = getattr(ab.endian, "value", ab.endian)          # zarr 3.1: an Enum
+    if isinstance(ab_spec.dtype, HasEndianness):
+        if dtype.itemsize > 1 and endian != sys.byteorder:
+            return None
+        return dtype.newbyteorder("=")
+    if dtype.itemsize > 1 and endian is not None and endian != sys.byteorder:
+        return None
+    return dtype if dtype.isnative else None
+
+
 def _has_sync(codec: Any) -> bool:
     return callable(getattr(codec, "_decode_sync", None)) and callable(getattr(codec, "_encode_sync", None))
 
@@ -227,6 +275,8 @@ class ChunkCodecs:
     decode: list            # zdt.codecs.steps.Stage, in the order they run
     encode: list
     stored_dtype: np.dtype  # what the array -> bytes codec holds (after every array -> array codec)
+    plain: np.dtype | None  # see _plain_bytes
+    nbytes: int | None      # a chunk's length in bytes under zarr's `bytes` codec (else None)
 
     @classmethod
     def resolve(cls, aa: tuple, ab: Any, bb: tuple, chunk_spec: Any) -> ChunkCodecs:
@@ -243,6 +293,7 @@ class ChunkCodecs:
                 decode.insert(0, stages.decode)
             spec = codec.resolve_metadata(spec)
         ab_spec = spec
+        stored = ab_spec.dtype.to_native_dtype()
         fmt = sub_byte_format(ab_spec.dtype)
         if fmt is not None and isinstance(ab, BytesCodec):
             encode.append(canonical_stage(fmt))
@@ -253,12 +304,24 @@ class ChunkCodecs:
             bb_specs.append(spec)
             spec = codec.resolve_metadata(spec)
         return cls(tuple(aa), ab, tuple(bb), tuple(aa_specs), ab_spec, tuple(bb_specs), decode,
-                   encode, ab_spec.dtype.to_native_dtype())
+                   encode, stored, _plain_bytes(ab, ab_spec),
+                   stored.itemsize * math.prod(ab_spec.shape) if type(ab) is BytesCodec else None)
 
-    def bytes_to_stored(self, raw: Any) -> np.ndarray:
-        """Stored bytes -> the array -> bytes codec's output (the chunk before the stages)."""
+    def bytes_to_stored(self, raw: Any, key: Any = None) -> np.ndarray:
+        """Stored bytes -> the array -> bytes codec's output (the chunk before the stages).
+        Under zarr's `bytes` codec, bytes of the wrong length for the chunk raise a ValueError
+        naming the chunk (`key`: its store path, if known), both lengths, shape and type."""
         for codec, spec in zip(reversed(self.bb), reversed(self.bb_specs)):
             raw = codec._decode_sync(raw, spec)
+        if self.nbytes is not None and len(raw) != self.nbytes:
+            name = getattr(key, "path", None) or "a stored chunk"
+            raise ValueError(f"{name!r} holds {len(raw)} bytes, not the {self.nbytes} of a chunk "
+                             f"of shape {tuple(self.ab_spec.shape)} and type {self.stored_dtype} "
+                             f"(a truncated or corrupt chunk, or one written with other codecs)")
+        if self.plain is not None:
+            data = raw.as_array_like()
+            if isinstance(data, np.ndarray):
+                return data.view(self.plain).reshape(self.ab_spec.shape)
         arr = np.asarray(self.ab._decode_sync(raw, self.ab_spec).as_ndarray_like())
         if arr.dtype.itemsize > 1 and not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
@@ -267,7 +330,10 @@ class ChunkCodecs:
     def stored_to_bytes(self, arr: np.ndarray) -> Any:
         """A chunk after the stages -> the bytes the store holds (None: nothing to store)."""
         proto = self.ab_spec.prototype
-        data = self.ab._encode_sync(proto.nd_buffer.from_ndarray_like(arr), self.ab_spec)
+        if self.plain is not None and arr.dtype == self.plain:
+            data = proto.buffer.from_array_like(arr.ravel().view(np.uint8))
+        else:
+            data = self.ab._encode_sync(proto.nd_buffer.from_ndarray_like(arr), self.ab_spec)
         for codec, spec in zip(self.bb, self.bb_specs):
             if data is None:
                 break
@@ -419,7 +485,7 @@ class ZdtCodecPipeline(CodecPipeline):
     def _read_group_sync(self, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
         statuses = []
         for item in items:
-            raw = item[0].get_sync(prototype=item[1].prototype)
+            raw = _get_sync(item[0], item[1].prototype)
             self._read_one(raw, item, out_np, drop_axes)
             statuses.append({"status": "missing" if raw is None else "present"})
         return statuses
@@ -430,7 +496,7 @@ class ZdtCodecPipeline(CodecPipeline):
             out_np[out_selection] = _fill(chunk_spec)
             return
         st = self._stages(chunk_spec)
-        stored = st.bytes_to_stored(raw)
+        stored = st.bytes_to_stored(raw, item[0])
         if stored.shape != tuple(chunk_spec.shape):
             stored = stored.reshape(chunk_spec.shape)
         src = stored[chunk_selection]
@@ -475,12 +541,12 @@ class ZdtCodecPipeline(CodecPipeline):
     def _write_group_sync(self, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
         for item in items:
             bs, spec, _, _, complete = item
-            old = None if complete else bs.get_sync(prototype=spec.prototype)
+            old = None if complete else _get_sync(bs, spec.prototype)
             data = self._write_one(old, item, value_np, drop_axes)
             if data is None:
-                bs.delete_sync()
+                _delete_sync(bs)
             else:
-                bs.set_sync(data)
+                _set_sync(bs, data)
 
     def _write_one(self, old: Any, item: tuple, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> Any:
         _, chunk_spec, chunk_selection, out_selection, complete = item
@@ -495,7 +561,7 @@ class ZdtCodecPipeline(CodecPipeline):
             if old is None:
                 chunk[...] = _fill(chunk_spec)
             else:
-                stored = st.bytes_to_stored(old).reshape(shape)
+                stored = st.bytes_to_stored(old, item[0]).reshape(shape)
                 run_chain(st.decode, stored, chunk)
             if drop_axes and region.shape != ():
                 region = region[tuple(None if i in drop_axes else slice(None) for i in range(len(shape)))]

@@ -11,6 +11,10 @@ from zdt.kernels._portable cimport zdt_touch
 
 import numpy as np
 
+cimport numpy as cnp
+
+cnp.import_array()
+
 cdef enum:
     MAX_STEPS = 8
     MAX_DIMS = 32
@@ -28,14 +32,17 @@ cdef enum:
 # zero, which never changes a byte or loses a concurrent store, and never leaves the owner.
 
 
-cdef intptr_t _owner_end(dst, intptr_t d_addr, Py_ssize_t nbytes):
+cdef intptr_t _owner_end(cnp.ndarray dst, intptr_t d_addr, Py_ssize_t nbytes):
     """The end of the memory dst lies in, when that memory is large (see REGION), else 0: the
     end of the contiguous array that owns dst's memory, or dst's own end."""
-    base = dst.base
-    if (isinstance(base, np.ndarray) and base.nbytes >= LARGE_OUTPUT
-            and (base.flags.c_contiguous or base.flags.f_contiguous)):
-        return <intptr_t>base.__array_interface__["data"][0] + base.nbytes
-    if nbytes >= LARGE_OUTPUT and dst.flags.c_contiguous:
+    cdef object base = cnp.get_array_base(dst)
+    cdef cnp.ndarray owner
+    if isinstance(base, cnp.ndarray):
+        owner = <cnp.ndarray>base
+        if (cnp.PyArray_NBYTES(owner) >= LARGE_OUTPUT
+                and (cnp.PyArray_IS_C_CONTIGUOUS(owner) or cnp.PyArray_IS_F_CONTIGUOUS(owner))):
+            return <intptr_t>cnp.PyArray_DATA(owner) + cnp.PyArray_NBYTES(owner)
+    if nbytes >= LARGE_OUTPUT and cnp.PyArray_IS_C_CONTIGUOUS(dst):
         return d_addr + nbytes
     return 0
 
@@ -142,7 +149,7 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
     return -1
 
 
-def run_steps(steps, src, dst):
+def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None):
     """Run `steps` (BlockStep objects, in order) over the NumPy arrays src -> dst: the same
     shape, native byte order, aligned, any strides; they must not overlap, except that the
     two may be the very same memory (same address and strides) when there are several steps
@@ -153,6 +160,9 @@ def run_steps(steps, src, dst):
     (in src's shape) of the first failing element, the position of the failing step in
     `steps`, its status code, and the element's input to that step as bytes (its value at
     that stage)."""
+    # The arrays are read through NumPy's C API: at chunks of 64K elements this call's own
+    # cost (not the elements') was ~4 us through Python attributes (__array_interface__,
+    # flags, np.may_share_memory), a tenth of it here.
     cdef Step cs[MAX_STEPS]
     cdef Py_ssize_t shape[MAX_DIMS]
     cdef Py_ssize_t sstr[MAX_DIMS]
@@ -166,6 +176,7 @@ def run_steps(steps, src, dst):
     cdef intptr_t s_addr, d_addr
     cdef intptr_t touch_end = 0
     cdef BlockStep step
+    cdef bint same
     if not 0 < nsteps <= MAX_STEPS:
         raise ValueError(f"run_steps: 1 to {MAX_STEPS} steps, got {nsteps}")
     for k in range(nsteps):
@@ -176,32 +187,38 @@ def run_steps(steps, src, dst):
                              f"step {k - 1} writes {cs[k - 1].out_itemsize}-byte ones")
     in_isz = cs[0].in_itemsize
     out_isz = cs[nsteps - 1].out_itemsize
-    if src.shape != dst.shape or src.dtype.itemsize != in_isz or dst.dtype.itemsize != out_isz:
-        raise ValueError(f"run_steps: a {src.dtype} {src.shape} source and a {dst.dtype} "
-                         f"{dst.shape} destination do not fit steps of {in_isz} -> {out_isz} "
-                         f"bytes per element")
-    if not (src.dtype.isnative and dst.dtype.isnative and src.flags.aligned and dst.flags.aligned):
+    ndim = cnp.PyArray_NDIM(src)
+    if (ndim != cnp.PyArray_NDIM(dst)
+            or not cnp.PyArray_CompareLists(cnp.PyArray_DIMS(src), cnp.PyArray_DIMS(dst), ndim)
+            or cnp.PyArray_ITEMSIZE(src) != in_isz or cnp.PyArray_ITEMSIZE(dst) != out_isz):
+        raise ValueError(f"run_steps: a {src.dtype} {(<object>src).shape} source and a "
+                         f"{dst.dtype} {(<object>dst).shape} destination do not fit steps of "
+                         f"{in_isz} -> {out_isz} bytes per element")
+    if not (cnp.PyArray_ISNOTSWAPPED(src) and cnp.PyArray_ISNOTSWAPPED(dst)
+            and cnp.PyArray_ISALIGNED(src) and cnp.PyArray_ISALIGNED(dst)):
         raise ValueError("run_steps: source and destination must be native-order and aligned")
-    if not dst.flags.writeable:
+    if not cnp.PyArray_ISWRITEABLE(dst):
         raise ValueError("run_steps: the destination is read-only")
-    ndim = len(src.shape)
     if ndim > MAX_DIMS:
         raise ValueError(f"run_steps: at most {MAX_DIMS} dimensions")
     for k in range(ndim):
-        shape[k] = src.shape[k]
-        sstr[k] = src.strides[k]
-        dstr[k] = dst.strides[k]
+        shape[k] = cnp.PyArray_DIM(src, k)
+        sstr[k] = cnp.PyArray_STRIDE(src, k)
+        dstr[k] = cnp.PyArray_STRIDE(dst, k)
         total *= shape[k]
     if total == 0:
         return -1, -1, 0, b""
-    s_addr = src.__array_interface__["data"][0]
-    d_addr = dst.__array_interface__["data"][0]
-    same = s_addr == d_addr and src.strides == dst.strides
+    s_addr = <intptr_t>cnp.PyArray_DATA(src)
+    d_addr = <intptr_t>cnp.PyArray_DATA(dst)
+    same = s_addr == d_addr
+    for k in range(ndim):
+        if sstr[k] != dstr[k]:
+            same = False
     if same and nsteps == 1 and not cs[0].in_place:
         raise ValueError("run_steps: this step cannot write over its own input")
-    if not same and _overlap(src, dst):
+    if not same and _extents_meet(s_addr, shape, sstr, in_isz, d_addr, dstr, out_isz, ndim):
         raise ValueError("run_steps: source and destination overlap")
-    if ndim == 0 or (src.flags.c_contiguous and dst.flags.c_contiguous):
+    if ndim == 0 or (cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_IS_C_CONTIGUOUS(dst)):
         ndim = 1                    # one run over everything
         shape[0] = total
         sstr[0] = in_isz
@@ -235,7 +252,20 @@ def run_steps(steps, src, dst):
     return bad, failed, status, (<char*>&failed_value)[:cs[failed].in_itemsize]
 
 
-def _overlap(src, dst):
-    import numpy as np
-
-    return np.may_share_memory(src, dst)
+cdef bint _extents_meet(intptr_t s_addr, const Py_ssize_t* shape, const Py_ssize_t* sstr,
+                       int in_isz, intptr_t d_addr, const Py_ssize_t* dstr, int out_isz,
+                       int ndim) noexcept:
+    """Whether the byte ranges src and dst span (from their lowest to their highest byte)
+    meet: NumPy's may_share_memory test (bounds only), for arrays of at least one element."""
+    cdef intptr_t s_lo = s_addr, s_hi = s_addr + in_isz, d_lo = d_addr, d_hi = d_addr + out_isz
+    cdef int k
+    for k in range(ndim):
+        if sstr[k] < 0:
+            s_lo += (shape[k] - 1) * sstr[k]
+        else:
+            s_hi += (shape[k] - 1) * sstr[k]
+        if dstr[k] < 0:
+            d_lo += (shape[k] - 1) * dstr[k]
+        else:
+            d_hi += (shape[k] - 1) * dstr[k]
+    return s_lo < d_hi and d_lo < s_hi
