@@ -26,7 +26,11 @@
    threads as the pipeline uses.
 
 3. Small chunks: zdt's pipeline with chunks of `small-chunk` elements against the same array
-   in chunks of `chunk` (same n, so the ratio is per element), each compressor.
+   in chunks of `chunk` (same n, so the ratio is per element), each compressor. With a
+   compressor (and `none` among --compressors), also the compressor alone in small chunks
+   against large ones (numcodecs' own cost per call shows there), and zdt in small chunks
+   against its floor at that size: zdt without a compressor plus the compressor alone, both
+   in small chunks.
 
 4. Low-precision arrays against TensorStore (when installed): tensorstore-n float32 values in
    chunks of `chunk`, stored as bfloat16 and float8_e4m3fn (no compressor), in a memory store
@@ -134,26 +138,42 @@ def setups(args, data: np.ndarray, compressor: str, w_floor: float, r_floor: flo
     return results
 
 
-def compressor_floor(args, data: np.ndarray, compressors: list[str]) -> None:
-    """zdt with each compressor against (zdt without one) + (the compressor alone)."""
+def alone(compressor: str):
+    """The numcodecs codec zarr's codec of that name calls, configured as COMPRESSORS."""
     import numcodecs
 
-    alone = {"zstd1": numcodecs.Zstd(level=1), "blosc-lz4": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=0)}
+    return {"zstd1": numcodecs.Zstd(level=1),
+            "blosc-lz4": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=0)}[compressor]
+
+
+def stored_chunks(a: zarr.Array) -> list[np.ndarray]:
+    """The chunks an array without a compressor stored in its MemoryStore, as bytes."""
+    stored = a.store._store_dict
+    return [np.frombuffer(stored[k].as_numpy_array(), dtype=np.uint8)
+            for k in sorted(stored) if k.startswith("c")]
+
+
+def compressor_alone(compressor: str, chunks: list[np.ndarray], repeat: int,
+                     pool: ThreadPoolExecutor) -> tuple[float, float]:
+    """(compress s, decompress s) of every chunk on the pool: the compressor's own time."""
+    codec = alone(compressor)
+    compressed = list(pool.map(codec.encode, chunks))
+    return (timed(lambda: list(pool.map(codec.encode, chunks)), repeat),
+            timed(lambda: list(pool.map(codec.decode, compressed)), repeat))
+
+
+def compressor_floor(args, data: np.ndarray, compressors: list[str]) -> None:
+    """zdt with each compressor against (zdt without one) + (the compressor alone)."""
     with zarr.config.set(comparison_setups()[OURS]):
         w0, r0, bare = write_read(args.n, args.chunk, "none", data, args.repeat)
         timed_runs = {c: write_read(args.n, args.chunk, c, data, args.repeat)[:2] for c in compressors}
-    stored = bare.store._store_dict
-    chunks = [np.frombuffer(stored[k].as_numpy_array(), dtype=np.uint8)
-              for k in sorted(stored) if k.startswith("c")]
+    chunks = stored_chunks(bare)
     pool = ThreadPoolExecutor(workers())
     print(f"\nwith a compressor, against its floor (zdt without a compressor + the compressor alone "
           f"over the same {len(chunks)} stored chunks on {workers()} threads)")
     print(f"  {'compressor':12s} {'zdt write':>10s} {'floor':>8s} {'ratio':>6s} {'zdt read':>10s} {'floor':>8s} {'ratio':>6s}")
     for c, (w, r) in timed_runs.items():
-        codec = alone[c]
-        compressed = list(pool.map(codec.encode, chunks))
-        enc = timed(lambda: list(pool.map(codec.encode, chunks)), args.repeat)
-        dec = timed(lambda: list(pool.map(codec.decode, compressed)), args.repeat)
+        enc, dec = compressor_alone(c, chunks, args.repeat, pool)
         fw, fr = w0 + enc, r0 + dec
         print(f"  {c:12s} {w * 1e3:10.1f} {fw * 1e3:8.1f} {w / fw:6.2f} {r * 1e3:10.1f} {fr * 1e3:8.1f} {r / fr:6.2f}")
         what = f"{args.n:,} float64, chunks of {args.chunk:,}, {c}"
@@ -165,8 +185,14 @@ def compressor_floor(args, data: np.ndarray, compressors: list[str]) -> None:
 
 
 def small_chunks(args, data: np.ndarray, compressors: list[str]) -> None:
+    """zdt's pipeline in small chunks against the same array in large ones, per compressor;
+    with a compressor, also the compressor alone in small chunks against large ones (its own
+    cost per call) and zdt in small chunks against its floor at that size."""
     print(f"\nchunks of {args.small_chunk:,} against chunks of {args.chunk:,} (zdt pipeline, same n)")
-    print(f"  {'compressor':12s} {'write ms':>9s} {'ratio':>6s} {'read ms':>9s} {'ratio':>6s}")
+    print(f"  {'compressor':12s} {'write ms':>9s} {'ratio':>6s} {'read ms':>9s} {'ratio':>6s}"
+          f"   {'compressor alone: write':>23s} {'read':>5s}   {'zdt / floor: write':>18s} {'read':>5s}")
+    pool = ThreadPoolExecutor(workers())
+    times, bare = {}, {}
     with zarr.config.set(comparison_setups()[OURS]):
         for c in compressors:
             # interleaved, so drift hits both sizes alike
@@ -174,13 +200,27 @@ def small_chunks(args, data: np.ndarray, compressors: list[str]) -> None:
             for _ in range(args.repeat):
                 big.append(write_read(args.n, args.chunk, c, data, 1)[:2])
                 small.append(write_read(args.n, args.small_chunk, c, data, 1)[:2])
-            bw, br = (statistics.median(x[i] for x in big) for i in (0, 1))
-            sw, sr = (statistics.median(x[i] for x in small) for i in (0, 1))
-            print(f"  {c:12s} {sw * 1e3:9.1f} {sw / bw:6.2f} {sr * 1e3:9.1f} {sr / br:6.2f}")
+            times[c] = [tuple(statistics.median(x[i] for x in runs) for i in (0, 1)) for runs in (big, small)]
+            (bw, br), (sw, sr) = times[c]
+            line = f"  {c:12s} {sw * 1e3:9.1f} {sw / bw:6.2f} {sr * 1e3:9.1f} {sr / br:6.2f}"
             what = f"{args.n:,} float64, chunks of {args.small_chunk:,}" + ("" if c == "none" else f", {c}")
             note = f"floor: the same in chunks of {args.chunk:,}"
             record(f"write, small chunks ({what})", {OURS: sw}, bw, OURS, note, [])
             record(f"read, small chunks ({what})", {OURS: sr}, br, OURS, note, [])
+            if c != "none" and "none" in times:
+                if not bare:        # the chunks zdt stores without a compressor, at both sizes
+                    bare = {size: stored_chunks(write_read(args.n, size, "none", data, 1)[2])
+                            for size in (args.chunk, args.small_chunk)}
+                (ew, er), (esw, esr) = (compressor_alone(c, bare[size], args.repeat, pool)
+                                        for size in (args.chunk, args.small_chunk))
+                nsw, nsr = times["none"][1]
+                fw, fr = nsw + esw, nsr + esr
+                line += f"   {esw / ew:23.2f} {esr / er:5.2f}   {sw / fw:18.2f} {sr / fr:5.2f}"
+                note = "floor: zdt without a compressor + the compressor alone, both in these chunks"
+                record(f"write against the compressor's floor ({what})", {OURS: sw}, fw, OURS, note, [])
+                record(f"read against the compressor's floor ({what})", {OURS: sr}, fr, OURS, note, [])
+            print(line)
+    pool.shutdown()
 
 
 def tensorstore_rows(args) -> None:
