@@ -401,9 +401,9 @@ def test_arrays_of_zarrs_unstable_data_types_do_not_warn_under_zdts_pipeline():
 @pytest.mark.parametrize("endian", ["little", "big"])
 @pytest.mark.parametrize("stored", ["uint8", "int16", "float32", "float64", "bfloat16", "int4"])
 def test_the_bytes_codecs_byte_orders_give_zarrs_bytes_and_values(stored, endian):
-    """zdt's pipeline writes and views the bytes of zarr's `bytes` codec itself where they are
-    the elements' native bytes (one-byte types, little endian here, types without endianness)
-    and leaves the rest to the codec: the stored bytes and the values read are zarr's either way."""
+    """Either byte order of zarr's `bytes` codec, one- and multi-byte types, a type of
+    zarr-extensions and a sub-byte one, whole and partial chunks: the stored bytes and the
+    values read are zarr's."""
     data = data_for("float64", (9, 7), True)
     filters = [{"name": "cast_value", "configuration": {
         "data_type": stored, "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", 0]]}}}]

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import sys
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +46,6 @@ import zarr
 from zarr.abc.codec import ArrayBytesCodec, BytesBytesCodec, CodecPipeline
 from zarr.codecs import BytesCodec
 from zarr.core.codec_pipeline import BatchedCodecPipeline
-from zarr.core.dtype.common import HasEndianness
 from zarr.storage import StorePath
 
 from zdt.codecs import steps
@@ -179,8 +177,8 @@ def _sync_io(byte_getter: Any) -> bool:
 
 def _get_sync(byte_getter: Any, prototype: Any) -> Any:
     # What StorePath.get_sync does, without its check of the store against a runtime Protocol
-    # (~2 us a chunk; _sync_io checked the store once for the batch). Likewise _set_sync and
-    # _delete_sync.
+    # (~1 us a chunk, with the GIL held; _sync_io checked the store once for the batch).
+    # Likewise _set_sync and _delete_sync.
     if type(byte_getter) is StorePath:
         return byte_getter.store.get_sync(byte_getter.path, prototype=prototype)
     return byte_getter.get_sync(prototype=prototype)
@@ -230,27 +228,6 @@ def _all_fill(chunk: np.ndarray, spec: Any) -> bool:
     return bool(spec.prototype.nd_buffer.from_ndarray_like(chunk).all_equal(fill))
 
 
-def _plain_bytes(ab: Any, ab_spec: Any) -> np.dtype | None:
-    """The native dtype a chunk's bytes are, element for element, when its array -> bytes
-    codec is zarr's own `bytes` and stores the elements' native bytes unchanged (one-byte
-    types, the codec's endian the machine's, or a type without endianness); else None and
-    bytes go through the codec. zdt's pipeline then views and writes the bytes itself: the
-    same bytes, without the codec's buffer objects (a few microseconds a chunk)."""
-    if type(ab) is not BytesCodec:
-        return None
-    dtype = ab_spec.dtype.to_native_dtype()
-    if dtype.fields is not None or dtype.hasobject or dtype.kind == "V":
-        return None
-    endian = getattr(ab.endian, "value", ab.endian)          # zarr 3.1: an Enum
-    if isinstance(ab_spec.dtype, HasEndianness):
-        if dtype.itemsize > 1 and endian != sys.byteorder:
-            return None
-        return dtype.newbyteorder("=")
-    if dtype.itemsize > 1 and endian is not None and endian != sys.byteorder:
-        return None
-    return dtype if dtype.isnative else None
-
-
 def _has_sync(codec: Any) -> bool:
     return callable(getattr(codec, "_decode_sync", None)) and callable(getattr(codec, "_encode_sync", None))
 
@@ -275,7 +252,6 @@ class ChunkCodecs:
     decode: list            # zdt.codecs.steps.Stage, in the order they run
     encode: list
     stored_dtype: np.dtype  # what the array -> bytes codec holds (after every array -> array codec)
-    plain: np.dtype | None  # see _plain_bytes
     nbytes: int | None      # a chunk's length in bytes under zarr's `bytes` codec (else None)
 
     @classmethod
@@ -304,7 +280,7 @@ class ChunkCodecs:
             bb_specs.append(spec)
             spec = codec.resolve_metadata(spec)
         return cls(tuple(aa), ab, tuple(bb), tuple(aa_specs), ab_spec, tuple(bb_specs), decode,
-                   encode, stored, _plain_bytes(ab, ab_spec),
+                   encode, stored,
                    stored.itemsize * math.prod(ab_spec.shape) if type(ab) is BytesCodec else None)
 
     def bytes_to_stored(self, raw: Any, key: Any = None) -> np.ndarray:
@@ -318,10 +294,6 @@ class ChunkCodecs:
             raise ValueError(f"{name!r} holds {len(raw)} bytes, not the {self.nbytes} of a chunk "
                              f"of shape {tuple(self.ab_spec.shape)} and type {self.stored_dtype} "
                              f"(a truncated or corrupt chunk, or one written with other codecs)")
-        if self.plain is not None:
-            data = raw.as_array_like()
-            if isinstance(data, np.ndarray):
-                return data.view(self.plain).reshape(self.ab_spec.shape)
         arr = np.asarray(self.ab._decode_sync(raw, self.ab_spec).as_ndarray_like())
         if arr.dtype.itemsize > 1 and not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
@@ -330,10 +302,7 @@ class ChunkCodecs:
     def stored_to_bytes(self, arr: np.ndarray) -> Any:
         """A chunk after the stages -> the bytes the store holds (None: nothing to store)."""
         proto = self.ab_spec.prototype
-        if self.plain is not None and arr.dtype == self.plain:
-            data = proto.buffer.from_array_like(arr.ravel().view(np.uint8))
-        else:
-            data = self.ab._encode_sync(proto.nd_buffer.from_ndarray_like(arr), self.ab_spec)
+        data = self.ab._encode_sync(proto.nd_buffer.from_ndarray_like(arr), self.ab_spec)
         for codec, spec in zip(self.bb, self.bb_specs):
             if data is None:
                 break
