@@ -1,7 +1,7 @@
 """End to end: writing and reading a whole array through zarr, per codec pipeline.
 
     python bench/bench_pipeline.py [--n 50000000] [--chunk 1000000] [--small-chunk 65536]
-                                   [--compressors none,zstd1,blosc-lz4] [--repeat 3]
+                                   [--compressors none,zstd1,blosc-lz4] [--repeat 5]
                                    [--tensorstore-n 50000000]
 
 1. Setups. n float64 values (temperatures with 1% NaN) in chunks of `chunk`, MemoryStore,
@@ -295,7 +295,7 @@ def main() -> None:
     parser.add_argument("--compressors", default="none,zstd1,blosc-lz4",
                         help=f"comma-separated, of {','.join(COMPRESSORS)}")
     parser.add_argument("--tensorstore-n", type=int, default=50_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     compressors = args.compressors.split(",")
     unknown = [c for c in compressors if c not in COMPRESSORS]
