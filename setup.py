@@ -123,8 +123,8 @@ extensions = [
     # The structs, enums and spec objects every kernel build shares (compiled once).
     extension("zdt.kernels._types", ["zdt/kernels/_types.pyx"], "module", depends=["zdt/kernels/_types.pxd"]),
     # Running any list of per-block steps over n-d arrays (compiled once; the steps carry the
-    # functions of the build that made them).
-    # It reads the arrays through NumPy's C API (its own cost per call counts at small chunks).
+    # functions of the build that made them). It reads the arrays through NumPy's C API (its
+    # own cost per call counts at small chunks).
     extension("zdt.kernels._steps", ["zdt/kernels/_steps.pyx"], "module",
               depends=["zdt/kernels/_steps.pxd", "zdt/kernels/_num.pxd",
                        "zdt/kernels/_portable.pxd", "zdt/kernels/_portable.h"],

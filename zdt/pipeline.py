@@ -175,27 +175,14 @@ def _sync_io(byte_getter: Any) -> bool:
     return all(callable(getattr(byte_getter, m, None)) for m in _SYNC_METHODS)
 
 
-def _get_sync(byte_getter: Any, prototype: Any) -> Any:
-    # What StorePath.get_sync does, without its check of the store against a runtime Protocol
-    # (~1 us a chunk, with the GIL held; _sync_io checked the store once for the batch).
-    # Likewise _set_sync and _delete_sync.
-    if type(byte_getter) is StorePath:
-        return byte_getter.store.get_sync(byte_getter.path, prototype=prototype)
-    return byte_getter.get_sync(prototype=prototype)
-
-
-def _set_sync(byte_setter: Any, data: Any) -> None:
-    if type(byte_setter) is StorePath:
-        byte_setter.store.set_sync(byte_setter.path, data)
-    else:
-        byte_setter.set_sync(data)
-
-
-def _delete_sync(byte_setter: Any) -> None:
-    if type(byte_setter) is StorePath:
-        byte_setter.store.delete_sync(byte_setter.path)
-    else:
-        byte_setter.delete_sync()
+def _sync(byte_io: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """byte_io.<method>(...) for get_sync / set_sync / delete_sync; a StorePath's store is
+    called directly, as StorePath itself does, without its check of the store against a
+    runtime Protocol (~1 us a chunk with the GIL held; _sync_io checked the store once for the
+    batch)."""
+    if type(byte_io) is StorePath:
+        return getattr(byte_io.store, method)(byte_io.path, *args, **kwargs)
+    return getattr(byte_io, method)(*args, **kwargs)
 
 
 def _chunk_index(shape: tuple[int, ...], selection: Any, drop_axes: tuple[int, ...]) -> Any:
@@ -454,7 +441,7 @@ class ZdtCodecPipeline(CodecPipeline):
     def _read_group_sync(self, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
         statuses = []
         for item in items:
-            raw = _get_sync(item[0], item[1].prototype)
+            raw = _sync(item[0], "get_sync", prototype=item[1].prototype)
             self._read_one(raw, item, out_np, drop_axes)
             statuses.append({"status": "missing" if raw is None else "present"})
         return statuses
@@ -510,12 +497,12 @@ class ZdtCodecPipeline(CodecPipeline):
     def _write_group_sync(self, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
         for item in items:
             bs, spec, _, _, complete = item
-            old = None if complete else _get_sync(bs, spec.prototype)
+            old = None if complete else _sync(bs, "get_sync", prototype=spec.prototype)
             data = self._write_one(old, item, value_np, drop_axes)
             if data is None:
-                _delete_sync(bs)
+                _sync(bs, "delete_sync")
             else:
-                _set_sync(bs, data)
+                _sync(bs, "set_sync", data)
 
     def _write_one(self, old: Any, item: tuple, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> Any:
         _, chunk_spec, chunk_selection, out_selection, complete = item
