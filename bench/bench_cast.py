@@ -72,6 +72,10 @@ def workloads(data: dict[str, np.ndarray]) -> list[dict]:
              rounding="nearest-even", oor=None, smap=None, direction="encode"),
         dict(name="f64->f32", src=data["f64_f32"], target="float32", rounding="nearest-even",
              oor=None, smap=None, direction="encode"),
+        dict(name="f64->f32 towards-zero", src=data["f64_f32"], target="float32",
+             rounding="towards-zero", oor=None, smap=None, direction="encode"),
+        dict(name="f64->f32 nearest-away", src=data["f64_f32"], target="float32",
+             rounding="nearest-away", oor=None, smap=None, direction="encode"),
         dict(name="i64->f64 towards-zero", src=data["i64_f64"], target="float64",
              rounding="towards-zero", oor=None, smap=None, direction="encode"),
     ]

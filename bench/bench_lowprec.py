@@ -2,11 +2,11 @@
 
     python bench/bench_lowprec.py [--n 10000000] [--repeat 9]
 
-10M float32 (and float64) values, nearest-even, into bfloat16, float8_e4m3fn, float8_e5m2,
-float4_e2m1fn and int4 and back to float32. zdt is timed as its kernel with `out=` (every rule:
-overflow, NaN and infinity checked, rounded once) and allocating its output; the peer is
-ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates, float64
-is rounded through float32). packbits of int4 (8x as many elements) against copying the int4
+10M float32 (and float64) values, nearest-even, into float16, bfloat16, float8_e4m3fn,
+float8_e5m2, float4_e2m1fn and int4 and back to float32. zdt is timed as its kernel with `out=`
+(every rule: overflow, NaN and infinity checked, rounded once) and allocating its output; the
+peer is ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates,
+float64 is rounded through float32), and for float16, a NumPy type, NumPy's own `astype`. packbits of int4 (8x as many elements) against copying the int4
 bytes. Ratios are to the peer and to np.copyto of the float32 array (the larger side of every
 cast).
 """
@@ -24,12 +24,12 @@ from zdt.codecs.cast import CastPlan
 from zdt.formats import FORMATS
 from zdt.codecs.packbits import PackBitsConfig
 
-TARGETS = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4"]
+TARGETS = ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4"]
 
 
 def data_for(target: str, n: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
     """Values inside the target's range (the common case: no element needs the exact path)."""
-    top = {"bfloat16": 1e30, "float8_e4m3fn": 400.0, "float8_e5m2": 50000.0,
+    top = {"float16": 60000.0, "bfloat16": 1e30, "float8_e4m3fn": 400.0, "float8_e5m2": 50000.0,
            "float4_e2m1fn": 5.5, "int4": 7.4}[target]
     x = rng.uniform(-top, top, n)
     if target == "int4":
@@ -48,12 +48,13 @@ def main() -> None:
     for source in ("float32", "float64"):
         for target in TARGETS:
             x = data_for(target, args.n, source, rng)
-            tdt = np.dtype(getattr(ml_dtypes, target))
+            tdt = np.dtype(getattr(ml_dtypes, target, target))
+            peer = "numpy astype" if target == "float16" else "ml_dtypes astype"
             enc_out = np.empty(args.n, dtype=tdt)
             plan = CastPlan(FORMATS[source], FORMATS[target], out_of_range=None)
             impls = {"zdt cast_value kernel": lambda: plan.cast(x, out=enc_out),
                      ALLOC: lambda: plan.cast(x),
-                     "ml_dtypes astype": lambda: x.astype(tdt)}
+                     peer: lambda: x.astype(tdt)}
             f32 = x if source == "float32" else x.astype(np.float32)
             floor = copy_floor(f32, args.repeat)
             name = f"{source} -> {target} encode"
@@ -67,7 +68,7 @@ def main() -> None:
             back = CastPlan(FORMATS[target], FORMATS["float32"])
             impls = {"zdt cast_value kernel": lambda: back.cast(y, out=dec_out),
                      ALLOC: lambda: back.cast(y),
-                     "ml_dtypes astype": lambda: y.astype(np.float32)}
+                     peer: lambda: y.astype(np.float32)}
             name = f"{target} -> float32 decode"
             row = print_table(name, interleaved(impls, args.repeat), floor, "zdt cast_value kernel",
                               fresh=fresh_floor(y, np.float32, args.repeat))

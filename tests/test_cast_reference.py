@@ -95,3 +95,45 @@ def test_every_edge_value_every_mode(source, target):
                         with pytest.raises(CastError) as info:
                             plan.cast(arr[i:i + 1], fast=fast)
                         assert info.value.reason == results[i][1], (build, fast, arr[i], info.value)
+
+
+def float32_sweep() -> np.ndarray:
+    """float32 bit patterns for a conversion to float16: every sign, exponent and top 7
+    mantissa bits, each with low bits that make every rounding case at every float16
+    precision (subnormal results drop 14 to 24+ bits): zero, one, the halfway point of each
+    bit position and its neighbours, all ones."""
+    low = {0, 1, 0x7FFF, 0xFFFF}
+    for k in range(16):
+        low |= {(1 << k) - 1, 1 << k, (1 << k) + 1}
+    low = np.array(sorted(v & 0xFFFF for v in low), dtype=np.uint32)
+    high = np.arange(1 << 16, dtype=np.uint32) << 16
+    return (high[:, None] | low[None, :]).reshape(-1).view(np.float32)
+
+
+def test_float32_to_float16_nearest_even_matches_numpy_and_the_exact_path():
+    """The bit-pattern loop for float32 -> float16 (nearest-even) against NumPy's own
+    conversion (an independent implementation, correctly rounded) and zdt's exact path, on
+    every build: ties at every subnormal and normal position, the top of the range (65504,
+    the 65520 tie that rounds to infinity), infinities; NaN becomes the canonical NaN with
+    the input's sign."""
+    x = float32_sweep()
+    finite = np.isfinite(x)
+    with np.errstate(over="ignore"):
+        fits = finite & (np.abs(x.astype(np.float16)) <= 65504)
+    clamp = CastPlan(FORMATS["float32"], FORMATS["float16"], out_of_range="clamp")
+    error = CastPlan(FORMATS["float32"], FORMATS["float16"])
+    with np.errstate(over="ignore"):
+        expected = x.astype(np.float16).view(np.uint16)
+    nan = np.isnan(x)
+    expected[nan] = (x[nan].view(np.uint32) >> 16).astype(np.uint16) & 0x8000 | 0x7E00
+    exact = clamp.cast(x, fast=False).view(np.uint16)
+    assert np.array_equal(exact, expected)
+    for build in kernels.available():
+        with kernels.use(build):
+            got = clamp.cast(x).view(np.uint16)
+            bad = np.flatnonzero(got != expected)
+            assert bad.size == 0, (build, x[bad[:5]], got[bad[:5]], expected[bad[:5]])
+            assert np.array_equal(error.cast(x[fits]).view(np.uint16), expected[fits])
+            with pytest.raises(CastError) as info:
+                error.cast(np.array([0.5, 65520.0], dtype=np.float32))
+            assert info.value.index == (1,) and info.value.reason == "out_of_range"

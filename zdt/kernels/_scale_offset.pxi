@@ -124,7 +124,7 @@ cdef bint so_lane_loop(const int_t* src, int_t* dst, Py_ssize_t n, int_t o, int_
     """Whole block; True if some element fails (the caller finds which with the checked
     per-element functions)."""
     cdef Py_ssize_t i
-    cdef uint8_t acc = 0
+    cdef lane_t acc = 0            # flags as wide as the lanes (see _cast.pxi: lane-wide flags)
     cdef lane_t lo = <lane_t>int_min64(dst), hi = <lane_t>int_max64(dst)
     cdef lane_t t, p, q, sl = <lane_t>s, ol = <lane_t>o
     cdef uint64_t pu64
@@ -164,28 +164,35 @@ cdef bint so_lane_loop(const int_t* src, int_t* dst, Py_ssize_t n, int_t o, int_
             p = t * sl
             acc |= (t < lo) | (t > hi) | (p < lo) | (p > hi)
             dst[i] = <int_t>p
-    return acc
+    return acc != 0
 
 
 cdef bint so_float_loop(const float_t* src, float_t* dst, Py_ssize_t n, float_t o, float_t s,
                         bint decode) noexcept nogil:
     cdef Py_ssize_t i
-    cdef uint8_t acc = 0
+    cdef uint64_t acc64 = 0        # flags as wide as the lanes (see _cast.pxi: lane-wide flags)
+    cdef uint32_t acc32 = 0
     cdef float_t x, r
     cdef float_t fmax = max_finite(<float_t*>NULL)
     if decode:
         for i in range(n):
             x = src[i]
             r = x / s + o
-            acc |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
+            if float_t is double:
+                acc64 |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
+            else:
+                acc32 |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
             dst[i] = r
     else:
         for i in range(n):
             x = src[i]
             r = (x - o) * s
-            acc |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
+            if float_t is double:
+                acc64 |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
+            else:
+                acc32 |= (fabs_t(x) <= fmax) & (not (fabs_t(r) <= fmax))
             dst[i] = r
-    return acc
+    return (acc64 | acc32) != 0
 
 
 cdef bint so_mini_loop(const float* w, mini_t* dst, Py_ssize_t n, double o, double s,
@@ -193,7 +200,7 @@ cdef bint so_mini_loop(const float* w, mini_t* dst, Py_ssize_t n, double o, doub
     """A small float format (its block already read as float32, exactly): each operation in
     float64, rounded to the format (nearest-even; innocuous double rounding, 53 >= 2p + 2)."""
     cdef Py_ssize_t i
-    cdef uint8_t acc = 0
+    cdef uint64_t acc = 0          # flags as wide as the (float64) lanes
     cdef double x, r
     cdef MiniFormat f = m[0]        # a local copy: the loop then provably reloads nothing
     for i in range(n):
@@ -204,7 +211,7 @@ cdef bint so_mini_loop(const float* w, mini_t* dst, Py_ssize_t n, double o, doub
             r = mini_round_even(mini_round_even(x - o, &f) * s, &f)
         acc |= (fabs(x) <= DBL_MAX) & (not (fabs(r) <= DBL_MAX))
         dst[i] = <mini_t>mini_bits(r, r, &f)
-    return acc
+    return acc != 0
 
 
 # --- first failure in a flagged block ---------------------------------------------------------------
