@@ -110,22 +110,32 @@ def float32_sweep() -> np.ndarray:
     return (high[:, None] | low[None, :]).reshape(-1).view(np.float32)
 
 
-def test_float32_to_float16_nearest_even_matches_numpy_and_the_exact_path():
-    """The bit-pattern loop for float32 -> float16 (nearest-even) against NumPy's own
-    conversion (an independent implementation, correctly rounded) and zdt's exact path, on
-    every build: ties at every subnormal and normal position, the top of the range (65504,
-    the 65520 tie that rounds to infinity), infinities; NaN becomes the canonical NaN with
-    the input's sign."""
-    x = float32_sweep()
+def float64_sweep() -> np.ndarray:
+    """The float32 sweep as float64, with both float64 neighbours of each value: a value one
+    float64 ulp off a float16 midpoint must not round as the midpoint (float64 -> float32 ->
+    float16 in nearest-even twice does; zdt rounds to odd in between)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = float32_sweep().astype(np.float64)     # (NaN payloads: NumPy warns, keeps NaN)
+        return np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
+
+
+@pytest.mark.parametrize("source", ["float32", "float64"])
+def test_nearest_even_into_float16_matches_numpy_and_the_exact_path(source):
+    """The bit-pattern loop into float16 (nearest-even; float64 rounded to odd into float32
+    first) against NumPy's own conversion (an independent implementation, correctly rounded
+    from either type) and zdt's exact path, on every build: ties at every subnormal and normal
+    position and their neighbours, the top of the range (65504, the 65520 tie that rounds to
+    infinity), infinities; NaN becomes the canonical NaN with the input's sign."""
+    x = float32_sweep() if source == "float32" else float64_sweep()
     finite = np.isfinite(x)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         fits = finite & (np.abs(x.astype(np.float16)) <= 65504)
-    clamp = CastPlan(FORMATS["float32"], FORMATS["float16"], out_of_range="clamp")
-    error = CastPlan(FORMATS["float32"], FORMATS["float16"])
-    with np.errstate(over="ignore"):
+    clamp = CastPlan(FORMATS[source], FORMATS["float16"], out_of_range="clamp")
+    error = CastPlan(FORMATS[source], FORMATS["float16"])
+    with np.errstate(over="ignore", invalid="ignore"):
         expected = x.astype(np.float16).view(np.uint16)
     nan = np.isnan(x)
-    expected[nan] = (x[nan].view(np.uint32) >> 16).astype(np.uint16) & 0x8000 | 0x7E00
+    expected[nan] = np.where(np.signbit(x[nan]), 0xFE00, 0x7E00).astype(np.uint16)
     exact = clamp.cast(x, fast=False).view(np.uint16)
     assert np.array_equal(exact, expected)
     for build in kernels.available():
@@ -135,5 +145,5 @@ def test_float32_to_float16_nearest_even_matches_numpy_and_the_exact_path():
             assert bad.size == 0, (build, x[bad[:5]], got[bad[:5]], expected[bad[:5]])
             assert np.array_equal(error.cast(x[fits]).view(np.uint16), expected[fits])
             with pytest.raises(CastError) as info:
-                error.cast(np.array([0.5, 65520.0], dtype=np.float32))
+                error.cast(np.array([0.5, 65520.0], dtype=source))
             assert info.value.index == (1,) and info.value.reason == "out_of_range"

@@ -49,7 +49,8 @@ from zdt.kernels._types cimport (
     MiniFormat, mini_t,
 )
 from zdt.kernels._mini cimport (
-    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, u32_in, widen_small_float,
+    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, u32_in, u32_out,
+    widen_small_float,
 )
 from zdt.kernels._steps cimport make_step
 
@@ -430,46 +431,88 @@ cdef bint f32_upper_half_even(const float* s, uint16_t* d, Py_ssize_t n,
     return acc != 0
 
 
-cdef inline bint is_ieee_half(const MiniFormat* m) noexcept nogil:
-    """IEEE binary16 (float16): 5 exponent bits, bias 15, 10 mantissa bits, subnormals,
-    infinities and NaN."""
-    return (m.itemsize == 2) & (m.bits == 16) & (m.man_bits == 10) & (m.bias == 15) \
-        & m.has_inf & m.has_nan & m.has_neg_zero
+cdef inline bint has_bit_loop(const MiniFormat* m) noexcept nogil:
+    """A format f32_to_mini_even handles: half its smallest subnormal is a float32 normal
+    (every small float but bfloat16, which has its own loop above, and float8_e8m0fnu, which
+    has no fast loop)."""
+    return (m.man_bits >= 1) & (m.emin - m.man_bits - 1 >= -126)
 
 
-cdef bint f32_to_half_even(const float* s, uint16_t* d, Py_ssize_t n,
+cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
                            const MiniFormat* m) noexcept nogil:
-    """float32 -> float16, nearest-even, on the bit pattern (the generic loop computes in
-    float64 and assembles the bits field by field: 5x slower). Normal results: rebias the
-    exponent, add just under half of the 13 dropped bits plus the lowest kept one, shift; a
-    carry out of the mantissa moves into the exponent, which is the right rounding at binade
-    ends and gives exactly the infinity pattern for values from 65520 up. Subnormal results:
-    adding 0.5 in float32 arithmetic rounds the value to a multiple of 2**-24 (0.5's ulp) in
-    the hardware's nearest-even mode, and the sum's low bits are the float16 subnormal's (up to
-    0x400, the smallest normal, when it rounds up); inputs below 2**-25, which round to zero,
-    are replaced by zero first, so no float32 subnormal meets the adder. NaN becomes the
-    canonical NaN with the input's sign; a finite input that rounds to infinity is flagged (the
-    exact path decides between the error and clamp's infinity), as f2mini flags it."""
+    """float32 -> a small float format (float16, float8 / float6 / float4), nearest-even, on the
+    bit pattern: f2mini computes in float64 and assembles the bits field by field, 3-4x slower.
+    Normal results: rebias the exponent, add just under half of the dropped bits plus the
+    lowest kept one, shift; a carry out of the mantissa moves into the exponent, which is the
+    right rounding at the end of each binade. Subnormal results: adding `magic`, a power of
+    two whose float32 ulp is the format's smallest subnormal, rounds the value to that grid
+    in the hardware's nearest-even mode, and the sum's low bits are the result's (up to the
+    smallest normal's pattern when it rounds up); inputs below half that subnormal, which
+    round to zero, are replaced by zero first, so no float32 subnormal meets the adder.
+    Flags exactly what f2mini flags: a finite value that rounds beyond the largest finite
+    one (`over`: the tie above the largest goes up when the largest's last mantissa bit is
+    odd), an infinity or NaN the format cannot hold. NaN becomes the canonical NaN, with the
+    input's sign where the format keeps one; a zero result of a format without -0 is +0."""
     cdef Py_ssize_t i
+    cdef int drop = 23 - m.man_bits
+    cdef uint32_t round_bits = (1u << (drop - 1)) - 1
+    cdef uint32_t rebias = (<uint32_t>(127 - m.bias)) << 23
+    cdef uint32_t min_normal = (<uint32_t>(m.emin + 127)) << 23
+    cdef uint32_t tiny_min = (<uint32_t>(m.emin - m.man_bits - 1 + 127)) << 23
+    cdef float magic = pow2(m.emin - m.man_bits + 23, <float*>NULL)
+    cdef float largest = <float>m.max_finite
+    cdef uint32_t magic_bits, largest_bits, over
+    # (every field the loop reads is a local: a read through m inside it could alias d)
+    cdef int sign_at = m.bits - 1
+    cdef uint32_t nan_bits = m.nan_bits, inf_bits = m.inf_bits
+    cdef uint32_t no_nan = not m.has_nan, no_inf = not m.has_inf, neg_zero = m.has_neg_zero
     cdef uint32_t acc = 0          # lane-wide flags (top of file)
-    cdef uint32_t b, mag, normal, sub, h, tiny_bits
-    cdef float tiny, half = 0.5
-    cdef uint32_t nan_bits = m.nan_bits
+    cdef uint32_t b, mag, normal, sub, h, sign, tiny_bits, special
+    cdef float tiny
     cdef u32_in u = <u32_in>s
+    memcpy(&magic_bits, &magic, 4)
+    memcpy(&largest_bits, &largest, 4)
+    over = largest_bits + (1u << (drop - 1)) + (1u - ((largest_bits >> drop) & 1u))
     for i in range(n):
         b = u[i]
         mag = b & 0x7FFFFFFFu
-        normal = (mag - 0x38000000u + 0xFFFu + ((mag >> 13) & 1u)) >> 13
-        tiny_bits = mag if mag >= 0x33000000u else 0u
+        normal = (mag - rebias + round_bits + ((mag >> drop) & 1u)) >> drop
+        tiny_bits = mag if mag >= tiny_min else 0u
         memcpy(&tiny, &tiny_bits, 4)
-        tiny = tiny + half
+        tiny = tiny + magic
         memcpy(&sub, &tiny, 4)
-        h = (sub - 0x3F000000u) if mag < 0x38800000u else normal
-        h = 0x7C00u if mag >= 0x477FF000u else h
-        h = nan_bits if mag > 0x7F800000u else h
-        acc |= (mag >= 0x477FF000u) & (mag < 0x7F800000u)
-        d[i] = <uint16_t>(((b >> 16) & 0x8000u) | h)
+        h = (sub - magic_bits) if mag < min_normal else normal
+        # (one select for both specials: with one each, gcc left the loop scalar)
+        special = nan_bits if mag > 0x7F800000u else inf_bits
+        h = special if mag >= 0x7F800000u else h
+        sign = (b >> 31) << sign_at
+        sign = sign if (h != 0) | neg_zero else 0u
+        acc |= ((mag >= over) & (mag < 0x7F800000u)) | ((mag == 0x7F800000u) & no_inf) \
+            | ((mag > 0x7F800000u) & no_nan)
+        d[i] = <mini_t>(sign | h)
     return acc != 0
+
+
+cdef void f64_to_f32_odd(const double* s, float* t, Py_ssize_t n) noexcept nogil:
+    """float64 -> float32 rounded to odd: towards zero, then the last bit set when the value
+    was inexact (infinities stay, NaN stays NaN). Rounding that float32 again, nearest-even,
+    to a format of at most 22 bits of precision gives the float64's own nearest-even result:
+    rounding to odd keeps the side of every midpoint of the coarser format, and the midpoint
+    itself, on which a value lies (24 >= 22 + 2 bits, and float32's subnormals are 2**16 times
+    finer than any small format's). A finite float64 beyond float32's range becomes float32's
+    largest value, which overflows every small format just as the float64 does."""
+    cdef Py_ssize_t i
+    cdef double x, b
+    cdef float r
+    cdef uint32_t rb
+    cdef u32_out u = <u32_out>t
+    for i in range(n):
+        x = s[i]
+        r = <float>x
+        b = <double>r
+        r = step_mag(r, -(fabs(b) > fabs(x)))
+        memcpy(&rb, &r, 4)
+        u[i] = rb | (b != x)
 
 
 cdef bint f2mini_modes(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
@@ -748,14 +791,27 @@ cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp)
 
 
 cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
-    """float32/float64 -> a small float (integers arrive widened to float64)."""
-    if float_t is float:
-        if sp.rounding == NEAREST_EVEN and is_f32_upper_half(&sp.mini):
-            return finish_map(s, <uint16_t*>d, n, sp,
-                              f32_upper_half_even(s, <uint16_t*>d, n, &sp.mini))
-        if sp.rounding == NEAREST_EVEN and is_ieee_half(&sp.mini):
-            return finish_map(s, <uint16_t*>d, n, sp,
-                              f32_to_half_even(s, <uint16_t*>d, n, &sp.mini))
+    """float32/float64 -> a small float (integers arrive widened to float64). Nearest-even
+    into a format with a bit-pattern loop reads float32: a float64 block is rounded to odd
+    into one first (f64_to_f32_odd), which keeps the result and the flags exact."""
+    cdef float odd[BLOCK]
+    cdef const float* f32
+    cdef bint flagged
+    if sp.rounding == NEAREST_EVEN and (is_f32_upper_half(&sp.mini) | has_bit_loop(&sp.mini)):
+        if float_t is float:
+            f32 = s
+        else:
+            f64_to_f32_odd(s, odd, n)
+            f32 = odd
+        if is_f32_upper_half(&sp.mini):
+            flagged = f32_upper_half_even(f32, <uint16_t*>d, n, &sp.mini)
+        elif sp.mini.itemsize == 2:
+            flagged = f32_to_mini_even(f32, <uint16_t*>d, n, &sp.mini)
+        else:
+            flagged = f32_to_mini_even(f32, <uint8_t*>d, n, &sp.mini)
+        if sp.mini.itemsize == 2:
+            return finish_map(s, <uint16_t*>d, n, sp, flagged)
+        return finish_map(s, <uint8_t*>d, n, sp, flagged)
     if sp.mini.itemsize == 2:
         return finish_map(s, <uint16_t*>d, n, sp,
                           f2mini_modes(s, <uint16_t*>d, n, &sp.mini, sp.rounding))
