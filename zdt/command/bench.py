@@ -34,7 +34,7 @@ SHORT_TOLERANCE = 2.0
 FAMILIES: dict[str, tuple[str, str, list[str]]] = {
     "cast": ("bench_cast.py", "cast_value", ["--n", "8000000", "--repeat", "3", "--no-threads"]),
     "cast_matrix": ("bench_cast_matrix.py", "cast_value, every pair and rounding mode",
-                    ["--n", "1000000", "--repeat", "3"]),
+                    ["--n", "4000000", "--repeat", "3"]),
     "scale_offset": ("bench_scale_offset.py", "scale_offset", ["--n", "8000000", "--repeat", "3"]),
     "lowprec": ("bench_lowprec.py", "low-precision types (cast_value, packbits)",
                 ["--n", "8000000", "--repeat", "3"]),
