@@ -196,16 +196,19 @@ def growth(step, calls: int) -> int:
 LIMIT = 2 << 20  # 2 MB over 1e5 calls: a leak of 21 bytes per call shows
 
 
-def test_the_leak_check_sees_a_leak():
+def test_the_leak_check_sees_a_leak(tmp_path):
     """The instrument works: keeping 64 bytes per call is well over the limit. Measured in a
     fresh interpreter: in a worker that has run other tests, the free space their objects left
-    in Python's allocator can take all the kept bytes without the RSS moving (seen once)."""
+    in Python's allocator can take all the kept bytes without the RSS moving (seen once). It
+    runs in an empty directory: `python -c` puts the working directory first on sys.path, and
+    at the root of a checkout that is the unbuilt source tree."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from test_hardening import CALLS, growth; kept = []; "
             "print(growth(lambda i: kept.append(b'%63d' % i), CALLS))")
-    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
-                         capture_output=True, text=True, check=True).stdout
-    assert int(out.split()[-1]) > LIMIT
+    run = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout.split()[-1]) > LIMIT
 
 
 @pytest.mark.parametrize("name", list(codec_cases(8)))
