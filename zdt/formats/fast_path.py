@@ -19,7 +19,9 @@ it), computed here from the loops' flag conditions, which are:
                 casts never flag
   f2mini        (float16, bfloat16, float8 / float6 / float4) when a finite x rounds (in the
                 mode, at the format's precision, binade capped above its largest) beyond
-                its largest finite value; an infinity or NaN the format cannot hold
+                its largest finite value, except in nearest-even under clamp (the loop
+                writes the format's infinity, or its largest value where it has none); an
+                infinity or NaN the format cannot hold
   narrow        (int2 / int4 / uint2 / uint4 written as int8 / uint8) in error mode, unless
                 the int8 result lies in the logical range
   WIDEN_INT     a 64-bit integer of magnitude 2**53 or more (float64 may have rounded it)
@@ -206,6 +208,8 @@ def safe_range(source: NumberFormat, target: NumberFormat, rounding: str,
             return -hi, hi
         return -fmax, fmax
     if target.type_code == TypeCode.T_MINI:
+        if rounding == "nearest-even" and out_of_range == "clamp":
+            return everything if target.has_inf else (-fmax, fmax)
         return _mini_bounds(target, rounding, dt)
     if target.itemsize >= source.itemsize:
         return everything                  # exact: never flags

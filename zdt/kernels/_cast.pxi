@@ -411,22 +411,23 @@ cdef inline bint is_f32_upper_half(const MiniFormat* m) noexcept nogil:
 
 
 cdef bint f32_upper_half_even(const float* s, uint16_t* d, Py_ssize_t n,
-                              const MiniFormat* m) noexcept nogil:
+                              const MiniFormat* m, bint clamp) noexcept nogil:
     """float32 -> such a format, nearest-even, on the bit pattern: add just under half of the
     dropped part plus its lowest kept bit, keep the upper half. The magnitude never carries
     into the sign (only NaN patterns are that large; they are replaced). NaN becomes the
-    canonical NaN with the input's sign; a finite input that rounds to infinity is flagged
-    (the exact path decides between the error and clamp's infinity)."""
+    canonical NaN with the input's sign; a finite input that rounds to infinity is that
+    infinity under clamp, else flagged (the exact path raises)."""
     cdef Py_ssize_t i
     cdef uint32_t acc = 0          # lane-wide flags (top of file)
     cdef uint32_t b, mag, r
     cdef uint32_t nan_bits = m.nan_bits
+    cdef uint32_t no_clamp = not clamp
     cdef u32_in u = <u32_in>s
     for i in range(n):
         b = u[i]
         mag = b & 0x7FFFFFFFu
         r = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16
-        acc |= ((r & 0x7FFFu) == 0x7F80u) & (mag < 0x7F800000u)
+        acc |= ((r & 0x7FFFu) == 0x7F80u) & (mag < 0x7F800000u) & no_clamp
         d[i] = <uint16_t>(((b >> 16) & 0x8000u) | nan_bits if mag > 0x7F800000u else r)
     return acc != 0
 
@@ -439,7 +440,7 @@ cdef inline bint has_bit_loop(const MiniFormat* m) noexcept nogil:
 
 
 cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
-                           const MiniFormat* m) noexcept nogil:
+                           const MiniFormat* m, bint clamp) noexcept nogil:
     """float32 -> a small float format (float16, float8 / float6 / float4), nearest-even, on the
     bit pattern: f2mini computes in float64 and assembles the bits field by field, 3-4x slower.
     Normal results: rebias the exponent, add just under half of the dropped bits plus the
@@ -449,10 +450,12 @@ cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
     in the hardware's nearest-even mode, and the sum's low bits are the result's (up to the
     smallest normal's pattern when it rounds up); inputs below half that subnormal, which
     round to zero, are replaced by zero first, so no float32 subnormal meets the adder.
-    Flags exactly what f2mini flags: a finite value that rounds beyond the largest finite
-    one (`over`: the tie above the largest goes up when the largest's last mantissa bit is
-    odd), an infinity or NaN the format cannot hold. NaN becomes the canonical NaN, with the
-    input's sign where the format keeps one; a zero result of a format without -0 is +0."""
+    A finite value that rounds beyond the largest finite one (`over`: the tie above the
+    largest goes up when the largest's last mantissa bit is odd) is, under clamp, the
+    format's infinity, or its largest value where it has none (the rule for float targets),
+    and flagged otherwise (the exact path raises); an infinity or NaN the format cannot hold
+    is flagged in every mode. NaN becomes the canonical NaN, with the input's sign where the
+    format keeps one; a zero result of a format without -0 is +0."""
     cdef Py_ssize_t i
     cdef int drop = 23 - m.man_bits
     cdef uint32_t round_bits = (1u << (drop - 1)) - 1
@@ -464,15 +467,19 @@ cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
     cdef uint32_t magic_bits, largest_bits, over
     # (every field the loop reads is a local: a read through m inside it could alias d)
     cdef int sign_at = m.bits - 1
-    cdef uint32_t nan_bits = m.nan_bits, inf_bits = m.inf_bits
+    cdef uint32_t nan_bits = m.nan_bits
     cdef uint32_t no_nan = not m.has_nan, no_inf = not m.has_inf, neg_zero = m.has_neg_zero
+    cdef uint32_t no_clamp = not clamp
     cdef uint32_t acc = 0          # lane-wide flags (top of file)
     cdef uint32_t b, mag, normal, sub, h, sign, tiny_bits, special
+    cdef uint32_t beyond
     cdef float tiny
     cdef u32_in u = <u32_in>s
     memcpy(&magic_bits, &magic, 4)
     memcpy(&largest_bits, &largest, 4)
     over = largest_bits + (1u << (drop - 1)) + (1u - ((largest_bits >> drop) & 1u))
+    # what a finite value beyond the range becomes under clamp (flagged otherwise)
+    beyond = m.clamp_bits
     for i in range(n):
         b = u[i]
         mag = b & 0x7FFFFFFFu
@@ -482,13 +489,15 @@ cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
         tiny = tiny + magic
         memcpy(&sub, &tiny, 4)
         h = (sub - magic_bits) if mag < min_normal else normal
-        # (one select for both specials: with one each, gcc left the loop scalar)
-        special = nan_bits if mag > 0x7F800000u else inf_bits
-        h = special if mag >= 0x7F800000u else h
+        # beyond the range: NaN's pattern, or `beyond` for a finite value and an infinity
+        # alike (where the format has infinities they are the same; where it has none, an
+        # infinite input is flagged). Two selects: with one more, gcc left the loop scalar
+        special = nan_bits if mag > 0x7F800000u else beyond
+        h = special if mag >= over else h
         sign = (b >> 31) << sign_at
         sign = sign if (h != 0) | neg_zero else 0u
-        acc |= ((mag >= over) & (mag < 0x7F800000u)) | ((mag == 0x7F800000u) & no_inf) \
-            | ((mag > 0x7F800000u) & no_nan)
+        acc |= ((mag >= over) & (mag < 0x7F800000u) & no_clamp) \
+            | ((mag == 0x7F800000u) & no_inf) | ((mag > 0x7F800000u) & no_nan)
         d[i] = <mini_t>(sign | h)
     return acc != 0
 
@@ -796,19 +805,20 @@ cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp)
     into one first (f64_to_f32_odd), which keeps the result and the flags exact."""
     cdef float odd[BLOCK]
     cdef const float* f32
-    cdef bint flagged
+    cdef bint flagged, clamp
     if sp.rounding == NEAREST_EVEN and (is_f32_upper_half(&sp.mini) | has_bit_loop(&sp.mini)):
         if float_t is float:
             f32 = s
         else:
             f64_to_f32_odd(s, odd, n)
             f32 = odd
+        clamp = sp.out_of_range == OOR_CLAMP
         if is_f32_upper_half(&sp.mini):
-            flagged = f32_upper_half_even(f32, <uint16_t*>d, n, &sp.mini)
+            flagged = f32_upper_half_even(f32, <uint16_t*>d, n, &sp.mini, clamp)
         elif sp.mini.itemsize == 2:
-            flagged = f32_to_mini_even(f32, <uint16_t*>d, n, &sp.mini)
+            flagged = f32_to_mini_even(f32, <uint16_t*>d, n, &sp.mini, clamp)
         else:
-            flagged = f32_to_mini_even(f32, <uint8_t*>d, n, &sp.mini)
+            flagged = f32_to_mini_even(f32, <uint8_t*>d, n, &sp.mini, clamp)
         if sp.mini.itemsize == 2:
             return finish_map(s, <uint16_t*>d, n, sp, flagged)
         return finish_map(s, <uint8_t*>d, n, sp, flagged)

@@ -232,6 +232,8 @@ ctypedef struct MiniFormat:
     uint32_t sign_bit
     uint32_t inf_bits   # +Infinity (has_inf)
     uint32_t nan_bits   # the canonical NaN (has_nan)
+    uint32_t clamp_bits # what clamp makes of a finite value beyond the range: +Infinity, or
+                        # the largest finite value in a format without infinities
     bint has_inf
     bint has_nan
     bint has_neg_zero

@@ -66,6 +66,8 @@ cdef void fill_mini(MiniFormat* m, const Format* f) noexcept:
     m.has_neg_zero = f.has_neg_zero
     m.inf_bits = <uint32_t>f.inf_bits
     m.nan_bits = <uint32_t>f.nan_bits
+    m.clamp_bits = m.inf_bits if m.has_inf else \
+        ((<uint32_t>f.max_exp_field) << f.man_bits) | <uint32_t>f.max_man
     # reading (see MiniFormat)
     m.rebias_bits = (<uint32_t>(127 - f.bias)) << 23
     m.sub_scale = 2.0 ** (m.emin - f.man_bits)
