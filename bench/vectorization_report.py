@@ -47,14 +47,14 @@ def main() -> None:
     lines = src.read_text().splitlines()
     starts = []
     for i, line in enumerate(lines, 1):
-        m = re.match(r"static \w+ ((?:__pyx_fuse_[\d_]+)?__pyx_f_3zdt_7kernels_\d+_[a-z0-9]+_(f2i|i2i|i2f|f2f|f2mini|narrow_block|widen_int|widen_subint|subint_to_float|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
+        m = re.match(r"static \w+ ((?:__pyx_fuse_[\d_]+)?__pyx_f_3zdt_7kernels_\d+_[a-z0-9]+_(f2i|i2i|i2f|f2f|f32_to_mini_even|f32_to_mini_mode|f32_upper_half_even|f64_to_f32_odd|narrow_block|widen_int|widen_subint|subint_to_float|map_apply|map_unmark|map_mark|mark_block|so_[a-z0-9_]+))\((.*)\) \{", line)
         if m:
             starts.append((i, m.group(1), m.group(3)))
     for (start, name, sig), nxt in zip(starts, starts[1:] + [(len(lines), "", "")]):
         hits = [v for v in vectorized if start <= v < nxt[0]]
-        desc = re.sub(r"__pyx_t_3zdt_6_types_|__pyx_v_|const|\*", "", sig)
+        desc = re.sub(r"__pyx_t_3zdt_\d+kernels_\d+_types_|__pyx_v_|CYTHON_UNUSED|const|\*", "", sig)
         desc = " ".join(p.split()[0] for p in desc.split(",") if p.strip())
-        text = f"{'VEC ' if hits else '--- '} {name.split(f'_kernels_{build}_')[1]:9s} {desc}"
+        text = f"{'VEC ' if hits else '--- '} {name.split(f'_{build}_', 1)[1]:9s} {desc}"
         if pattern in text and (hits or show_missed):
             print(text)
 

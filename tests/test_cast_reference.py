@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference
-from strategies import ALL_NAMES, ROUNDINGS, arrays, edge_values, scalar_maps
+from strategies import ALL_NAMES, LOW_FLOAT_NAMES, ROUNDINGS, arrays, edge_values, scalar_maps
 from zdt import kernels
 from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError
 
 # every build of the fast loops this machine runs (baseline, avx2, avx512), then the exact path
 PATHS = [(build, True) for build in kernels.available()] + [(kernels.build(), False)]
-from zdt.formats import FORMATS
+from zdt.formats import FORMATS, NAN_NONE
 
 PAIRS = [(s, t) for s in ALL_NAMES for t in ALL_NAMES]
 
@@ -147,3 +147,66 @@ def test_nearest_even_into_float16_matches_numpy_and_the_exact_path(source):
             with pytest.raises(CastError) as info:
                 error.cast(np.array([0.5, 65520.0], dtype=source))
             assert info.value.index == (1,) and info.value.reason == "out_of_range"
+
+
+OTHER_MODES = [r for r in ROUNDINGS if r != "nearest-even"]
+# every small float the fast loops write (float8_e8m0fnu, with no mantissa, sign or zero,
+# takes the exact path)
+MODE_TARGETS = ["float16"] + [n for n in LOW_FLOAT_NAMES if FORMATS[n].man_bits >= 1]
+
+
+def sweep_near(target: str, source: str) -> np.ndarray:
+    """The float32 (or float64) sweep, cut to the binades where rounding into `target` is not
+    trivial (a few below its smallest subnormal to two above its largest binade, zeros,
+    float32's subnormals and the infinities / NaN), without the values `target` cannot hold
+    in any mode (an infinity or NaN it has no pattern for). float64 adds the values beyond
+    float32's range, which overflow every format (bfloat16's largest lies in float32's top
+    binade, where float32's largest rounds towards zero to it)."""
+    fmt = FORMATS[target]
+    emin, emax = 1 - fmt.bias, fmt.max_exp_field - fmt.bias
+    x = float32_sweep()
+    e = (x.view(np.uint32) >> 23) & 0xFF
+    keep = ((e >= 127 + emin - fmt.man_bits - 3) & (e <= 127 + emax + 2)) | (e == 0) | (e == 255)
+    x = x[keep]
+    if source == "float64":
+        with np.errstate(over="ignore", invalid="ignore"):
+            x = x.astype(np.float64)
+            x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf),
+                                [2.0**128, -2.0**128, 1e300, -1e300]])
+    if not fmt.has_inf:
+        x = x[~np.isinf(x)]
+    if fmt.nan_style == NAN_NONE:
+        x = x[~np.isnan(x)]
+    return x
+
+
+@pytest.mark.parametrize("target", MODE_TARGETS)
+@pytest.mark.parametrize("source", ["float32", "float64"])
+def test_other_modes_into_small_floats_match_the_exact_path(source, target):
+    """The bit-pattern loop of the directed modes and nearest-away (float64 rounded to odd
+    into float32 first) on every build, against zdt's exact path: every rounding case near
+    the format's range, both out_of_range modes (under error mode, the values whose result
+    fits); and a sample of the same values against the pure-Python reference, so the exact
+    path is not the only judge."""
+    x = sweep_near(target, source)
+    fmt = FORMATS[target]
+    bits = fmt.bits_dtype
+    rng = np.random.default_rng(7)
+    sample = rng.choice(x.size, 150, replace=False)
+    with np.errstate(invalid="ignore"):
+        fits = ~(np.abs(x) > float(fmt.max_value)) | np.isinf(x)     # NaN and infinities: kept
+    for rounding in OTHER_MODES:
+        for oor in ("clamp", None):
+            plan = CastPlan(FORMATS[source], fmt, rounding=rounding, out_of_range=oor)
+            xs = x if oor else x[fits]
+            exact = plan.cast(xs, fast=False)
+            for build in kernels.available():
+                with kernels.use(build):
+                    got = plan.cast(xs)
+                bad = np.flatnonzero(got.view(bits) != exact.view(bits))
+                assert bad.size == 0, (build, rounding, oor, xs[bad[:5]], got.view(bits)[bad[:5]],
+                                       exact.view(bits)[bad[:5]])
+            if oor:
+                expected = reference.cast_array(x[sample], np.dtype(target), rounding, oor, [])
+                same = reference.same_bits_or_nan(exact[sample], expected)
+                assert same.all(), (rounding, x[sample][~same], exact[sample][~same], expected[~same])

@@ -66,7 +66,7 @@ class NumberFormat:
 
     @property
     def type_code(self) -> TypeCode:
-        """The C type the fast loops store it as; T_MINI for a small float format the f2mini
+        """The C type the fast loops store it as; T_MINI for a small float format the bit-pattern
         loop writes (every signed one with subnormals: all but float8_e8m0fnu); T_NONE when
         only the exact path writes it."""
         if self.name in _TYPE_CODES:

@@ -17,11 +17,12 @@ it), computed here from the loops' flag conditions, which are:
                 range, or rounds (in the mode) away from zero past float32's max; never under
                 nearest-even with clamp (+-inf is then the result); same-size or widening
                 casts never flag
-  f2mini        (float16, bfloat16, float8 / float6 / float4) when a finite x rounds (in the
-                mode, at the format's precision, binade capped above its largest) beyond
-                its largest finite value, except in nearest-even under clamp (the loop
-                writes the format's infinity, or its largest value where it has none); an
-                infinity or NaN the format cannot hold
+  mini          (float16, bfloat16, float8 / float6 / float4: the bit-pattern loops; float64
+                rounded to odd into float32 first) when a finite x rounds (in the mode, at the
+                format's precision) beyond its largest finite value, except under clamp (the
+                loops write the format's infinity, or its largest value where it has none); an
+                infinity or NaN the format cannot hold; from float64 into bfloat16 in a
+                directed mode or nearest-away, a finite x of 2**128 or more
   narrow        (int2 / int4 / uint2 / uint4 written as int8 / uint8) in error mode, unless
                 the int8 result lies in the logical range
   WIDEN_INT     a 64-bit integer of magnitude 2**53 or more (float64 may have rounded it)
@@ -48,7 +49,7 @@ class FastView:
 
     widen: Widen                 # how the source is read (small floats as float32, ...)
     source: NumberFormat         # the source format the loops see (after widening)
-    target_code: TypeCode        # the C type the loops write, or T_MINI (the f2mini loop)
+    target_code: TypeCode        # the C type the loops write, or T_MINI (a small float)
     narrow_bits: int             # a sub-byte integer target written as int8 / uint8: its width
     map_entries: tuple           # scalar_map entries with keys in that format
     force_exact_map: bool        # map hits are only candidates: the exact path decides them
@@ -150,12 +151,14 @@ def _f2i_bounds(lo_int: int, hi_int: int, rounding: str, dt: np.dtype) -> tuple[
 
 
 def _mini_bounds(target: NumberFormat, rounding: str, dt: np.dtype) -> tuple[np.generic, np.generic]:
-    """[lo, hi] for the small-float loop f2mini: the floats of `dt` whose rounding at the
-    target's precision stays within its largest finite value. Past max the next multiple of
-    the top binade's spacing (max + step: 2**(emax+1) for IEEE-like formats, 480 for
-    float8_e4m3fn, whose top mantissa is taken by NaN) is beyond; the loop caps the binade
-    it rounds in, so from there on every value is beyond, in every mode, even where the
-    correct result (directed rounding towards zero) is max."""
+    """[lo, hi] for the small-float loops: the floats of `dt` whose rounding at the target's
+    precision stays within its largest finite value. Past max the next multiple of the top
+    binade's spacing (max + step: 2**(emax+1) for IEEE-like formats, 480 for float8_e4m3fn,
+    whose top mantissa is taken by NaN) is beyond; the loops round in the binade of the
+    input, whose result there is a pattern past max, so from there on every value is beyond,
+    in every mode, even where the correct result (directed rounding towards zero) is max.
+    An infinity passes through unflagged into a format that has one: where a bound is `dt`'s
+    largest finite value (bfloat16 from float32), the range takes the infinity in."""
     top = Fraction(target.max_value)
     step = Fraction(2) ** (target.max_exp_field - target.bias - target.man_bits)
     if rounding in ("nearest-even", "nearest-away"):
@@ -163,13 +166,19 @@ def _mini_bounds(target: NumberFormat, rounding: str, dt: np.dtype) -> tuple[np.
         # significand, which is max's own when its last mantissa bit is 0 (float8_e4m3fn)
         tie_down = rounding == "nearest-even" and target.max_man % 2 == 0
         hi = _float_below(top + step / 2, dt, inclusive=tie_down)
-        return -hi, hi
-    if rounding == "towards-zero":
+        lo = -hi
+    elif rounding == "towards-zero":
         hi = _float_below(top + step, dt, inclusive=False)
-        return -hi, hi
-    if rounding == "towards-positive":
-        return _float_above(-(top + step), dt, inclusive=False), _float_below(top, dt, inclusive=True)
-    return _float_above(-top, dt, inclusive=True), _float_below(top + step, dt, inclusive=False)
+        lo = -hi
+    elif rounding == "towards-positive":
+        lo, hi = _float_above(-(top + step), dt, inclusive=False), _float_below(top, dt, inclusive=True)
+    else:
+        lo, hi = _float_above(-top, dt, inclusive=True), _float_below(top + step, dt, inclusive=False)
+    if target.has_inf:
+        fmax = np.finfo(dt).max
+        lo = dt.type(-np.inf) if lo == -fmax else lo
+        hi = dt.type(np.inf) if hi == fmax else hi
+    return lo, hi
 
 
 def _f2f_bounds(rounding: str, dt: np.dtype) -> tuple[np.generic, np.generic]:
@@ -208,7 +217,12 @@ def safe_range(source: NumberFormat, target: NumberFormat, rounding: str,
             return -hi, hi
         return -fmax, fmax
     if target.type_code == TypeCode.T_MINI:
-        if rounding == "nearest-even" and out_of_range == "clamp":
+        if out_of_range == "clamp":
+            if (rounding != "nearest-even" and dt == np.float64
+                    and target.max_exp_field - target.bias >= 127):
+                # bfloat16: a float64 of 2**128 or more is flagged in these modes
+                hi = _float_below(Fraction(2) ** 128, dt, inclusive=False)
+                return -hi, hi
             return everything if target.has_inf else (-fmax, fmax)
         return _mini_bounds(target, rounding, dt)
     if target.itemsize >= source.itemsize:

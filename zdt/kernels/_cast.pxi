@@ -49,8 +49,7 @@ from zdt.kernels._types cimport (
     MiniFormat, mini_t,
 )
 from zdt.kernels._mini cimport (
-    mini_bits, mini_exponent, mini_scale_in, mini_scale_out, mini_unsure, u32_in, u32_out,
-    widen_small_float,
+    u32_in, u32_out, widen_small_float,
 )
 from zdt.kernels._steps cimport make_step
 
@@ -382,27 +381,6 @@ cdef bint f2f(const float_t* s, float2_t* d, Py_ssize_t n, rmode_t* rm, omode_t*
 
 # --- small floats (float16, bfloat16, float8 / float6 / float4) ---------------------------------------
 
-cdef bint f2mini(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
-                 rmode_t* rm) noexcept nogil:
-    """float32/float64 -> a small float format, in the mode of the tag, parametrised by m
-    (zdt/kernels/_mini.pxd): scale so the last mantissa bit is the units digit, round, scale back
-    (exact in float64), assemble the bit pattern. Flags a finite value beyond the format's
-    range after rounding (the exact path decides between max, inf and an error), and an
-    infinity or NaN the format cannot hold. Branch-free, so it vectorises."""
-    cdef Py_ssize_t i
-    cdef uint64_t acc = 0          # lane-wide flags (top of file): the loop computes in float64
-    cdef double x, v
-    cdef int e
-    cdef MiniFormat f = m[0]        # a local copy: the loop then provably reloads nothing
-    for i in range(n):
-        x = <double>s[i]
-        e = mini_exponent(x, &f)
-        v = mini_scale_out(round_t(mini_scale_in(x, e, &f), rm), e, &f)
-        acc |= mini_unsure(v, x, &f)
-        d[i] = <mini_t>mini_bits(v, x, &f)
-    return acc != 0
-
-
 cdef inline bint is_f32_upper_half(const MiniFormat* m) noexcept nogil:
     """A 16-bit format that is float32 with the low 16 mantissa bits dropped (bfloat16: same
     exponent field and bias, subnormals included, IEEE infinities and NaN)."""
@@ -441,21 +419,22 @@ cdef inline bint has_bit_loop(const MiniFormat* m) noexcept nogil:
 
 cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
                            const MiniFormat* m, bint clamp) noexcept nogil:
-    """float32 -> a small float format (float16, float8 / float6 / float4), nearest-even, on the
-    bit pattern: f2mini computes in float64 and assembles the bits field by field, 3-4x slower.
-    Normal results: rebias the exponent, add just under half of the dropped bits plus the
-    lowest kept one, shift; a carry out of the mantissa moves into the exponent, which is the
-    right rounding at the end of each binade. Subnormal results: adding `magic`, a power of
-    two whose float32 ulp is the format's smallest subnormal, rounds the value to that grid
-    in the hardware's nearest-even mode, and the sum's low bits are the result's (up to the
-    smallest normal's pattern when it rounds up); inputs below half that subnormal, which
-    round to zero, are replaced by zero first, so no float32 subnormal meets the adder.
-    A finite value that rounds beyond the largest finite one (`over`: the tie above the
-    largest goes up when the largest's last mantissa bit is odd) is, under clamp, the
-    format's infinity, or its largest value where it has none (the rule for float targets),
-    and flagged otherwise (the exact path raises); an infinity or NaN the format cannot hold
-    is flagged in every mode. NaN becomes the canonical NaN, with the input's sign where the
-    format keeps one; a zero result of a format without -0 is +0."""
+    """float32 -> a small float format (float16, float8 / float6 / float4), nearest-even, on
+    the bit pattern, at the copy floor (computing in float64 and assembling the bits field
+    by field, as zdt once did, was 3-4x slower). Normal results: rebias the exponent, add
+    just under half of the dropped bits plus the lowest kept one, shift; a carry out of the
+    mantissa moves into the exponent, which is the right rounding at the end of each binade.
+    Subnormal results: adding `magic`, a power of two whose float32 ulp is the format's
+    smallest subnormal, rounds the value to that grid in the hardware's nearest-even mode,
+    and the sum's low bits are the result's (up to the smallest normal's pattern when it
+    rounds up); inputs below half that subnormal, which round to zero, are replaced by zero
+    first, so no float32 subnormal meets the adder. A finite value that rounds beyond the
+    largest finite one (`over`: the tie above the largest goes up when the largest's last
+    mantissa bit is odd) is, under clamp, the format's infinity, or its largest value where
+    it has none (the rule for float targets), and flagged otherwise (the exact path raises);
+    an infinity or NaN the format cannot hold is flagged in every mode. NaN becomes the
+    canonical NaN, with the input's sign where the format keeps one; a zero result of a
+    format without -0 is +0."""
     cdef Py_ssize_t i
     cdef int drop = 23 - m.man_bits
     cdef uint32_t round_bits = (1u << (drop - 1)) - 1
@@ -502,18 +481,112 @@ cdef bint f32_to_mini_even(const float* s, mini_t* d, Py_ssize_t n,
     return acc != 0
 
 
-cdef void f64_to_f32_odd(const double* s, float* t, Py_ssize_t n) noexcept nogil:
+cdef bint f32_to_mini_mode(const float* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
+                           bint clamp, rmode_t* rm) noexcept nogil:
+    """float32 -> a small float format (any with a mantissa bit: float16, bfloat16, float8 /
+    float6 / float4) in a directed mode or nearest-away, on the bit pattern, in integers only
+    (computing in float64 and assembling the bits field by field, as zdt did before, was
+    3-5x slower).
+
+    The float32 significand (its implicit bit set, for a normal input) is shifted right by
+    `sh` bits after adding the mode's increment: none towards zero, all ones below the kept
+    bits away from zero (towards-positive on a positive value, towards-negative on a negative
+    one), half for nearest-away. sh is the bits the format drops: 23 - man_bits for a normal
+    result, one more for each binade below the format's smallest normal (subnormal results;
+    capped at 31, where every nonzero input is below half the smallest subnormal and only the
+    away-from-zero modes give it). The biased exponent above 1 is added back in the exponent
+    field, so a carry out of the mantissa is the right rounding at the end of a binade.
+    A finite value whose result lies beyond the largest finite pattern is, under clamp, the
+    format's infinity, or its largest value where it has none (MiniFormat.clamp_bits: the rule
+    for float targets in every mode), and flagged otherwise (the exact path raises); an
+    infinity or NaN the format cannot hold is flagged in every mode. NaN becomes the
+    canonical NaN, an infinity the format's infinity, a zero result of a format without -0
+    is +0."""
+    cdef Py_ssize_t i
+    cdef int drop = 23 - m.man_bits
+    # (every field the loop reads is a local: a read through m inside it could alias d)
+    cdef int man_bits = m.man_bits
+    cdef int32_t ebias = m.bias - 127
+    cdef int sign_at = m.bits - 1
+    cdef uint32_t nan_bits = m.nan_bits, inf_bits = m.clamp_bits
+    cdef uint32_t no_nan = not m.has_nan, no_inf = not m.has_inf, neg_zero = m.has_neg_zero
+    cdef uint32_t no_clamp = not clamp
+    cdef uint32_t acc = 0          # lane-wide flags (top of file)
+    cdef uint32_t b, mag, sig, neg, inc, h, sign, special, maxb, beyond
+    cdef int32_t e, ef, sh
+    cdef float largest = <float>m.max_finite
+    cdef u32_in u = <u32_in>s
+    # the largest finite value's own pattern (exact: no rounding happens)
+    memcpy(&b, &largest, 4)
+    e = <int32_t>(b >> 23) + ebias
+    maxb = (((b & 0x7FFFFFu) | 0x800000u) >> drop) + (<uint32_t>(e - 1) << man_bits)
+    for i in range(n):
+        b = u[i]
+        mag = b & 0x7FFFFFFFu
+        neg = b >> 31
+        e = <int32_t>(mag >> 23)
+        sig = (mag & 0x7FFFFFu) | ((<uint32_t>(e != 0)) << 23)
+        ef = (e if e > 1 else 1) + ebias
+        sh = drop + (1 - ef if ef < 1 else 0)
+        sh = sh if sh < 31 else 31
+        if rmode_t is RTowardsZero:
+            inc = 0
+        elif rmode_t is RTowardsPositive:
+            inc = ((1u << sh) - 1u) & (neg - 1u)
+        elif rmode_t is RTowardsNegative:
+            inc = ((1u << sh) - 1u) & (0u - neg)
+        elif rmode_t is RNearestAway:
+            inc = 1u << (sh - 1)
+        else:
+            inc = (1u << (sh - 1)) - 1u + ((sig >> sh) & 1u)
+        h = ((sig + inc) >> sh) + (<uint32_t>((ef if ef > 1 else 1) - 1) << man_bits)
+        # beyond the largest finite pattern: a finite value past the range, and every
+        # infinity and NaN (their exponent is past every format's). Two selects, as in
+        # f32_to_mini_even
+        beyond = h > maxb
+        acc |= (beyond & (mag < 0x7F800000u) & no_clamp) \
+            | ((mag == 0x7F800000u) & no_inf) | ((mag > 0x7F800000u) & no_nan)
+        special = nan_bits if mag > 0x7F800000u else inf_bits
+        h = special if beyond else h
+        sign = neg << sign_at
+        sign = sign if (h != 0) | neg_zero else 0u
+        d[i] = <mini_t>(sign | h)
+    return acc != 0
+
+
+cdef bint f32_to_mini_modes(const float* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
+                            int rounding, bint clamp) noexcept nogil:
+    if rounding == TOWARDS_ZERO:
+        return f32_to_mini_mode(s, d, n, m, clamp, <RTowardsZero*>NULL)
+    elif rounding == TOWARDS_POSITIVE:
+        return f32_to_mini_mode(s, d, n, m, clamp, <RTowardsPositive*>NULL)
+    elif rounding == TOWARDS_NEGATIVE:
+        return f32_to_mini_mode(s, d, n, m, clamp, <RTowardsNegative*>NULL)
+    elif rounding == NEAREST_AWAY:
+        return f32_to_mini_mode(s, d, n, m, clamp, <RNearestAway*>NULL)
+    return f32_to_mini_mode(s, d, n, m, clamp, <RNearestEven*>NULL)
+
+
+cdef bint f64_to_f32_odd(const double* s, float* t, Py_ssize_t n) noexcept nogil:
     """float64 -> float32 rounded to odd: towards zero, then the last bit set when the value
     was inexact (infinities stay, NaN stays NaN). Rounding that float32 again, nearest-even,
     to a format of at most 22 bits of precision gives the float64's own nearest-even result:
     rounding to odd keeps the side of every midpoint of the coarser format, and the midpoint
     itself, on which a value lies (24 >= 22 + 2 bits, and float32's subnormals are 2**16 times
-    finer than any small format's). A finite float64 beyond float32's range becomes float32's
-    largest value, which overflows every small format just as the float64 does."""
+    finer than any small format's); it keeps a directed mode's result too (a value strictly
+    between two of the format's neighbours stays strictly between them). A finite float64
+    beyond float32's range becomes float32's largest value, which overflows every small
+    format just as the float64 does, except in a directed mode into bfloat16, whose largest
+    value lies in float32's top binade: there float32's largest stands for every value between
+    bfloat16's largest and 2**128 (it lies strictly between them too), but not for 2**128 and
+    beyond, which overflow. Returns whether the block holds a finite value of 2**128 or more
+    (the caller flags it for bfloat16)."""
     cdef Py_ssize_t i
     cdef double x, b
     cdef float r
     cdef uint32_t rb
+    cdef uint64_t acc = 0          # lane-wide flags (top of file)
+    cdef double two_128 = pow2(128, <double*>NULL)
     cdef u32_out u = <u32_out>t
     for i in range(n):
         x = s[i]
@@ -522,19 +595,8 @@ cdef void f64_to_f32_odd(const double* s, float* t, Py_ssize_t n) noexcept nogil
         r = step_mag(r, -(fabs(b) > fabs(x)))
         memcpy(&rb, &r, 4)
         u[i] = rb | (b != x)
-
-
-cdef bint f2mini_modes(const float_t* s, mini_t* d, Py_ssize_t n, const MiniFormat* m,
-                       int rounding) noexcept nogil:
-    if rounding == TOWARDS_ZERO:
-        return f2mini(s, d, n, m, <RTowardsZero*>NULL)
-    elif rounding == TOWARDS_POSITIVE:
-        return f2mini(s, d, n, m, <RTowardsPositive*>NULL)
-    elif rounding == TOWARDS_NEGATIVE:
-        return f2mini(s, d, n, m, <RTowardsNegative*>NULL)
-    elif rounding == NEAREST_AWAY:
-        return f2mini(s, d, n, m, <RNearestAway*>NULL)
-    return f2mini(s, d, n, m, <RNearestEven*>NULL)
+        acc |= (fabs(x) >= two_128) & (fabs(x) <= DBL_MAX)
+    return acc != 0
 
 
 cdef bint narrow_block(void* d, Py_ssize_t n, int bits, bint is_signed, int oor) noexcept nogil:
@@ -800,12 +862,13 @@ cdef bint fast_pair(const num_t* s, num2_t* d, Py_ssize_t n, const CastSpec* sp)
 
 
 cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:
-    """float32/float64 -> a small float (integers arrive widened to float64). Nearest-even
-    into a format with a bit-pattern loop reads float32: a float64 block is rounded to odd
-    into one first (f64_to_f32_odd), which keeps the result and the flags exact."""
+    """float32/float64 -> a small float (integers arrive widened to float64). The bit-pattern
+    loops (nearest-even: f32_upper_half_even, f32_to_mini_even; the other modes:
+    f32_to_mini_mode) read float32: a float64 block is rounded to odd into one first
+    (f64_to_f32_odd), which keeps the result and the flags exact."""
     cdef float odd[BLOCK]
     cdef const float* f32
-    cdef bint flagged, clamp
+    cdef bint flagged, clamp, beyond_f32
     if sp.rounding == NEAREST_EVEN and (is_f32_upper_half(&sp.mini) | has_bit_loop(&sp.mini)):
         if float_t is float:
             f32 = s
@@ -822,10 +885,21 @@ cdef bint fast_mini(const float_t* s, void* d, Py_ssize_t n, const CastSpec* sp)
         if sp.mini.itemsize == 2:
             return finish_map(s, <uint16_t*>d, n, sp, flagged)
         return finish_map(s, <uint8_t*>d, n, sp, flagged)
+    # the other modes, on the bit pattern too: float64 rounded to odd first, which keeps
+    # every directed result (and nearest-away's midpoints) as above; a float64 of 2**128 or
+    # more becomes float32's largest, which bfloat16 holds in these modes: flagged for it
+    beyond_f32 = False
+    if float_t is float:
+        f32 = s
+    else:
+        beyond_f32 = f64_to_f32_odd(s, odd, n) & (sp.mini.emax >= 127)
+        f32 = odd
+    clamp = sp.out_of_range == OOR_CLAMP
     if sp.mini.itemsize == 2:
-        return finish_map(s, <uint16_t*>d, n, sp,
-                          f2mini_modes(s, <uint16_t*>d, n, &sp.mini, sp.rounding))
-    return finish_map(s, <uint8_t*>d, n, sp, f2mini_modes(s, <uint8_t*>d, n, &sp.mini, sp.rounding))
+        flagged = f32_to_mini_modes(f32, <uint16_t*>d, n, &sp.mini, sp.rounding, clamp)
+        return finish_map(s, <uint16_t*>d, n, sp, flagged | beyond_f32)
+    flagged = f32_to_mini_modes(f32, <uint8_t*>d, n, &sp.mini, sp.rounding, clamp)
+    return finish_map(s, <uint8_t*>d, n, sp, flagged | beyond_f32)
 
 
 cdef bint fast_src(const num_t* s, void* d, Py_ssize_t n, const CastSpec* sp) noexcept nogil:

@@ -1,8 +1,8 @@
 # cython: language_level=3
 """Small float formats (float16, bfloat16, float8 / float6 / float4) as parameters: rounding a
 double to a format's precision and assembling its bit pattern, driven by a MiniFormat
-(zdt/kernels/_types.pxd). Inline and branch-free, so the loops that use them vectorise; shared by the
-cast kernels (f2mini) and scale_offset."""
+(zdt/kernels/_types.pxd). Inline and branch-free, so the loops that use them vectorise; used by
+scale_offset on small floats and by the cast kernels' readers."""
 
 from libc.math cimport fabs, rint
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -67,15 +67,6 @@ cdef inline uint32_t mini_bits(double v, double x, const MiniFormat* m) noexcept
     # formats without -0 (the fnuz ones) give +0 for a negative zero result
     sign = sign if (hb != 0) | m.has_neg_zero else 0
     return sign | hb
-
-
-cdef inline bint mini_unsure(double v, double x, const MiniFormat* m) noexcept nogil:
-    """Whether the exact path must decide: a finite x beyond the format's range after
-    rounding, an infinity into a format without one, NaN into a format without NaN."""
-    cdef double a = fabs(x)
-    cdef bint finite = a <= DBL_MAX
-    return ((not (fabs(v) <= m.max_finite)) & finite) | \
-           ((a > DBL_MAX) & (not m.has_inf)) | ((x != x) & (not m.has_nan))
 
 
 cdef inline double mini_round_even(double x, const MiniFormat* m) noexcept nogil:

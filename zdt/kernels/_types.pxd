@@ -156,7 +156,7 @@ cpdef enum TypeCode:
     T_F32 = 8
     T_F64 = 9
     T_MINI = 10         # a small float format (float16, bfloat16, float8/6/4) written by the
-                        # f2mini loop its MiniFormat parametrises; stored in 1 or 2 bytes
+                        # small-float loops its MiniFormat parametrises; stored in 1 or 2 bytes
 
 cpdef enum FormatKind:
     FMT_INT = 0
@@ -257,7 +257,7 @@ ctypedef struct CastSpec:
     uint64_t nan_out    # ... and this is its output
     uint64_t safe_lo    # source values in [safe_lo, safe_hi] (bit patterns) are never flagged
     uint64_t safe_hi    # by the fast loop: a flagged block sends only the others to the exact path
-    MiniFormat mini     # dst_code == T_MINI: the small float the f2mini loop writes
+    MiniFormat mini     # dst_code == T_MINI: the small float the bit-pattern loops write
     int narrow_bits     # an int8 / uint8 target standing for a sub-byte one: its width (else 0)
 
 ctypedef struct CastKernel:

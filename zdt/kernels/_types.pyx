@@ -49,7 +49,7 @@ cdef class FormatRules:
 
 
 cdef void fill_mini(MiniFormat* m, const Format* f) noexcept:
-    """The f2mini loop's parameters for a signed float format with subnormals (every small
+    """The small-float loops' parameters for a signed float format with subnormals (every small
     float but float8_e8m0fnu)."""
     cdef uint32_t exp_all = (1u << f.exp_bits) - 1
     m.itemsize = f.itemsize
