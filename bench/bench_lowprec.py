@@ -7,7 +7,8 @@ float8_e5m2, float4_e2m1fn and int4 and back to float32. zdt is timed as its ker
 (every rule: overflow, NaN and infinity checked, rounded once) and allocating its output; the
 peer is ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates,
 float64 is rounded through float32), and for float16, a NumPy type, NumPy's own `astype`.
-A saturating cast (clamp) with a tenth of the values beyond float8_e4m3fn's range; packbits of
+A saturating cast (clamp) with a tenth of the values beyond float8_e4m3fn's range; three casts
+in the other rounding modes (the peers have none: their nearest-even astype is shown); packbits of
 int4 (8x as many elements) against copying the int4 bytes. Ratios are to the peer and to
 np.copyto of the float32 array (the larger side of every cast).
 """
@@ -88,6 +89,28 @@ def main() -> None:
     with np.errstate(over="ignore"):
         rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(x, args.repeat),
                                        "zdt cast_value kernel", fresh=fresh_floor(x, tdt, args.repeat))))
+    # The directed modes and nearest-away (bit-pattern loops like nearest-even's; float64
+    # rounded to odd into float32 first). The peers have nearest-even only: their astype is
+    # the same conversion in that mode, shown for scale.
+    directed = [("float32", "float8_e4m3fn", "towards-zero", None),
+                ("float64", "float16", "nearest-away", None),
+                ("float32", "float4_e2m1fn", "towards-positive", "clamp")]
+    for source, target, rounding, oor in directed:
+        x = data_for(target, args.n, source, rng)
+        if oor:     # a tenth of the values beyond the range, which clamp writes in the loop
+            beyond = rng.random(args.n) < 0.1
+            x[beyond] = np.sign(x[beyond]) * rng.uniform(10.0, 100.0, int(beyond.sum())).astype(source)
+        tdt = np.dtype(getattr(ml_dtypes, target, target))
+        out = np.empty(args.n, dtype=tdt)
+        plan = CastPlan(FORMATS[source], FORMATS[target], rounding=rounding, out_of_range=oor)
+        peer = ("numpy" if target == "float16" else "ml_dtypes") + " astype (nearest-even)"
+        impls = {"zdt cast_value kernel": lambda: plan.cast(x, out=out), ALLOC: lambda: plan.cast(x),
+                 peer: lambda: x.astype(tdt)}
+        f32 = x if source == "float32" else x.astype(np.float32)
+        name = f"{source} -> {target} {rounding}" + (", clamp, 10% beyond its range" if oor else "")
+        with np.errstate(over="ignore"):
+            rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(f32, args.repeat),
+                                           "zdt cast_value kernel", fresh=fresh_floor(x, tdt, args.repeat))))
     # packbits of int4: half a byte per element. At --n elements these calls take tens of
     # microseconds on inputs that sit in cache, where one interrupt moves the ratio by 1.5x (the
     # quick bench's 2M elements timed 1.7-3.1x the copy from run to run); 8x as many elements
