@@ -75,39 +75,32 @@ def main() -> None:
             row = print_table(name, interleaved(impls, args.repeat), floor, "zdt cast_value kernel",
                               fresh=fresh_floor(y, np.float32, args.repeat))
             rows.append((name, row))
-    # Saturating: out_of_range="clamp" with a tenth of the values beyond float8_e4m3fn's range
-    # (448), which clamp writes as +-448 in the loop itself (before, each took the exact path).
-    x = data_for("float8_e4m3fn", args.n, "float32", rng)
-    beyond = rng.random(args.n) < 0.1
-    x[beyond] = np.sign(x[beyond]) * rng.uniform(500.0, 5000.0, int(beyond.sum())).astype(np.float32)
-    tdt = np.dtype(ml_dtypes.float8_e4m3fn)
-    sat_out = np.empty(args.n, dtype=tdt)
-    plan = CastPlan(FORMATS["float32"], FORMATS["float8_e4m3fn"], out_of_range="clamp")
-    impls = {"zdt cast_value kernel": lambda: plan.cast(x, out=sat_out), ALLOC: lambda: plan.cast(x),
-             "ml_dtypes astype": lambda: x.astype(tdt)}
-    name = "float32 -> float8_e4m3fn clamp, 10% beyond its range"
-    with np.errstate(over="ignore"):
-        rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(x, args.repeat),
-                                       "zdt cast_value kernel", fresh=fresh_floor(x, tdt, args.repeat))))
-    # The directed modes and nearest-away (bit-pattern loops like nearest-even's; float64
-    # rounded to odd into float32 first). The peers have nearest-even only: their astype is
-    # the same conversion in that mode, shown for scale.
-    directed = [("float32", "float8_e4m3fn", "towards-zero", None),
-                ("float64", "float16", "nearest-away", None),
-                ("float32", "float4_e2m1fn", "towards-positive", "clamp")]
-    for source, target, rounding, oor in directed:
+    # Saturating: out_of_range="clamp" with a tenth of the values beyond the range, which
+    # clamp writes in the loop itself (before, each took the exact path); and the directed
+    # modes and nearest-away (bit-pattern loops like nearest-even's; float64 rounded to odd
+    # into float32 first), where the peers, which have nearest-even only, show the same
+    # conversion in that mode for scale. (source, target, rounding, the values put beyond
+    # the range under clamp or None)
+    cases = [("float32", "float8_e4m3fn", "nearest-even", (500.0, 5000.0)),
+             ("float32", "float8_e4m3fn", "towards-zero", None),
+             ("float64", "float16", "nearest-away", None),
+             ("float32", "float4_e2m1fn", "towards-positive", (10.0, 100.0))]
+    for source, target, rounding, beyond_range in cases:
         x = data_for(target, args.n, source, rng)
-        if oor:     # a tenth of the values beyond the range, which clamp writes in the loop
+        if beyond_range:
             beyond = rng.random(args.n) < 0.1
-            x[beyond] = np.sign(x[beyond]) * rng.uniform(10.0, 100.0, int(beyond.sum())).astype(source)
+            x[beyond] = np.sign(x[beyond]) * rng.uniform(*beyond_range, int(beyond.sum())).astype(source)
         tdt = np.dtype(getattr(ml_dtypes, target, target))
         out = np.empty(args.n, dtype=tdt)
-        plan = CastPlan(FORMATS[source], FORMATS[target], rounding=rounding, out_of_range=oor)
-        peer = ("numpy" if target == "float16" else "ml_dtypes") + " astype (nearest-even)"
+        plan = CastPlan(FORMATS[source], FORMATS[target], rounding=rounding,
+                        out_of_range="clamp" if beyond_range else None)
+        even = rounding == "nearest-even"
+        peer = ("numpy" if target == "float16" else "ml_dtypes") + " astype" + ("" if even else " (nearest-even)")
         impls = {"zdt cast_value kernel": lambda: plan.cast(x, out=out), ALLOC: lambda: plan.cast(x),
                  peer: lambda: x.astype(tdt)}
         f32 = x if source == "float32" else x.astype(np.float32)
-        name = f"{source} -> {target} {rounding}" + (", clamp, 10% beyond its range" if oor else "")
+        name = f"{source} -> {target}" + ("" if even else f" {rounding}") + \
+            (("" if even else ",") + " clamp, 10% beyond its range" if beyond_range else "")
         with np.errstate(over="ignore"):
             rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(f32, args.repeat),
                                            "zdt cast_value kernel", fresh=fresh_floor(x, tdt, args.repeat))))

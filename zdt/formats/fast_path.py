@@ -21,8 +21,8 @@ it), computed here from the loops' flag conditions, which are:
                 rounded to odd into float32 first) when a finite x rounds (in the mode, at the
                 format's precision) beyond its largest finite value, except under clamp (the
                 loops write the format's infinity, or its largest value where it has none); an
-                infinity or NaN the format cannot hold; from float64 into bfloat16 in a
-                directed mode or nearest-away, a finite x of 2**128 or more
+                infinity or NaN the format cannot hold; from float64, a finite x of 2**128
+                or more, in every mode
   narrow        (int2 / int4 / uint2 / uint4 written as int8 / uint8) in error mode, unless
                 the int8 result lies in the logical range
   WIDEN_INT     a 64-bit integer of magnitude 2**53 or more (float64 may have rounded it)
@@ -218,9 +218,8 @@ def safe_range(source: NumberFormat, target: NumberFormat, rounding: str,
         return -fmax, fmax
     if target.type_code == TypeCode.T_MINI:
         if out_of_range == "clamp":
-            if (rounding != "nearest-even" and dt == np.float64
-                    and target.max_exp_field - target.bias >= 127):
-                # bfloat16: a float64 of 2**128 or more is flagged in these modes
+            if dt == np.float64:
+                # a finite float64 of 2**128 or more is flagged (f64_to_f32_odd)
                 hi = _float_below(Fraction(2) ** 128, dt, inclusive=False)
                 return -hi, hi
             return everything if target.has_inf else (-fmax, fmax)
