@@ -100,7 +100,7 @@ def sanitize_args() -> list[str]:
 
 KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
     "_cast.pxi", "_scale_offset.pxi", "_bitround.pxi", "_exact.pxd", "_num.pxd", "_mini.pxd", "_types.pxd",
-    "_steps.pxd", "_portable.pxd", "_portable.h")]
+    "_steps.pxd", "_portable.pxd", "_portable.h", "_stream.h")]
 
 
 # The modules built against NumPy's C API: built with NumPy 2's headers, they load on NumPy >= 2.

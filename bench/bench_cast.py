@@ -1,6 +1,7 @@
 """cast_value: zdt against its peers, 10M elements per workload.
 
     python bench/bench_cast.py [--n 10000000] [--repeat 9] [--only f64->u8]
+    python bench/bench_cast.py --stream     # where streaming stores start to pay
 
 Peers (whichever are installed): zarr's built-in cast_value codec (zarr >= 3.2),
 cast_value_rs.cast_array_into (writes into a preallocated array, as zdt's `out=` does), the
@@ -199,13 +200,58 @@ def threads(args: argparse.Namespace) -> None:
                   f"{one / two:8.2f}x")
 
 
+def streaming(args: argparse.Namespace) -> None:
+    """Where run_steps starts writing with streaming stores (STREAM_OUTPUT in
+    zdt/kernels/_steps.pyx): float64 -> int32 towards-zero clamp into a preallocated output of
+    each size, forced one way and the other, alone and followed by a read of the output (what a
+    consumer pays when the result is no longer in cache). Ratios streaming / ordinary."""
+    from zdt import kernels
+
+    plan = CastPlan(FORMATS["float64"], FORMATS["int32"], rounding="towards-zero",
+                    out_of_range="clamp")
+    step = plan.stage.step()
+    if not step.streams:
+        print(f"\nstreaming stores: none in the {kernels.build()} build")
+        return
+    rng = np.random.default_rng(3)
+    print("\nstreaming stores: f64->i32 towards-zero clamp, streaming / ordinary stores "
+          "(< 1: streaming is faster)")
+    print(f"  {'output MB':>9s} {'ordinary ms':>12s} {'write':>7s} {'ordinary + read ms':>19s} "
+          f"{'write + read':>13s}")
+    for n in (250_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000, 16_000_000):
+        x = rng.standard_normal(n) * 1e6
+        out = np.empty(n, np.int32)
+        reps = max(1, 20_000_000 // n)
+
+        def write(s, x=x, out=out, reps=reps):
+            for _ in range(reps):
+                kernels.run_steps([step], x, out, stream=s)
+
+        def write_read(s, x=x, out=out, reps=reps):
+            for _ in range(reps):
+                kernels.run_steps([step], x, out, stream=s)
+                out.sum()
+
+        t = interleaved({"w1": lambda: write(True), "w0": lambda: write(False),
+                         "r1": lambda: write_read(True), "r0": lambda: write_read(False)},
+                        args.repeat)
+        print(f"  {n * 4 / 2**20:9.1f} {t['w0'] / reps * 1e3:12.3f} {t['w1'] / t['w0']:7.2f} "
+              f"{t['r0'] / reps * 1e3:19.3f} {t['r1'] / t['r0']:13.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--only", default="")
     parser.add_argument("--no-threads", action="store_true")
+    parser.add_argument("--stream", action="store_true",
+                        help="only the streaming-store threshold table")
     args = parser.parse_args()
+    if args.stream:
+        header("bench_cast --stream")
+        streaming(args)
+        return
     header("bench_cast")
     print("peers:", ", ".join(p for p, ok in [("zarr built-in", ZarrCastValue is not None and cast_value_rs is not None),
                                               ("cast_value_rs", cast_value_rs is not None),

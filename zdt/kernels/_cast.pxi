@@ -24,7 +24,7 @@
 from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, trunc, truncf
 from libc.stdint cimport (
-    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+    int8_t, int16_t, int32_t, int64_t, intptr_t, uint8_t, uint16_t, uint32_t, uint64_t,
 )
 from libc.string cimport memcpy
 
@@ -41,17 +41,24 @@ from zdt.kernels._types cimport (
     rmode_t, RNearestEven, RTowardsZero, RTowardsPositive, RTowardsNegative, RNearestAway,
     omode_t, OError, OClamp, OWrap,
     NEAREST_EVEN, TOWARDS_ZERO, TOWARDS_POSITIVE, TOWARDS_NEGATIVE, NEAREST_AWAY,
-    OOR_CLAMP, OOR_WRAP,
+    OOR_ERROR, OOR_CLAMP, OOR_WRAP,
     KEY_ANY_NAN, KEY_VALUE,
     T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64, T_MINI,
     ST_OK,
-    WIDEN_INT, WIDEN_MINI, WIDEN_SUBINT, WIDEN_TABLE,
+    WIDEN_NONE, WIDEN_INT, WIDEN_MINI, WIDEN_SUBINT, WIDEN_TABLE,
     MiniFormat, mini_t,
 )
 from zdt.kernels._mini cimport (
     u32_in, u32_out, widen_small_float,
 )
-from zdt.kernels._steps cimport make_step
+from zdt.kernels._steps cimport block_fn, make_step
+
+cdef extern from "_stream.h" nogil:
+    # 1 in the builds that have the streaming-store loop (AVX: the avx2 and avx512 builds)
+    const int ZDT_HAVE_STREAM
+    # float64 -> int32 into a 32-byte-aligned d, n a multiple of 8: f2i's values and flags
+    bint zdt_f64_i32_stream(const double* s, int32_t* d, Py_ssize_t n, int mode, int clamp,
+                            int fold, int32_t nan_value) noexcept
 
 BLOCK_SIZE = BLOCK
 
@@ -1039,6 +1046,45 @@ cdef Py_ssize_t cast_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const
     return -1
 
 
+cdef bint can_stream(const CastKernel* k) noexcept nogil:
+    """Whether _stream.h's loop computes this cast's fast loop: float64 -> int32, any rounding
+    but nearest-away, out_of_range clamp or error, no scalar_map beyond a folded "NaN" key."""
+    cdef const CastSpec* sp = &k.fast
+    return (ZDT_HAVE_STREAM != 0 and k.has_fast and k.widen == WIDEN_NONE
+            and sp.src_code == T_F64 and sp.dst_code == T_I32 and sp.narrow_bits == 0
+            and sp.rounding != NEAREST_AWAY
+            and (sp.out_of_range == OOR_CLAMP or sp.out_of_range == OOR_ERROR)
+            and (sp.map_len == 0 or (sp.map_len == 1 and sp.nan_fold)))
+
+
+cdef Py_ssize_t cast_block_stream(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
+                                  const CastKernel* k, int* status) noexcept nogil:
+    """cast_block for a cast can_stream accepts, writing with streaming stores: the block's
+    32-byte-aligned middle through _stream.h's loop, its ends through the fast loop, then the
+    exact path as in cast_block (same values, same flagged elements)."""
+    cdef uint8_t mask[BLOCK]
+    cdef const CastSpec* sp = &k.fast
+    cdef Py_ssize_t head = ((-<intptr_t>dst) & 31) >> 2     # int32 elements to a 32-byte line
+    cdef Py_ssize_t body, done
+    cdef bint flagged = False
+    if head > m:
+        head = m
+    body = (m - head) & ~(<Py_ssize_t>7)
+    done = head + body
+    if head:
+        flagged = fast_block(src, dst, head, sp)
+    if body:
+        flagged = zdt_f64_i32_stream(<const double*>src + head, <int32_t*>dst + head, body,
+                                     sp.rounding, sp.out_of_range == OOR_CLAMP, sp.nan_fold,
+                                     from_bits(sp.nan_out, <int32_t*>NULL)) | flagged
+    if done < m:
+        flagged = fast_block(src + done * 8, dst + done * 4, m - done, sp) | flagged
+    if flagged:
+        if mark(src, m, mask, sp):
+            return fix_masked(src, dst, m, mask, &k.exact, status)
+    return -1
+
+
 # --- the step (see _steps.pxd) ------------------------------------------------------------------------
 
 cdef Py_ssize_t cast_step_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t m, const void* params,
@@ -1051,12 +1097,23 @@ cdef Py_ssize_t cast_exact_step_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t 
     return cast_block_exact(src, dst, m, <const CastKernel*>params, status)
 
 
+cdef Py_ssize_t cast_stream_step_fn(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
+                                    const void* params, int* status) noexcept nogil:
+    return cast_block_stream(src, dst, m, <const CastKernel*>params, status)
+
+
 def cast_step(CastKernelSpec spec not None, bint exact=False):
     """The cast as a step of this build (status codes: CastStatus). `exact=True` sends every
-    element through the exact path (tests compare the two)."""
-    return make_step(cast_exact_step_fn if exact or not spec.k.has_fast else cast_step_fn,
-                     &spec.k, spec, spec.k.exact.src.itemsize, spec.k.exact.dst.itemsize,
-                     False, BUILD)
+    element through the exact path (tests compare the two). The step has a streaming variant
+    (run_steps' choice) where can_stream says so."""
+    cdef block_fn stream_fn = NULL
+    if exact or not spec.k.has_fast:
+        return make_step(cast_exact_step_fn, &spec.k, spec, spec.k.exact.src.itemsize,
+                         spec.k.exact.dst.itemsize, False, BUILD)
+    if can_stream(&spec.k):
+        stream_fn = cast_stream_step_fn
+    return make_step(cast_step_fn, &spec.k, spec, spec.k.exact.src.itemsize,
+                     spec.k.exact.dst.itemsize, False, BUILD, stream_fn)
 
 
 def fast_flags(CastKernelSpec spec not None, values):

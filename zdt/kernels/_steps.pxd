@@ -22,6 +22,9 @@ ctypedef struct Step:
     int in_itemsize
     int out_itemsize
     bint in_place           # run(src, dst) with src == dst is allowed
+    block_fn run_stream     # NULL, or `run` writing dst with streaming stores (_stream.h): what
+                            # run_steps uses as the last step into a destination larger than
+                            # the caches
 
 
 cdef class BlockStep:
@@ -31,4 +34,4 @@ cdef class BlockStep:
 
 
 cdef BlockStep make_step(block_fn run, const void* params, object spec, int in_itemsize,
-                         int out_itemsize, bint in_place, str build)
+                         int out_itemsize, bint in_place, str build, block_fn run_stream=*)

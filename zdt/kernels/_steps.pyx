@@ -18,6 +18,7 @@ cdef enum:
     MAX_DIMS = 32
     LARGE_OUTPUT = 4 * 1024 * 1024
     REGION = 2 * 1024 * 1024
+    STREAM_OUTPUT = 12 * 1024 * 1024
 
 # Writing a large output into freshly allocated memory (what a codec returns) costs page faults:
 # the kernel clears each 2 MB huge page (NumPy asks for them) on its first touch. A forward
@@ -28,19 +29,33 @@ cdef enum:
 # its region of a large output touches too, and the byte touched may lie outside this call's
 # range (a neighbouring chunk's, written by another thread): the touch is an atomic OR with
 # zero, which never changes a byte or loses a concurrent store, and never leaves the owner.
+#
+# A step may also have a variant that writes with streaming stores (Step.run_stream, see
+# _stream.h), which skip reading each destination line before writing it. run_steps uses it as
+# the last step of a chain into a contiguous destination whose owning memory (as for the
+# touch) is at least STREAM_OUTPUT bytes: data that size has mostly left the caches by the
+# time the call returns anyway, while a smaller output (a pipeline chunk its compressor reads
+# next) is worth keeping in cache. `python bench/bench_cast.py --stream` measures both sides:
+# here (32 MB L3), streaming / ordinary for a cast followed by a read of its output was 1.45 at
+# 1 MB, 1.12 at 7.6 MB, 0.91 at 15 MB and beyond; the cast alone 0.77-0.83 from 15 MB.
 
 
-cdef intptr_t _owner_end(cnp.ndarray dst, intptr_t d_addr, Py_ssize_t nbytes):
+cdef intptr_t _owner_end(cnp.ndarray dst, intptr_t d_addr, Py_ssize_t nbytes,
+                        Py_ssize_t* owner_bytes):
     """The end of the memory dst lies in, when that memory is large (see REGION), else 0: the
-    end of the contiguous array that owns dst's memory, or dst's own end."""
+    end of the contiguous array that owns dst's memory, or dst's own end; its size in
+    *owner_bytes (0 when not large)."""
     cdef object base = cnp.get_array_base(dst)
     cdef cnp.ndarray owner
+    owner_bytes[0] = 0
     if isinstance(base, cnp.ndarray):
         owner = <cnp.ndarray>base
         if (cnp.PyArray_NBYTES(owner) >= LARGE_OUTPUT
                 and (cnp.PyArray_IS_C_CONTIGUOUS(owner) or cnp.PyArray_IS_F_CONTIGUOUS(owner))):
-            return <intptr_t>cnp.PyArray_DATA(owner) + cnp.PyArray_NBYTES(owner)
+            owner_bytes[0] = cnp.PyArray_NBYTES(owner)
+            return <intptr_t>cnp.PyArray_DATA(owner) + owner_bytes[0]
     if nbytes >= LARGE_OUTPUT and cnp.PyArray_IS_C_CONTIGUOUS(dst):
+        owner_bytes[0] = nbytes
         return d_addr + nbytes
     return 0
 
@@ -63,11 +78,17 @@ cdef class BlockStep:
     def in_place(self):
         return bool(self.step.in_place)
 
+    @property
+    def streams(self):
+        """Whether the step has a variant writing with streaming stores (see _stream.h)."""
+        return self.step.run_stream != NULL
+
 
 cdef BlockStep make_step(block_fn run, const void* params, object spec, int in_itemsize,
-                         int out_itemsize, bint in_place, str build):
+                         int out_itemsize, bint in_place, str build, block_fn run_stream=NULL):
     cdef BlockStep s = BlockStep.__new__(BlockStep)
     s.step.run = run
+    s.step.run_stream = run_stream
     s.step.params = params
     s.step.in_itemsize = in_itemsize
     s.step.out_itemsize = out_itemsize
@@ -79,17 +100,23 @@ cdef BlockStep make_step(block_fn run, const void* params, object spec, int in_i
 
 cdef Py_ssize_t chain_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
                             const Step* steps, int nsteps, uint8_t* a, uint8_t* b,
-                            int* status, int* failed, const uint8_t** failed_in) noexcept nogil:
+                            int* status, int* failed, const uint8_t** failed_in,
+                            bint stream) noexcept nogil:
     """One block through every step, intermediates alternating between the scratch blocks a
     and b: -1, or the index of the first failing element (its step in *failed, that step's
-    input block in *failed_in)."""
+    input block in *failed_in). With stream, the last step writes dst with its streaming
+    variant where it has one."""
     cdef const uint8_t* cur = src
     cdef uint8_t* out
     cdef Py_ssize_t bad
     cdef int s
+    cdef block_fn run
     for s in range(nsteps):
         out = dst if s == nsteps - 1 else (a if s % 2 == 0 else b)
-        bad = steps[s].run(cur, out, m, steps[s].params, status)
+        run = steps[s].run
+        if stream and s == nsteps - 1 and steps[s].run_stream != NULL:
+            run = steps[s].run_stream
+        bad = run(cur, out, m, steps[s].params, status)
         if bad >= 0:
             failed[0] = s
             failed_in[0] = cur
@@ -101,12 +128,13 @@ cdef Py_ssize_t chain_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
 cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
                           uint8_t* dst, Py_ssize_t d_inner, int out_isz, Py_ssize_t n,
                           const Step* steps, int nsteps, int* status, int* failed,
-                          uint8_t* failed_value, intptr_t touch_end) noexcept nogil:
+                          uint8_t* failed_value, intptr_t touch_end, bint stream) noexcept nogil:
     """n elements spaced s_inner / d_inner bytes apart: contiguous runs go straight through,
     strided ones are gathered into / scattered from a block buffer. On a failure the failing
     element's input to its step is copied to failed_value (8 bytes). With touch_end (the end
     of the memory dst lies in; 0: no touching), each 2 MB region of a contiguous destination
-    is first touched at its end (see REGION)."""
+    is first touched at its end (see REGION). With stream, a contiguous destination is
+    written by the last step's streaming variant (see STREAM_OUTPUT)."""
     cdef uint64_t a[BLOCK]           # 8 bytes per element: the widest intermediate
     cdef uint64_t b[BLOCK]
     cdef uint64_t gin[BLOCK]
@@ -114,6 +142,7 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
     cdef Py_ssize_t start = 0, m, i, bad
     cdef bint cs = s_inner == in_isz, cd = d_inner == out_isz
     cdef bint touch = touch_end != 0 and cd
+    cdef bint streamed = stream and cd
     cdef intptr_t touched = <intptr_t>dst, block_end
     cdef const uint8_t* bin_
     cdef const uint8_t* where = NULL
@@ -135,7 +164,7 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
                 touched = touch_end
             zdt_touch(<uint8_t*>(touched - 1))
         bad = chain_block(bin_, bout, m, steps, nsteps, <uint8_t*>a, <uint8_t*>b, status,
-                          failed, &where)
+                          failed, &where, streamed)
         if bad >= 0:
             memcpy(failed_value, where + bad * steps[failed[0]].in_itemsize,
                    steps[failed[0]].in_itemsize)
@@ -147,7 +176,7 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
     return -1
 
 
-def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None):
+def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=None):
     """Run `steps` (BlockStep objects, in order) over the NumPy arrays src -> dst: the same
     shape, native byte order, aligned, any strides; they must not overlap, except that the
     two may be the very same memory (same address and strides) when there are several steps
@@ -157,7 +186,11 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None):
     Returns (index, step, status, value): index -1 on success; else the C-order flat index
     (in src's shape) of the first failing element, the position of the failing step in
     `steps`, its status code, and the element's input to that step as bytes (its value at
-    that stage)."""
+    that stage).
+
+    stream: None (the default) lets the size of dst's memory decide whether the last step
+    writes with streaming stores (see STREAM_OUTPUT); True / False force it either way (tests
+    and benchmarks). The values written are the same."""
     # The arrays are read through NumPy's C API: this call's own cost (not the elements') was
     # 3.8 us through Python attributes (__array_interface__, flags, np.may_share_memory), which
     # counts at chunks of 64K elements; 0.2 us here.
@@ -173,6 +206,8 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None):
     cdef uint8_t* dp
     cdef intptr_t s_addr, d_addr
     cdef intptr_t touch_end = 0
+    cdef Py_ssize_t owner_bytes = 0
+    cdef bint streaming
     cdef BlockStep step
     cdef bint same
     if not 0 < nsteps <= MAX_STEPS:
@@ -221,7 +256,8 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None):
         dstr[0] = out_isz
     inner = shape[ndim - 1]
     outer = total // inner
-    touch_end = _owner_end(dst, d_addr, total * out_isz)
+    touch_end = _owner_end(dst, d_addr, total * out_isz, &owner_bytes)
+    streaming = owner_bytes >= STREAM_OUTPUT if stream is None else bool(stream)
     with nogil:
         for k in range(ndim):
             idx[k] = 0
@@ -232,7 +268,8 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None):
                 sp += idx[k] * sstr[k]
                 dp += idx[k] * dstr[k]
             bad = chain_run(sp, sstr[ndim - 1], in_isz, dp, dstr[ndim - 1], out_isz, inner,
-                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value, touch_end)
+                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value, touch_end,
+                            streaming)
             if bad >= 0:
                 bad += o * inner
                 break
