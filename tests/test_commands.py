@@ -621,6 +621,26 @@ def test_bench_against_holds_rows_under_a_millisecond_to_a_wider_tolerance(tmp_p
     assert all("under 1 ms" in line for line in bad.values()), bad
 
 
+def test_bench_against_ignores_a_ratio_that_grew_because_the_floor_got_faster(tmp_path):
+    """The floor (a copy) moves more between days than zdt's loops: a ratio above tolerance
+    counts only when zdt's own time grew too, for the floor ratio and the fresh one alike."""
+    from zdt.command.bench import ALLOC, compare
+
+    def row(title: str, ours: float, floor: float, alloc: float, fresh: float) -> dict:
+        return {"title": title, "note": "", "times": {"zdt": ours, ALLOC: alloc, "peer": 1.0},
+                "floor": floor, "ours": "zdt", "peers": ["peer"], "fresh_floor": fresh}
+
+    base = {"family": "f", "results": [row(t, 0.010, 0.010, 0.020, 0.010) for t in "abcd"]}
+    (tmp_path / "f.json").write_text(json.dumps(base))
+    now = {"family": "f", "results": [
+        row("a", 0.009, 0.005, 0.020, 0.010),   # floor twice as fast, zdt a bit faster: fine
+        row("b", 0.014, 0.010, 0.020, 0.010),   # zdt 1.4x slower, same floor: regression
+        row("c", 0.010, 0.010, 0.019, 0.005),   # fresh floor faster, allocating faster: fine
+        row("d", 0.010, 0.010, 0.030, 0.010),   # allocating 1.5x slower: regression
+    ]}
+    assert set(compare(now, tmp_path, 1.3)) == {("b", "floor"), ("d", "fresh")}
+
+
 def test_bench_runs_keep_the_slowest_ratio_of_each_row(tmp_path, capsys):
     """--runs N: per row, the run with the highest zdt / floor ratio, and the highest zdt
     allocating / fresh floor ratio even when another run had it."""
