@@ -159,3 +159,91 @@ def test_a_large_output_and_two_threads_writing_halves(build):
         t.join()
     assert [r[0] for r in results] == [-1, -1]
     assert np.array_equal(halves, want)
+
+
+# (oor, scalar_map, a value that fails or needs a flag in some rounding mode)
+SPECIALS = [
+    ("clamp", (), np.inf), ("clamp", (), -np.inf), ("clamp", (), np.nan), ("clamp", (), 3e12),
+    ("clamp", (), -(2.0 ** 31) - 0.5), ("clamp", [["NaN", 5]], np.nan),
+    ("clamp", [["NaN", 5]], -np.inf), (None, (), np.nan), (None, (), np.inf),
+    (None, (), 2.0 ** 31), (None, (), 2.0 ** 31 - 0.5), (None, (), -(2.0 ** 31) - 0.5),
+    (None, (), -(2.0 ** 31) - 1), (None, (), 1e300), (None, [["NaN", -1]], np.nan),
+    (None, [["NaN", -1]], -1e10),
+]
+
+
+@pytest.mark.parametrize("build", STREAMING_BUILDS)
+@pytest.mark.parametrize("mode", MODES)
+def test_the_streaming_loop_itself_flags_what_it_must(mode, build):
+    """One special value inside the aligned middle of a block whose other values all cast
+    without a flag: nothing else sends that block to the exact path, so the streaming loop's
+    own flag decides whether the value fails as the pure-Python reference says (or gets the
+    reference's value)."""
+    rng = np.random.default_rng(MODES.index(mode))
+    clean = rng.uniform(-2e9, 2e9, 3 * BLOCK)
+    clean[::7] = np.round(clean[::7]) + 0.5                # ties
+    where = BLOCK + 1029                                   # far from the block's ends
+    failures = 0
+    for oor, smap, value in SPECIALS:
+        x = clean.copy()
+        x[where] = value
+        s = step(build, rounding=mode, out_of_range=oor, scalar_map=smap)
+        out = np.zeros(x.size, np.int32)
+        got = kernels.run_steps([s], x, out, stream=True)
+        want = reference.cast_array(x[where:where + 1], np.dtype("int32"), mode, oor,
+                                    reference.compile_map([list(p) for p in smap],
+                                                          np.dtype("float64"), np.dtype("int32")))
+        if isinstance(want, tuple):
+            failures += 1
+            assert got[0] == where and STATUS_REASON[got[2]] == want[1], (oor, smap, value, got)
+        else:
+            assert got[0] == -1, (oor, smap, value, got)
+            assert out[where] == want[0], (oor, smap, value)
+        plain = np.zeros(x.size, np.int32)
+        assert kernels.run_steps([s], x, plain, stream=False) == got
+        if got[0] < 0:
+            assert np.array_equal(out, plain)
+    assert failures >= 9            # NaN, infinities and beyond-range values under error
+
+
+@pytest.mark.parametrize("build", STREAMING_BUILDS)
+def test_streaming_as_the_last_step_of_a_chain(build):
+    """[scale_offset float64 encode, cast float64 -> int32]: the cast reads the chain's scratch
+    block and the exact path its copy of it; values and failures as without streaming."""
+    from zdt.codecs.scale_offset import cached_plan
+
+    with kernels.use(build):
+        so = cached_plan("float64", offset=3, scale=2).encode_stage.step()
+    x = mixed(3 * BLOCK + 29, seed=11)
+    for oor, smap in (("clamp", [["NaN", 9]]), (None, ())):
+        chain = [so, step(build, rounding="towards-positive", out_of_range=oor, scalar_map=smap)]
+        # as is (under error, a value beyond int32 fails), and within +-1e9 (nothing fails)
+        for src, castable in ((x, False), (np.clip(np.nan_to_num(x, nan=1.0), -1e9, 1e9), True)):
+            for off in (0, 3):
+                a = np.zeros(src.size, np.int32)
+                b = np.zeros(src.size, np.int32)
+                ra = kernels.run_steps(chain, src[off:], a[off:], stream=True)
+                rb = kernels.run_steps(chain, src[off:], b[off:], stream=False)
+                assert ra == rb
+                if castable:
+                    assert ra[0] == -1
+                if ra[0] < 0:
+                    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("build", STREAMING_BUILDS)
+def test_streaming_into_other_layouts(build):
+    """Forced on, a strided or F-ordered destination takes the ordinary loop (only contiguous
+    runs stream), and a 4-byte destination that is not on a 4-byte boundary (a void view of
+    bytes at an odd offset) the ordinary one too: the same values as without streaming."""
+    s = step(build, rounding="nearest-even", out_of_range="clamp", scalar_map=[["NaN", 0]])
+    x = mixed(4 * BLOCK, seed=12).reshape(64, -1)
+    want = np.zeros(x.shape, np.int32)
+    assert kernels.run_steps([s], x, want, stream=False)[0] == -1
+    for dst in (np.zeros(x.shape, np.int32, order="F"), np.zeros((64, 2 * x.shape[1]), np.int32)[:, ::2]):
+        assert kernels.run_steps([s], x, dst, stream=True)[0] == -1
+        assert np.array_equal(dst, want)
+    raw = np.zeros(4 * x.size + 1, np.uint8)
+    odd = raw[1:].view("V4").reshape(x.shape)
+    assert kernels.run_steps([s], x, odd, stream=True)[0] == -1
+    assert np.array_equal(np.frombuffer(raw[1:].tobytes(), np.int32).reshape(x.shape), want)

@@ -24,7 +24,7 @@
 from libc.float cimport DBL_MAX, FLT_MAX
 from libc.math cimport ceil, ceilf, fabs, fabsf, floor, floorf, rint, rintf, trunc, truncf
 from libc.stdint cimport (
-    int8_t, int16_t, int32_t, int64_t, intptr_t, uint8_t, uint16_t, uint32_t, uint64_t,
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t,
 )
 from libc.string cimport memcpy
 
@@ -1064,9 +1064,13 @@ cdef Py_ssize_t cast_block_stream(const uint8_t* src, uint8_t* dst, Py_ssize_t m
     exact path as in cast_block (same values, same flagged elements)."""
     cdef uint8_t mask[BLOCK]
     cdef const CastSpec* sp = &k.fast
-    cdef Py_ssize_t head = ((-<intptr_t>dst) & 31) >> 2     # int32 elements to a 32-byte line
+    cdef Py_ssize_t head = ((-<uintptr_t>dst) & 31) >> 2    # int32 elements to a 32-byte line
     cdef Py_ssize_t body, done
     cdef bint flagged = False
+    if (<uintptr_t>dst) & 3:
+        # not on an int32 boundary (a 4-byte type of alignment 1 viewed at an odd offset): no
+        # element step reaches a 32-byte line, and streaming stores fault off one
+        return cast_block(src, dst, m, k, status)
     if head > m:
         head = m
     body = (m - head) & ~(<Py_ssize_t>7)

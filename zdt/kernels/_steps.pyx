@@ -36,8 +36,9 @@ cdef enum:
 # touch) is at least STREAM_OUTPUT bytes: data that size has mostly left the caches by the
 # time the call returns anyway, while a smaller output (a pipeline chunk its compressor reads
 # next) is worth keeping in cache. `python bench/bench_cast.py --stream` measures both sides:
-# here (32 MB L3), streaming / ordinary for a cast followed by a read of its output was 1.45 at
-# 1 MB, 1.12 at 7.6 MB, 0.91 at 15 MB and beyond; the cast alone 0.77-0.83 from 15 MB.
+# here (32 MB L3), streaming / ordinary for a cast followed by a read of its output was
+# 1.45-1.50 at 1 MB, 1.12-1.21 at 7.6 MB, 0.89-0.93 from 15 MB; the cast alone 0.77-0.83 from
+# 15 MB.
 
 
 cdef intptr_t _owner_end(cnp.ndarray dst, intptr_t d_addr, Py_ssize_t nbytes,

@@ -7,7 +7,7 @@
  * 10M float64 -> int32 under clamp, 4.1-4.3 ms with ordinary stores, 2.8-2.9 with these
  * (docs/design.md, "Memory bandwidth"). gcc never emits them from a vectorised C loop, so this
  * one loop is written with intrinsics. `run_steps` picks it only for the last step of a chain
- * writing a contiguous destination whose memory is larger than STREAM_OUTPUT (_steps.pyx):
+ * writing a contiguous destination whose memory is at least STREAM_OUTPUT (_steps.pyx):
  * anything smaller is read again soon (a pipeline chunk by its compressor) and must stay in
  * cache.
  *
@@ -19,6 +19,9 @@
  *   clamp   flag !(|x| <= DBL_MAX) (NaN, infinities); write min(max(round(x), -2**31), 2**31-1)
  *   error   flag !(-2**31 <= round(x) < 2**31); write round(x), or 0 where flagged
  *   fold    NaN writes nan_out and is not flagged
+ *
+ * Nearest-even is the rounding immediate's, where f2i's rint follows the current rounding mode
+ * (the same unless something in the process changed that mode, which zdt never does).
  *
  * Only in builds with AVX (the avx2 and avx512 kernel builds): ZDT_HAVE_STREAM says which.
  * d must be 32-byte aligned and n a multiple of 8 (the caller does the ends with f2i). An
@@ -88,7 +91,9 @@ ZDT_ALWAYS_INLINE int zdt_f64_i32_body(const double *s, int32_t *d, ptrdiff_t n,
     for (i = 0; i < n; i += 8) {
         __m256d c0 = zdt_f64_i32_four(_mm256_loadu_pd(s + i), mode, clamp, fold, nan_out, &bad);
         __m256d c1 = zdt_f64_i32_four(_mm256_loadu_pd(s + i + 4), mode, clamp, fold, nan_out, &bad);
-        __m256i v = _mm256_set_m128i(_mm256_cvtpd_epi32(c1), _mm256_cvtpd_epi32(c0));
+        /* (_mm256_set_m128i would do, but gcc < 8 lacks it) */
+        __m256i v = _mm256_insertf128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(c0)),
+                                            _mm256_cvtpd_epi32(c1), 1);
         _mm256_stream_si256((__m256i *)(d + i), v);
     }
     _mm_sfence();
