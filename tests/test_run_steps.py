@@ -64,6 +64,23 @@ def test_an_unaligned_destination_is_refused():
         kernels.run_steps([f64_to_i32()], np.zeros(6), dst)
 
 
+def test_elements_off_their_size_are_refused_whatever_the_dtype_says():
+    """A void or bytes type is aligned for NumPy at any address; the kernels store whole
+    elements, so its data and strides must be multiples of the element size (up to 8)."""
+    raw = np.zeros(8 * 6 + 8, dtype=np.uint8)
+    cases = [(np.zeros(6), raw[1:25].view("V4")),                      # destination at +1
+             (raw[4:52].view("V8"), np.zeros(6, np.int32)),             # source at +4
+             (np.zeros(6), raw[:30].view("V1").reshape(6, 5)[:, :4].view("V4").reshape(6))]  # stride 5
+    for src, dst in cases:
+        assert src.flags.aligned and dst.flags.aligned
+        with pytest.raises(ValueError, match="aligned to their elements"):
+            kernels.run_steps([f64_to_i32()], src, dst)
+    assert not raw.any()
+    fine = np.zeros(6 * 4, np.uint8).view("V4")      # a void type on its boundary is accepted
+    assert kernels.run_steps([f64_to_i32()], np.arange(6.0), fine)[0] == -1
+    assert np.frombuffer(fine.tobytes(), np.int32).tolist() == list(range(6))
+
+
 def test_a_read_only_destination_is_refused():
     dst = np.zeros(6, np.int32)
     dst.flags.writeable = False

@@ -234,8 +234,9 @@ def test_streaming_as_the_last_step_of_a_chain(build):
 @pytest.mark.parametrize("build", STREAMING_BUILDS)
 def test_streaming_into_other_layouts(build):
     """Forced on, a strided or F-ordered destination takes the ordinary loop (only contiguous
-    runs stream), and a 4-byte destination that is not on a 4-byte boundary (a void view of
-    bytes at an odd offset) the ordinary one too: the same values as without streaming."""
+    runs stream): the same values as without streaming. A 4-byte destination off a 4-byte
+    boundary (a void view of bytes at an odd offset, which NumPy calls aligned) is refused
+    before anything is written: no store of either loop may land off its element."""
     s = step(build, rounding="nearest-even", out_of_range="clamp", scalar_map=[["NaN", 0]])
     x = mixed(4 * BLOCK, seed=12).reshape(64, -1)
     want = np.zeros(x.shape, np.int32)
@@ -245,5 +246,8 @@ def test_streaming_into_other_layouts(build):
         assert np.array_equal(dst, want)
     raw = np.zeros(4 * x.size + 1, np.uint8)
     odd = raw[1:].view("V4").reshape(x.shape)
-    assert kernels.run_steps([s], x, odd, stream=True)[0] == -1
-    assert np.array_equal(np.frombuffer(raw[1:].tobytes(), np.int32).reshape(x.shape), want)
+    assert odd.flags.aligned
+    for stream in (True, False):
+        with pytest.raises(ValueError, match="aligned to their elements"):
+            kernels.run_steps([s], x, odd, stream=stream)
+    assert not raw.any()

@@ -1067,10 +1067,8 @@ cdef Py_ssize_t cast_block_stream(const uint8_t* src, uint8_t* dst, Py_ssize_t m
     cdef Py_ssize_t head = ((-<uintptr_t>dst) & 31) >> 2    # int32 elements to a 32-byte line
     cdef Py_ssize_t body, done
     cdef bint flagged = False
-    if (<uintptr_t>dst) & 3:
-        # not on an int32 boundary (a 4-byte type of alignment 1 viewed at an odd offset): no
-        # element step reaches a 32-byte line, and streaming stores fault off one
-        return cast_block(src, dst, m, k, status)
+    # (dst is on an int32 boundary: run_steps refuses destinations whose elements are not, so
+    # the head reaches a 32-byte line, where the streaming stores must be)
     if head > m:
         head = m
     body = (m - head) & ~(<Py_ssize_t>7)

@@ -231,6 +231,15 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
     if not (cnp.PyArray_ISNOTSWAPPED(src) and cnp.PyArray_ISNOTSWAPPED(dst)
             and cnp.PyArray_ISALIGNED(src) and cnp.PyArray_ISALIGNED(dst)):
         raise ValueError("run_steps: source and destination must be native-order and aligned")
+    # NumPy's aligned flag follows the dtype's alignment, 1 for a void or bytes type of any
+    # size: the kernels store whole int32 / float64 elements, so each element must sit on a
+    # multiple of its size (up to 8) whatever the dtype says
+    if not (_elements_aligned(src, in_isz) and _elements_aligned(dst, out_isz)):
+        raise ValueError(f"run_steps: source and destination must be aligned to their elements "
+                         f"({in_isz} and {out_isz} bytes; a {src.dtype} source and a {dst.dtype} "
+                         f"destination at byte offsets {(<intptr_t>cnp.PyArray_DATA(src)) % 8} "
+                         f"and {(<intptr_t>cnp.PyArray_DATA(dst)) % 8} mod 8, or strides off "
+                         f"that size)")
     if not cnp.PyArray_ISWRITEABLE(dst):
         raise ValueError("run_steps: the destination is read-only")
     if ndim > MAX_DIMS:
@@ -284,6 +293,21 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
     if bad < 0:
         return -1, -1, 0, b""
     return bad, failed, status, (<char*>&failed_value)[:cs[failed].in_itemsize]
+
+
+cdef bint _elements_aligned(cnp.ndarray a, int itemsize):
+    """Whether a's data and every stride (of a dimension longer than 1) are multiples of the
+    largest power of two dividing itemsize, at most 8."""
+    cdef intptr_t align = 1
+    cdef int k
+    while align < 8 and itemsize % (align * 2) == 0:
+        align *= 2
+    if (<intptr_t>cnp.PyArray_DATA(a)) % align:
+        return False
+    for k in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIM(a, k) > 1 and cnp.PyArray_STRIDE(a, k) % align:
+            return False
+    return True
 
 
 cdef void _extent(intptr_t addr, const Py_ssize_t* shape, const Py_ssize_t* strides,
