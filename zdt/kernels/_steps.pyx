@@ -101,23 +101,17 @@ cdef BlockStep make_step(block_fn run, const void* params, object spec, int in_i
 
 cdef Py_ssize_t chain_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
                             const Step* steps, int nsteps, uint8_t* a, uint8_t* b,
-                            int* status, int* failed, const uint8_t** failed_in,
-                            bint stream) noexcept nogil:
+                            int* status, int* failed, const uint8_t** failed_in) noexcept nogil:
     """One block through every step, intermediates alternating between the scratch blocks a
     and b: -1, or the index of the first failing element (its step in *failed, that step's
-    input block in *failed_in). With stream, the last step writes dst with its streaming
-    variant where it has one."""
+    input block in *failed_in)."""
     cdef const uint8_t* cur = src
     cdef uint8_t* out
     cdef Py_ssize_t bad
     cdef int s
-    cdef block_fn run
     for s in range(nsteps):
         out = dst if s == nsteps - 1 else (a if s % 2 == 0 else b)
-        run = steps[s].run
-        if stream and s == nsteps - 1 and steps[s].run_stream != NULL:
-            run = steps[s].run_stream
-        bad = run(cur, out, m, steps[s].params, status)
+        bad = steps[s].run(cur, out, m, steps[s].params, status)
         if bad >= 0:
             failed[0] = s
             failed_in[0] = cur
@@ -129,13 +123,12 @@ cdef Py_ssize_t chain_block(const uint8_t* src, uint8_t* dst, Py_ssize_t m,
 cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
                           uint8_t* dst, Py_ssize_t d_inner, int out_isz, Py_ssize_t n,
                           const Step* steps, int nsteps, int* status, int* failed,
-                          uint8_t* failed_value, intptr_t touch_end, bint stream) noexcept nogil:
+                          uint8_t* failed_value, intptr_t touch_end) noexcept nogil:
     """n elements spaced s_inner / d_inner bytes apart: contiguous runs go straight through,
     strided ones are gathered into / scattered from a block buffer. On a failure the failing
     element's input to its step is copied to failed_value (8 bytes). With touch_end (the end
     of the memory dst lies in; 0: no touching), each 2 MB region of a contiguous destination
-    is first touched at its end (see REGION). With stream, a contiguous destination is
-    written by the last step's streaming variant (see STREAM_OUTPUT)."""
+    is first touched at its end (see REGION)."""
     cdef uint64_t a[BLOCK]           # 8 bytes per element: the widest intermediate
     cdef uint64_t b[BLOCK]
     cdef uint64_t gin[BLOCK]
@@ -143,7 +136,6 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
     cdef Py_ssize_t start = 0, m, i, bad
     cdef bint cs = s_inner == in_isz, cd = d_inner == out_isz
     cdef bint touch = touch_end != 0 and cd
-    cdef bint streamed = stream and cd
     cdef intptr_t touched = <intptr_t>dst, block_end
     cdef const uint8_t* bin_
     cdef const uint8_t* where = NULL
@@ -165,7 +157,7 @@ cdef Py_ssize_t chain_run(const uint8_t* src, Py_ssize_t s_inner, int in_isz,
                 touched = touch_end
             zdt_touch(<uint8_t*>(touched - 1))
         bad = chain_block(bin_, bout, m, steps, nsteps, <uint8_t*>a, <uint8_t*>b, status,
-                          failed, &where, streamed)
+                          failed, &where)
         if bad >= 0:
             memcpy(failed_value, where + bad * steps[failed[0]].in_itemsize,
                    steps[failed[0]].in_itemsize)
@@ -268,6 +260,11 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
     outer = total // inner
     touch_end = _owner_end(dst, d_addr, total * out_isz, &owner_bytes)
     streaming = owner_bytes >= STREAM_OUTPUT if stream is None else bool(stream)
+    # the last step's streaming variant replaces it in this call's copy of the steps, where the
+    # destination's runs are contiguous (a strided one goes through a block buffer that is
+    # read right back: no place for streaming stores)
+    if streaming and dstr[ndim - 1] == out_isz and cs[nsteps - 1].run_stream != NULL:
+        cs[nsteps - 1].run = cs[nsteps - 1].run_stream
     with nogil:
         for k in range(ndim):
             idx[k] = 0
@@ -278,8 +275,7 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
                 sp += idx[k] * sstr[k]
                 dp += idx[k] * dstr[k]
             bad = chain_run(sp, sstr[ndim - 1], in_isz, dp, dstr[ndim - 1], out_isz, inner,
-                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value, touch_end,
-                            streaming)
+                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value, touch_end)
             if bad >= 0:
                 bad += o * inner
                 break
