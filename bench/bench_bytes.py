@@ -17,7 +17,7 @@ Per array and bound, the bytes of its chunks (metadata excluded):
 - reference points only, whole-array compressors no other zarr implementation reads:
   ZFP fixed accuracy (zfpy, tolerance E) and SZ3 (pysz, absolute bound E).
 
-Every result's error is checked (zdt.command.bounds.error_of, exact): one that breaks the
+Every result's error is checked (zdt.engine.bounds.error_of, exact): one that breaks the
 bound, or loses a NaN, is shown struck out (~~n~~) and is not a valid alternative.
 """
 
@@ -204,7 +204,7 @@ def main() -> None:
     p.add_argument("--level", type=int, default=3, help="zstd level for everything")
     args = p.parse_args()
     header("bytes on disk at the same bound")
-    from zdt.command.bounds import Bound, error_of
+    from zdt.engine.bounds import Bound, error_of
 
     total_zdt = total_best = 0
     print(f"\n{SEP} data {SEP} bound {SEP} source {SEP} zdt {SEP} zdt's encoding {SEP} numcodecs recipes "

@@ -1,4 +1,4 @@
-"""zdt.command.bounds.error_of, the check every converted chunk passes, against a slow
+"""zdt.engine.bounds.error_of, the check every converted chunk passes, against a slow
 reference in exact rational arithmetic: `error_of(x, y, bound) <= bound.value` must be exactly
 whether every element keeps the bound, including the elements whose float64 difference lands
 on the bound itself (where rounding hides which side the truth is on)."""
@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from zdt.command.bounds import Bound, error_of
+from zdt.engine.bounds import Bound, error_of
 
 
 def keeps(x: np.ndarray, y: np.ndarray, bound: Bound, sentinels=()) -> bool:

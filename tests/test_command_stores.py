@@ -103,7 +103,7 @@ def test_convert_to_and_from_s3_gives_the_local_bytes(local_pair, s3, capsys, tm
     rc, out, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--quiet",
                            "--storage-options", options)
     assert rc == 0, err
-    assert out.strip() == f"wrote {url}"
+    assert out.strip().startswith(f"wrote {url}: ")
     assert s3_bytes(fs, f"{bucket}/out.zarr") == store_bytes(ref)     # no marker left behind
     rc, out, err = run_cmd(capsys, "inspect", url + ":temps", "--storage-options", options, "--json")
     assert rc == 0, err
@@ -165,20 +165,20 @@ def test_unreachable_endpoints_and_missing_buckets_are_one_line(local_pair, s3, 
                        "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2}})
     t0 = time.monotonic()
     rc, _, err = run_cmd(capsys, "inspect", f"s3://{bucket}/x.zarr", "--storage-options", dead)
-    assert rc == 1 and len(err.strip().splitlines()) == 1, err
+    assert rc == 3 and len(err.strip().splitlines()) == 1, err          # storage
     assert f"s3://{bucket}/x.zarr" in err and time.monotonic() - t0 < 60
     rc, _, err = run_cmd(capsys, "inspect", "s3://no-such-bucket-zdt/x.zarr", "--storage-options", options)
     assert rc == 1 and len(err.strip().splitlines()) == 1
     assert err.startswith("zdt inspect: s3://no-such-bucket-zdt/x.zarr: no zarr store there"), err
     rc, _, err = run_cmd(capsys, "convert", str(src), f"s3://{bucket}/y", "--abs-error", "1",
                          "--storage-options", "{not json")
-    assert rc == 1 and "--storage-options is not JSON" in err
+    assert rc == 2 and "--storage-options is not JSON" in err           # usage
     rc, _, err = run_cmd(capsys, "inspect", "ftp://example.com/x.zarr")
-    assert rc == 1 and "zdt does not read ftp:// stores" in err
+    assert rc == 2 and "zdt does not read ftp:// stores" in err
     rc, _, err = run_cmd(capsys, "inspect", str(src), "--storage-options", "{}")
     assert rc == 0
     rc, _, err = run_cmd(capsys, "inspect", str(src), "--storage-options", '{"anon": true}')
-    assert rc == 1 and "is a local path" in err
+    assert rc == 2 and "is a local path" in err
 
 
 def test_zip_files_as_source_and_destination(local_pair, capsys, tmp_path):
@@ -596,4 +596,4 @@ def test_a_scheduler_that_does_not_answer_is_one_line(local_pair, capsys, tmp_pa
     assert not (tmp_path / "x.zarr").exists() and not (tmp_path / "x.zarr.zdt-partial").exists()
     rc, _, err = run_cmd(capsys, "convert", str(src), str(tmp_path / "y.zarr"), "--abs-error", "0.05",
                          "--scheduler", "local:0")
-    assert rc == 1 and "local:N needs a worker count N >= 1" in err
+    assert rc == 2 and "local:N needs a worker count N >= 1" in err

@@ -130,6 +130,12 @@ def test_suggest_on_a_sample_says_so(store, capsys):
     assert rc == 0 and "measured on 2 of 5 storage units (8,000 values)" in out
 
 
+USAGE = {"give a bound", "at most one of", "positive finite number", "write abs:E or rel:R",
+         "PATH=abs:E", "--codecs is not JSON", "the level must be an integer from -131072 to 22",
+         "zstd levels are -131072 to 22", "is not a compressor zdt knows", "blosc's compressors are",
+         "give one of --codecs, --plan, or a bound"}
+
+
 @pytest.mark.parametrize("argv, message", [
     (["inspect", "{s}/nowhere"], "no such file or directory"),
     (["inspect", "{s}/src/temps/zarr.json"], "not a zarr store"),
@@ -160,9 +166,11 @@ def test_suggest_on_a_sample_says_so(store, capsys):
     (["convert", "{s}/src", "{s}/out", "--plan", "{s}/nope.json"], "no such file"),
 ])
 def test_bad_input_gets_one_line_and_a_nonzero_exit(store, capsys, argv, message):
+    """Exit status 2 for a wrong request (an option's value, options that contradict each
+    other), 1 for what cannot be done with these stores (docs/command.md, "Exit status")."""
     before = tree(store / "src")
     rc, out, err = zdt_cmd(capsys, *[a.format(s=store) for a in argv])
-    assert rc == 1
+    assert rc == (2 if message in USAGE else 1)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"zdt {argv[0]}: ") and message in lines[0], err
     assert not (store / "out").exists() and not (store / "src" / "out").exists()
@@ -556,7 +564,7 @@ def test_bench_writes_a_report_with_a_table_per_family(tmp_path, capsys):
 
 def test_bench_rejects_an_unknown_family(tmp_path, capsys):
     rc, _, err = zdt_cmd(capsys, "bench", "--only", "nope", "--out", str(tmp_path))
-    assert rc == 1 and "not a family" in err
+    assert rc == 2 and "not a family" in err
 
 
 def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys, monkeypatch):
@@ -658,4 +666,4 @@ def test_bench_runs_keep_the_slowest_ratio_of_each_row(tmp_path, capsys):
     assert got["b"] == (2.0, 1.0)
     assert merged["runs"] == 2
     rc, _, err = zdt_cmd(capsys, "bench", "--runs", "0", "--out", str(tmp_path))
-    assert rc == 1 and "--runs 0" in err
+    assert rc == 2 and "--runs 0" in err

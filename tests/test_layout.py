@@ -82,3 +82,108 @@ def test_zarr_face_modules_register_nothing_on_import(module, tmp_path):
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) is True
+
+
+# The floors of the package, bottom first: a module imports only from its own floor and below
+# (at the top of the file or inside a function alike), so the engine can be used without the
+# command, the stores without the engine, the codecs without any of them.
+LAYERS = [
+    ("ground", ["zdt.errors"]),
+    ("kernels", ["zdt.kernels"]),
+    ("formats", ["zdt.formats"]),
+    ("codecs", ["zdt.codecs", "zdt.dtypes", "zdt.zarr_compat"]),
+    ("pipeline", ["zdt.pipeline"]),
+    ("stores", ["zdt.stores"]),
+    ("engine", ["zdt.engine"]),
+    ("command", ["zdt.command", "zdt.__main__"]),
+]
+
+
+def _floor(module: str) -> int | None:
+    for i, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return i
+    return None
+
+
+def _imports(path: Path, module: str) -> list[str]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:                       # relative: resolve against the package
+                base = module.rsplit(".", node.level)[0]
+                out.append(f"{base}.{node.module}" if node.module else base)
+            elif node.module == "zdt":          # a module, or one of the package's lazy names
+                out += [zdt._LAZY.get(a.name, "zdt.errors" if a.name == "__version__" else f"zdt.{a.name}")
+                        for a in node.names]
+            elif node.module:
+                out += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+    return [m for m in out if m == "zdt" or m.startswith("zdt.")]
+
+
+def test_every_module_imports_only_from_its_floor_and_below():
+    source = Path(__file__).resolve().parents[1] / "zdt"
+    upward, unplaced = [], []
+    for path in sorted(source.rglob("*.py")):
+        rel = path.relative_to(source.parent).with_suffix("")
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        here = _floor(module)
+        if module == "zdt":
+            continue                    # the package's lazy names reach every floor on purpose
+        if here is None:
+            unplaced.append(module)
+            continue
+        for target in _imports(path, module):
+            there = _floor(target)
+            if target == "zdt" or (there is not None and there > here):
+                upward.append(f"{module} imports {target}")
+    assert unplaced == []
+    assert upward == []
+
+
+def _edges(path: Path, module: str, names: set[str]) -> set[str]:
+    """The modules of `names` that `module` imports (`from P import m` of a module m: P.m)."""
+    import ast
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+    return (out & names) - {module}
+
+
+def test_the_engine_the_stores_and_the_command_have_no_import_cycle():
+    """No two modules of the engine, the stores or the command import each other, directly or
+    through others (imports inside functions count)."""
+    source = Path(__file__).resolve().parents[1] / "zdt"
+    paths = {}
+    for package in ("engine", "stores", "command"):
+        for path in (source / package).glob("*.py"):
+            paths[f"zdt.{package}" + ("" if path.stem == "__init__" else f".{path.stem}")] = path
+    edges = {m: _edges(p, m, set(paths)) for m, p in paths.items()}
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m: str, trail: list[str]) -> bool:
+        state[m] = 1
+        for t in sorted(edges[m]):
+            if state.get(t) == 1:
+                cycle.extend(trail + [m, t])
+                return True
+            if t not in state and visit(t, trail + [m]):
+                return True
+        state[m] = 2
+        return False
+
+    for m in sorted(edges):
+        if m not in state and visit(m, []):
+            break
+    assert cycle == []

@@ -17,10 +17,10 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
-from zdt.command.bounds import Bound
-from zdt.command.compressors import Compression
-from zdt.command.decide import decide_array
-from zdt.command.plan import Decision
+from zdt.engine.bounds import Bound
+from zdt.engine.compressors import Compression
+from zdt.engine.decide import decide_array
+from zdt.engine.plan import Decision
 
 LEVEL = 3
 
@@ -43,7 +43,7 @@ def decide(arr: zarr.Array, bound: Bound, sample=None) -> Decision:
 def written(arr: zarr.Array, codecs: list[dict]) -> tuple[np.ndarray, int]:
     """arr's data through a fresh array with `codecs` and zstd: (what reads back, the bytes of
     its chunks)."""
-    from zdt.command.convert import split_codecs
+    from zdt.engine.writer import split_codecs
 
     filters, serializer, _ = split_codecs(codecs)
     store = MemoryStore()
@@ -345,7 +345,7 @@ def test_a_format_2_fill_value_masks_too():
                           fill_value=1.0, zarr_format=2)
     a[...] = x
     d = decide(a, Bound("abs", 0.5))
-    from zdt.command.store import v2_filters
+    from zdt.engine.arrays import v2_filters
     filters = v2_filters([c for c in d.codecs], x.dtype)
     back = x
     for f in filters:

@@ -217,5 +217,5 @@ def test_the_zdt_command_without_zarr_says_what_to_install(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 1
-    assert out.stderr.strip() == ("zdt inspect: zdt's zarr face needs zarr >= 3.1, which is not "
+    assert out.stderr.strip() == ("zdt inspect: this needs zarr >= 3.1, which is not "
                                   "installed: pip install 'zdt[zarr]'")

@@ -20,6 +20,14 @@ numcodecs ones without importing zarr):
 * ``zdt.dtypes``          zarr data types for bfloat16, float8 / float6 / float4, int2 / int4 /
                           uint2 / uint4 (and float8_e4m3fn)
 * ``zdt.register()``      register those data types with zarr (needed on zarr 3.1 only)
+
+Shrinking data within an error bound (zdt.engine.api; the ``zdt`` command is a layer over it):
+
+* ``zdt.suggest(source, abs_error=E)``  the plan: per array, the encoding that writes the fewest
+                          bytes and keeps the bound (``print(plan)``, ``plan.dumps()``)
+* ``zdt.convert(source, dest, plan)``  a re-encoded copy of a store; returns a report
+* ``zdt.encoding(dataset, abs_error=E)``  for an xarray Dataset in memory, the ``encoding=`` of
+                          ``Dataset.to_zarr`` that writes what ``zdt convert`` would
 """
 
 from importlib import import_module
@@ -73,6 +81,15 @@ _LAZY = {
     "ConfigError": "zdt.errors",
     "FillValueError": "zdt.errors",
     "register": "zdt.dtypes",
+    "suggest": "zdt.engine.api",
+    "convert": "zdt.engine.api",
+    "encoding": "zdt.engine.api",
+    "Plan": "zdt.engine.plan",
+    "Report": "zdt.engine.api",
+    "JobError": "zdt.errors",
+    "UsageError": "zdt.errors",
+    "InputError": "zdt.errors",
+    "StorageError": "zdt.errors",
 }
 
 __all__ = ["__version__", *_LAZY]

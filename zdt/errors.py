@@ -1,4 +1,5 @@
-"""Exceptions. All are ValueError subclasses so callers that catch ValueError keep working."""
+"""Exceptions. The codecs' errors are ValueError subclasses (callers that catch ValueError keep
+working); the job's errors (JobError and below) carry the exit status of the command."""
 
 from __future__ import annotations
 
@@ -67,3 +68,51 @@ class ScaleOffsetError(ZdtError):
         self.dtype = dtype
         self.operation = operation
         self.config_key = config_key
+
+
+# --- the job: suggest, convert, encoding ---------------------------------------------------------
+# Raised by zdt.suggest / zdt.convert / zdt.encoding and the `zdt` command. The message is one
+# line that names what failed and where (the store, the array, the chunk key, the option); the
+# command prints it as it is and exits with `exit_status` (docs/command.md, "Exit status").
+
+
+class JobError(Exception):
+    """Base class of the errors of a suggestion or a conversion; ``str(error)`` is one line."""
+
+    exit_status = 1
+
+
+class UsageError(JobError, ValueError):
+    """The request itself is wrong: an option's value (a bound, a compressor, a plan file's
+    contents), or options that contradict each other."""
+
+    exit_status = 2
+
+
+class InputError(JobError, ValueError):
+    """What was asked cannot be done with this source or destination: no store there, an array
+    a plan does not name, a destination that exists, a storage unit that breaks its bound."""
+
+    exit_status = 1
+
+
+class StorageError(JobError, OSError):
+    """Reading or writing a store failed: a file system or object store error, a chunk that
+    cannot be read or decoded. ``str(error)`` names the store, the key and the reason."""
+
+    exit_status = 3
+
+
+class KeptError(InputError):
+    """An error after which what the conversion wrote is kept (a partial copy that does not
+    match its source, a finished Icechunk copy whose branch could not be moved to it)."""
+
+
+class MissingPackage(JobError, ImportError):
+    """What was asked needs a package that is not installed; the message says what to install."""
+
+    exit_status = 1
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a conversion: handled like Ctrl-C (the partial copy is removed)."""

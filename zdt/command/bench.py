@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zdt.command.errors import CommandError
+from zdt.errors import InputError, UsageError
 
 RERUNS = 2             # --against: how many more runs a family with a slow row gets
 RERUN_PAUSE = 10.0     # seconds before each
@@ -53,7 +53,7 @@ def find_bench_dir(given: str | None) -> Path:
     if given:
         path = Path(given)
         if not (path / "_common.py").is_file():
-            raise CommandError(f"{path}: no bench scripts there (no _common.py)")
+            raise InputError(f"{path}: no bench scripts there (no _common.py)")
         return path
     from importlib.util import find_spec
 
@@ -63,7 +63,7 @@ def find_bench_dir(given: str | None) -> Path:
     else:           # the source tree itself on sys.path: the checkout's bench/
         path = Path(__file__).resolve().parents[2] / "bench"
     if not (path / "_common.py").is_file():
-        raise CommandError(f"the bench scripts are missing from this install ({path})")
+        raise InputError(f"the bench scripts are missing from this install ({path})")
     return path
 
 
@@ -267,14 +267,14 @@ def run(args: argparse.Namespace) -> int:
     families = args.only.split(",") if args.only else list(FAMILIES)
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
-        raise CommandError(f"--only {','.join(unknown)}: not a family (choose from {', '.join(FAMILIES)})")
+        raise UsageError(f"--only {','.join(unknown)}: not a family (choose from {', '.join(FAMILIES)})")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.runs < 1:
-        raise CommandError(f"--runs {args.runs}: at least 1")
+        raise UsageError(f"--runs {args.runs}: at least 1")
     against = Path(args.against) if args.against else None
     if against is not None and not against.is_dir():
-        raise CommandError(f"--against {against}: no such directory")
+        raise InputError(f"--against {against}: no such directory")
     results, regressed = [], []
     for family in families:
         data = run_family(bench_dir, family, args.quick, out)

@@ -25,7 +25,6 @@ import csv
 import io
 import json
 import shutil
-import sys
 import tempfile
 import time
 from importlib import resources
@@ -54,10 +53,7 @@ CONFIGS = [
 
 
 def _data_dir():
-    try:
-        return resources.files("vega_datasets") / "_data"
-    except ModuleNotFoundError:
-        sys.exit("zdt demo: the demo data come with vega_datasets; pip install 'zdt[demo]'")
+    return resources.files("vega_datasets") / "_data"
 
 
 def load_temperatures() -> np.ndarray:
@@ -267,6 +263,15 @@ def main(args: Any = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from importlib.util import find_spec
+
+    from zdt.errors import MissingPackage
+
+    missing = [m for m in ("zarr", "vega_datasets") if find_spec(m) is None]
+    if missing:
+        raise MissingPackage(f"the demo needs {' and '.join(missing)}, which "
+                             f"{'is' if len(missing) == 1 else 'are'} not installed: "
+                             "pip install 'zdt[demo]'")
     main(args)
     return 0
 

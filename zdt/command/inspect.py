@@ -7,22 +7,22 @@ import json
 import sys
 from typing import Any
 
-from zdt.command import store
-from zdt.command.location import parse_storage_options
-from zdt.command.options import add_storage_args
+from zdt.command.options import add_storage_args, storage_kwargs
 
 
 def describe(arr: Any) -> dict[str, Any]:
+    from zdt.stores import nodes
+
     logical = arr.nbytes
     stored = arr.nbytes_stored()
     return {
         "path": "/" + arr.path,
         "zarr_format": arr.metadata.zarr_format,
         "shape": list(arr.shape),
-        "data_type": store.data_type_name(arr),
+        "data_type": nodes.data_type_name(arr),
         "chunks": list(arr.chunks),
         "shards": list(arr.shards) if getattr(arr, "shards", None) else None,
-        "codecs": [{"name": name, "implementation": impl} for name, impl in store.codec_names(arr)],
+        "codecs": [{"name": name, "implementation": impl} for name, impl in nodes.codec_names(arr)],
         "logical_bytes": int(logical),
         "stored_bytes": int(stored),
         "ratio": round(logical / stored, 3) if stored else None,
@@ -30,9 +30,12 @@ def describe(arr: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    loc, inner = store.split_target(args.path, parse_storage_options(args.storage_options), args.branch)
-    node = store.open_node(loc, inner)
-    rows = [describe(n) for _, n in store.walk(node) if store.is_array(n)]
+    from zdt.engine.api import open_source
+    from zdt.engine.arrays import fmt_bytes
+    from zdt.stores import nodes
+
+    _, node, _ = open_source(args.path, **storage_kwargs(args))
+    rows = [describe(n) for _, n in nodes.walk(node) if nodes.is_array(n)]
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
@@ -49,12 +52,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"  shape {tuple(r['shape'])}, {r['data_type']}, chunks {tuple(r['chunks'])}{shards}")
         chain = " -> ".join(f"{c['name']} [{c['implementation']}]" for c in r["codecs"]) or "(none)"
         print(f"  codecs  {chain}")
-        print(f"  bytes   {store.fmt_bytes(r['logical_bytes'])} logical, "
-              f"{store.fmt_bytes(r['stored_bytes'])} stored, ratio {ratio}")
+        print(f"  bytes   {fmt_bytes(r['logical_bytes'])} logical, "
+              f"{fmt_bytes(r['stored_bytes'])} stored, ratio {ratio}")
     total_l = sum(r["logical_bytes"] for r in rows)
     total_s = sum(r["stored_bytes"] for r in rows)
     if len(rows) > 1:
-        print(f"\ntotal: {store.fmt_bytes(total_l)} logical, {store.fmt_bytes(total_s)} stored"
+        print(f"\ntotal: {fmt_bytes(total_l)} logical, {fmt_bytes(total_s)} stored"
               + (f", ratio {total_l / total_s:.2f}x" if total_s else ""))
     return 0
 

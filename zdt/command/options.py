@@ -1,4 +1,5 @@
-"""The options ``zdt suggest`` and ``zdt convert`` share, and their progress bars."""
+"""The options ``zdt suggest`` and ``zdt convert`` share (as zdt.suggest / zdt.convert
+arguments), and their progress bars."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from zdt.command.bounds import Bound
-from zdt.command.errors import CommandError
-from zdt.command.plan import Selection
 
 
 def positive_int(text: str) -> int:
@@ -63,22 +61,28 @@ def add_scheduler_arg(p: argparse.ArgumentParser, what: str) -> None:
                         "processes; one task per storage unit, the same result")
 
 
-def selection_of(args: argparse.Namespace, *, required: bool = True) -> Selection:
-    if args.abs_error is not None and args.rel_error is not None:
-        raise CommandError("give at most one of --abs-error and --rel-error")
-    default = (Bound("abs", float(args.abs_error)) if args.abs_error is not None else
-               Bound("rel", float(args.rel_error)) if args.rel_error is not None else None)
-    selection = Selection.parse(args.include, args.exclude, args.bound, default)
-    if required and default is None and not selection.bounds:
-        raise CommandError("give a bound: --abs-error E, --rel-error R, or --bound PATH=abs:E")
-    return selection
+def bound_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The arguments zdt.suggest and zdt.convert share, from the options above."""
+    return dict(abs_error=args.abs_error, rel_error=args.rel_error, bounds=args.bound,
+                include=args.include, exclude=args.exclude, sample=args.sample)
+
+
+def storage_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    from zdt.stores.location import parse_storage_options
+
+    return dict(storage_options=parse_storage_options(args.storage_options), branch=args.branch)
 
 
 @contextmanager
 def progress_bars(quiet: bool) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
     """`make(label, total)` -> advance(n): one bar per pass (shown at once on a terminal,
-    never when --quiet or when stderr is not a terminal)."""
-    from tqdm import tqdm
+    never when --quiet or when stderr is not a terminal). Without tqdm installed (it comes with
+    zdt[zarr]), no bars: a nicety, never a reason to fail."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        yield lambda label, total: (lambda n: None)
+        return
 
     bars: list[Any] = []
 
@@ -96,3 +100,11 @@ def progress_bars(quiet: bool) -> Iterator[Callable[[str, int], Callable[[int], 
     finally:
         for bar in bars:
             bar.close()
+
+
+def say(line: str) -> None:
+    """A line on stdout; a reader that went away is not an error (the work is done)."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        pass

@@ -1,87 +1,25 @@
-"""``zdt suggest PATH[:ARRAY] (--abs-error E | --rel-error R | --bound PATH=...)``: for every
+"""``zdt suggest STORE[:ARRAY] (--abs-error E | --rel-error R | --bound PATH=...)``: for every
 array, the encoding that writes the fewest bytes and keeps its bound, measured on the data
-(zdt.command.decide does the work); ``--json`` prints the plan ``zdt convert --plan`` applies."""
+(zdt.suggest does the work); ``--json`` prints the plan ``zdt convert --plan`` applies."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from zdt.command import store
-from zdt.command.location import parse_storage_options
-from zdt.command.compressors import Compression
-from zdt.command.decide import decide, fmt_error
-from zdt.command.errors import CommandError
-from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args, progress_bars,
-                                 selection_of)
-from zdt.command.plan import Decision, Plan
-
-
-def report(d: Decision, arr: Any, compression: Compression) -> list[str]:
-    head = f"{d.path}: {store.data_type_name(arr)} {tuple(arr.shape)}, {store.fmt_bytes(arr.nbytes)}"
-    if d.action == "copy":
-        return [f"{head}; copied: {d.why}"]
-    m = d.measured
-    now = m.get("bytes_now", 0)
-    saved = f" ({(now - m['bytes']) / now:.1%} fewer than the {store.fmt_bytes(now)} it holds now)" if now else ""
-    comp = "" if compression.kind == "keep" else f" with --compressor {compression}"
-    lines = [
-        f"{head}; {d.bound.describe()}",
-        f"  encode   {d.why}",
-        f"  codecs   {json.dumps(d.codecs)}",
-        f"  on disk  {store.fmt_bytes(m['bytes'])}{saved}{comp}",
-    ]
-    if "runner_up" in m:
-        r = m["runner_up"]
-        lines.append(f"  runner-up {r['label']}: {store.fmt_bytes(r['bytes'])}")
-    lines.append(f"  error    {fmt_error(m['error'])} largest {d.bound.kind} error, measured on "
-                 f"{m['on']} ({m['values_measured']:,} values); bound {d.bound.value:g}")
-    return lines
-
-
-def unmet(d: Decision) -> bool:
-    """An array that was to be encoded but no encoding kept its bound."""
-    return d.action == "copy" and d.why.startswith("no encoding kept")
+from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args,
+                                 bound_kwargs, progress_bars, storage_kwargs)
 
 
 def run(args: argparse.Namespace) -> int:
-    selection = selection_of(args)
-    compression = Compression.parse(args.compressor)
-    loc, inner = store.split_target(args.path, parse_storage_options(args.storage_options), args.branch)
-    node = store.open_node(loc, inner)
-    arrays = [n for _, n in store.walk(node) if store.is_array(n)]
-    if store.is_array(node):
-        if node.size == 0:
-            raise CommandError(f"{args.path}: the array has no elements: nothing to suggest")
-        if node.ndim == 0:
-            raise CommandError(f"{args.path}: a 0-d array (one value): nothing to suggest")
-        if not store.is_numeric(node):
-            raise CommandError(f"{args.path}: zdt suggest needs integer or float data; this array "
-                               f"is {store.data_type_name(node)}")
-    elif not arrays:
-        raise CommandError(f"{args.path}: no arrays")
-    cluster = None
-    try:
-        if args.scheduler:
-            from zdt.command.cluster import Cluster
+    from zdt.engine.api import suggest
 
-            cluster = Cluster(args.scheduler)
-            cluster.source = loc
-        with progress_bars(args.quiet) as progress:
-            decisions = decide(arrays, selection, compression, args.sample, progress, cluster)
-    finally:
-        if cluster is not None:
-            cluster.close()
-    plan = Plan(loc.text, str(compression), decisions)
-    if args.json:
-        print(plan.dumps())
-    else:
-        out = []
-        for d, arr in zip(decisions, arrays, strict=True):
-            out += report(d, arr, compression)
-        print("\n".join(out))
-    return 1 if any(unmet(d) for d in decisions) else 0
+    with progress_bars(args.quiet) as progress:
+        plan = suggest(args.path, **bound_kwargs(args), **storage_kwargs(args),
+                       compressor=args.compressor or "keep", scheduler=args.scheduler,
+                       progress=progress)
+    print(plan.dumps() if args.json else plan)
+    return 1 if plan.unmet else 0
 
 
 def add_parser(sub: Any) -> None:

@@ -75,41 +75,55 @@ def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) 
     are errors. With `exact=True` (scalar_map entries, which must match or produce values of
     the type) the float64 reading must itself be a value of the format."""
     if fmt.is_int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{what} must be a JSON integer for {fmt.name}, got {_describe(value)}")
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise ValueError(f"{what} {value!r} is not an integer, so not representable in {fmt.name}")
-            value = int(value)
-        if not fmt.min_value <= value <= fmt.max_value:
-            raise ValueError(f"{what} {value} is out of range for {fmt.name} {fmt.range_text()}")
-        return Scalar(fmt.storage_bits(value & ((1 << (8 * fmt.itemsize)) - 1)))
-
+        return _decode_int(value, fmt, what)
     if isinstance(value, str):
-        if value == "NaN":
-            if fmt.nan_bits is None:
-                raise ValueError(f"{what} 'NaN' is not a value of {fmt.name}, which has no NaN")
-            return Scalar(fmt.nan_bits, any_nan=True)
-        if value in _INF_STRINGS:
-            if fmt.inf_bits is None:
-                raise ValueError(f"{what} {value!r} is not a value of {fmt.name}, which has no "
-                                 f"infinities")
-            return Scalar(fmt.inf_bits | ((1 << (fmt.bits - 1)) if _INF_STRINGS[value] else 0))
-        if value.startswith("0x"):
-            digits = value[2:]
-            if len(digits) != 2 * fmt.itemsize or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise ValueError(
-                    f"{what} {value!r} is not a hex bit pattern of {fmt.name} "
-                    f"('0x' and {2 * fmt.itemsize} hex digits)"
-                )
-            bits = int(digits, 16)
-            if fmt.logical_bits(bits) != bits:
-                raise ValueError(f"{what} {value!r} sets bits above the {fmt.bits} bits of {fmt.name}")
-            return Scalar(bits)
-        raise ValueError(
-            f"{what} {value!r} is not a valid {fmt.name} scalar: use a JSON number, 'NaN', "
-            f"'Infinity', '-Infinity' or a '0x' hex bit pattern"
-        )
+        return _decode_string(value, fmt, what)
+    return _decode_number(value, fmt, what, exact)
+
+
+def _decode_int(value: object, fmt: NumberFormat, what: str) -> Scalar:
+    """A JSON integer (or a float with an integral value) in an integer format's range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} must be a JSON integer for {fmt.name}, got {_describe(value)}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{what} {value!r} is not an integer, so not representable in {fmt.name}")
+        value = int(value)
+    if not fmt.min_value <= value <= fmt.max_value:
+        raise ValueError(f"{what} {value} is out of range for {fmt.name} {fmt.range_text()}")
+    return Scalar(fmt.storage_bits(value & ((1 << (8 * fmt.itemsize)) - 1)))
+
+
+def _decode_string(value: str, fmt: NumberFormat, what: str) -> Scalar:
+    """"NaN", "Infinity" / "-Infinity" (and "+Infinity") or a "0x" bit pattern of a float."""
+    if value == "NaN":
+        if fmt.nan_bits is None:
+            raise ValueError(f"{what} 'NaN' is not a value of {fmt.name}, which has no NaN")
+        return Scalar(fmt.nan_bits, any_nan=True)
+    if value in _INF_STRINGS:
+        if fmt.inf_bits is None:
+            raise ValueError(f"{what} {value!r} is not a value of {fmt.name}, which has no "
+                             f"infinities")
+        return Scalar(fmt.inf_bits | ((1 << (fmt.bits - 1)) if _INF_STRINGS[value] else 0))
+    if value.startswith("0x"):
+        digits = value[2:]
+        if len(digits) != 2 * fmt.itemsize or not all(c in "0123456789abcdefABCDEF" for c in digits):
+            raise ValueError(
+                f"{what} {value!r} is not a hex bit pattern of {fmt.name} "
+                f"('0x' and {2 * fmt.itemsize} hex digits)"
+            )
+        bits = int(digits, 16)
+        if fmt.logical_bits(bits) != bits:
+            raise ValueError(f"{what} {value!r} sets bits above the {fmt.bits} bits of {fmt.name}")
+        return Scalar(bits)
+    raise ValueError(
+        f"{what} {value!r} is not a valid {fmt.name} scalar: use a JSON number, 'NaN', "
+        f"'Infinity', '-Infinity' or a '0x' hex bit pattern"
+    )
+
+
+def _decode_number(value: object, fmt: NumberFormat, what: str, exact: bool) -> Scalar:
+    """A JSON number into a float format: the nearest value (exactly the value if `exact`)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{what} must be a JSON number or string for {fmt.name}, got {_describe(value)}")
     if isinstance(value, int):

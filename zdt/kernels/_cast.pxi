@@ -1,9 +1,9 @@
-# cast_value kernels: mode-hoisted fast loops, scalar_map blends, the per-block step
-# `cast_block` and the whole-array driver. See docs/design.md.
+# cast_value kernels: mode-hoisted fast loops, scalar_map blends and the per-block step
+# `cast_block` (run over whole arrays and fused chains by run_steps in _steps.pyx). See
+# docs/design.md.
 #
-# Included by each kernel build (_kernels_baseline.pyx, _kernels_avx2.pyx, _kernels_avx512.pyx):
-# one source compiled for several instruction sets; zdt/kernels/__init__.py picks the best one the CPU
-# runs.
+# Included by each kernel build (_baseline.pyx, _avx2.pyx, _avx512.pyx): one source compiled for
+# several instruction sets; zdt/kernels/__init__.py picks the best one the CPU runs.
 #
 # Each fast loop writes every element and returns whether any element needs the exact path in
 # _exact.pxd; only then is the block masked and those elements converted exactly. Loops are
@@ -965,7 +965,7 @@ cdef inline bint mark(const void* s, Py_ssize_t n, uint8_t* mask, const CastSpec
     return source_dispatch(s, NULL, n, mask, sp)
 
 
-# --- the per-block step and the driver ---------------------------------------------------------------
+# --- the per-block step ---------------------------------------------------------------------------------
 
 cdef Py_ssize_t fix_masked(const uint8_t* s, uint8_t* d, Py_ssize_t n, const uint8_t* mask,
                            const CastSpec* sp, int* status) noexcept nogil:

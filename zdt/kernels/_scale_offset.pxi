@@ -1,5 +1,5 @@
 # scale_offset kernels: encode out = (x - offset) * scale, decode out = x / scale + offset, in the
-# array's own data type, checked; the per-block step `so_block` and the whole-array driver.
+# array's own data type, checked; the per-block step `so_block` (run by run_steps in _steps.pyx).
 # Included by each kernel build next to _cast.pxi (independent of it: shared helpers come from
 # _num.pxd and _mini.pxd).
 #
@@ -321,7 +321,7 @@ cdef Py_ssize_t so_subint(const uint8_t* src, uint8_t* dst, Py_ssize_t n, int64_
     return -1
 
 
-# --- the per-block step and the driver ----------------------------------------------------------------
+# --- the per-block step ----------------------------------------------------------------------------------
 # A block may be transformed in place (src == dst): its inputs are saved first, the failure
 # search reads them, and on failure they are put back so the error shows the input.
 

@@ -191,18 +191,55 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
     cdef Py_ssize_t shape[MAX_DIMS]
     cdef Py_ssize_t sstr[MAX_DIMS]
     cdef Py_ssize_t dstr[MAX_DIMS]
-    cdef Py_ssize_t idx[MAX_DIMS]
     cdef uint64_t failed_value = 0
-    cdef int nsteps = len(steps), ndim, k, status = 0, failed = -1, in_isz, out_isz
-    cdef Py_ssize_t total = 1, outer, o, bad = -1, inner
-    cdef const uint8_t* sp
-    cdef uint8_t* dp
-    cdef intptr_t s_addr, d_addr
-    cdef intptr_t touch_end = 0
+    cdef int nsteps = _load_steps(steps, cs), ndim, k, status = 0, failed = -1
+    cdef int in_isz = cs[0].in_itemsize, out_isz = cs[nsteps - 1].out_itemsize
+    cdef Py_ssize_t total = 1, bad
+    cdef intptr_t s_addr, d_addr, touch_end
     cdef Py_ssize_t owner_bytes = 0
-    cdef bint streaming
-    cdef BlockStep step
     cdef bint same
+    _check_pair(src, dst, in_isz, out_isz)
+    ndim = cnp.PyArray_NDIM(src)
+    for k in range(ndim):
+        shape[k] = cnp.PyArray_DIM(src, k)
+        sstr[k] = cnp.PyArray_STRIDE(src, k)
+        dstr[k] = cnp.PyArray_STRIDE(dst, k)
+        total *= shape[k]
+    if total == 0:
+        return -1, -1, 0, b""
+    s_addr = <intptr_t>cnp.PyArray_DATA(src)
+    d_addr = <intptr_t>cnp.PyArray_DATA(dst)
+    same = (s_addr == d_addr
+            and cnp.PyArray_CompareLists(cnp.PyArray_STRIDES(src), cnp.PyArray_STRIDES(dst), ndim))
+    if same and nsteps == 1 and not cs[0].in_place:
+        raise ValueError("run_steps: this step cannot write over its own input")
+    if not same and _extents_meet(s_addr, shape, sstr, in_isz, d_addr, dstr, out_isz, ndim):
+        raise ValueError("run_steps: source and destination overlap")
+    if ndim == 0 or (cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_IS_C_CONTIGUOUS(dst)):
+        ndim = 1                    # one run over everything
+        shape[0] = total
+        sstr[0] = in_isz
+        dstr[0] = out_isz
+    touch_end = _owner_end(dst, d_addr, total * out_isz, &owner_bytes)
+    # the last step's streaming variant replaces it in this call's copy of the steps, where the
+    # destination's runs are contiguous (a strided one goes through a block buffer that is
+    # read right back: no place for streaming stores)
+    if ((owner_bytes >= STREAM_OUTPUT if stream is None else bool(stream))
+            and dstr[ndim - 1] == out_isz and cs[nsteps - 1].run_stream != NULL):
+        cs[nsteps - 1].run = cs[nsteps - 1].run_stream
+    with nogil:
+        bad = _run_all(s_addr, d_addr, ndim, shape, sstr, dstr, in_isz, out_isz, cs, nsteps,
+                       &status, &failed, <uint8_t*>&failed_value, touch_end)
+    if bad < 0:
+        return -1, -1, 0, b""
+    return bad, failed, status, (<char*>&failed_value)[:cs[failed].in_itemsize]
+
+
+cdef int _load_steps(steps, Step* cs) except -1:
+    """The BlockSteps' Step structs into cs (their count returned), each step reading the
+    elements the one before writes."""
+    cdef int nsteps = len(steps), k
+    cdef BlockStep step
     if not 0 < nsteps <= MAX_STEPS:
         raise ValueError(f"run_steps: 1 to {MAX_STEPS} steps, got {nsteps}")
     for k in range(nsteps):
@@ -211,9 +248,13 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
         if k and cs[k].in_itemsize != cs[k - 1].out_itemsize:
             raise ValueError(f"run_steps: step {k} reads {cs[k].in_itemsize}-byte elements, "
                              f"step {k - 1} writes {cs[k - 1].out_itemsize}-byte ones")
-    in_isz = cs[0].in_itemsize
-    out_isz = cs[nsteps - 1].out_itemsize
-    ndim = cnp.PyArray_NDIM(src)
+    return nsteps
+
+
+cdef int _check_pair(cnp.ndarray src, cnp.ndarray dst, int in_isz, int out_isz) except -1:
+    """Refuse a source and destination the steps cannot run over (shape, element sizes, byte
+    order, alignment, a read-only destination, too many dimensions)."""
+    cdef int ndim = cnp.PyArray_NDIM(src)
     if (ndim != cnp.PyArray_NDIM(dst)
             or not cnp.PyArray_CompareLists(cnp.PyArray_DIMS(src), cnp.PyArray_DIMS(dst), ndim)
             or cnp.PyArray_ITEMSIZE(src) != in_isz or cnp.PyArray_ITEMSIZE(dst) != out_isz):
@@ -236,59 +277,42 @@ def run_steps(steps, cnp.ndarray src not None, cnp.ndarray dst not None, stream=
         raise ValueError("run_steps: the destination is read-only")
     if ndim > MAX_DIMS:
         raise ValueError(f"run_steps: at most {MAX_DIMS} dimensions")
+    return 0
+
+
+cdef Py_ssize_t _run_all(intptr_t s_addr, intptr_t d_addr, int ndim, const Py_ssize_t* shape,
+                         const Py_ssize_t* sstr, const Py_ssize_t* dstr, int in_isz, int out_isz,
+                         Step* cs, int nsteps, int* status, int* failed, uint8_t* failed_value,
+                         intptr_t touch_end) noexcept nogil:
+    """Every run along the last dimension, in C order: the C-order index of the first failing
+    element, or -1."""
+    cdef Py_ssize_t idx[MAX_DIMS]
+    cdef Py_ssize_t inner = shape[ndim - 1], outer = 1, o, bad
+    cdef const uint8_t* sp
+    cdef uint8_t* dp
+    cdef int k
+    for k in range(ndim - 1):
+        outer *= shape[k]
     for k in range(ndim):
-        shape[k] = cnp.PyArray_DIM(src, k)
-        sstr[k] = cnp.PyArray_STRIDE(src, k)
-        dstr[k] = cnp.PyArray_STRIDE(dst, k)
-        total *= shape[k]
-    if total == 0:
-        return -1, -1, 0, b""
-    s_addr = <intptr_t>cnp.PyArray_DATA(src)
-    d_addr = <intptr_t>cnp.PyArray_DATA(dst)
-    same = (s_addr == d_addr
-            and cnp.PyArray_CompareLists(cnp.PyArray_STRIDES(src), cnp.PyArray_STRIDES(dst), ndim))
-    if same and nsteps == 1 and not cs[0].in_place:
-        raise ValueError("run_steps: this step cannot write over its own input")
-    if not same and _extents_meet(s_addr, shape, sstr, in_isz, d_addr, dstr, out_isz, ndim):
-        raise ValueError("run_steps: source and destination overlap")
-    if ndim == 0 or (cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_IS_C_CONTIGUOUS(dst)):
-        ndim = 1                    # one run over everything
-        shape[0] = total
-        sstr[0] = in_isz
-        dstr[0] = out_isz
-    inner = shape[ndim - 1]
-    outer = total // inner
-    touch_end = _owner_end(dst, d_addr, total * out_isz, &owner_bytes)
-    streaming = owner_bytes >= STREAM_OUTPUT if stream is None else bool(stream)
-    # the last step's streaming variant replaces it in this call's copy of the steps, where the
-    # destination's runs are contiguous (a strided one goes through a block buffer that is
-    # read right back: no place for streaming stores)
-    if streaming and dstr[ndim - 1] == out_isz and cs[nsteps - 1].run_stream != NULL:
-        cs[nsteps - 1].run = cs[nsteps - 1].run_stream
-    with nogil:
-        for k in range(ndim):
-            idx[k] = 0
-        for o in range(outer):
-            sp = <const uint8_t*>s_addr
-            dp = <uint8_t*>d_addr
-            for k in range(ndim - 1):
-                sp += idx[k] * sstr[k]
-                dp += idx[k] * dstr[k]
-            bad = chain_run(sp, sstr[ndim - 1], in_isz, dp, dstr[ndim - 1], out_isz, inner,
-                            cs, nsteps, &status, &failed, <uint8_t*>&failed_value, touch_end)
-            if bad >= 0:
-                bad += o * inner
+        idx[k] = 0
+    for o in range(outer):
+        sp = <const uint8_t*>s_addr
+        dp = <uint8_t*>d_addr
+        for k in range(ndim - 1):
+            sp += idx[k] * sstr[k]
+            dp += idx[k] * dstr[k]
+        bad = chain_run(sp, sstr[ndim - 1], in_isz, dp, dstr[ndim - 1], out_isz, inner,
+                        cs, nsteps, status, failed, failed_value, touch_end)
+        if bad >= 0:
+            return bad + o * inner
+        k = ndim - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < shape[k]:
                 break
-            k = ndim - 2
-            while k >= 0:
-                idx[k] += 1
-                if idx[k] < shape[k]:
-                    break
-                idx[k] = 0
-                k -= 1
-    if bad < 0:
-        return -1, -1, 0, b""
-    return bad, failed, status, (<char*>&failed_value)[:cs[failed].in_itemsize]
+            idx[k] = 0
+            k -= 1
+    return -1
 
 
 cdef bint _elements_aligned(cnp.ndarray a, int itemsize):

@@ -49,6 +49,8 @@ class CastValueCodec(ElementwiseCodec, ArrayArrayCodec):
         ``{"encode": [[input, output], ...], "decode": [...]}``; each scalar in the fill-value
         JSON encoding of its side's data type. Checked before rounding and range handling.
 
+    Notes
+    -----
     Errors from data name the element's index within the chunk the codec was given.
     """
 

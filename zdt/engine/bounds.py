@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from zdt.command.errors import CommandError
+from zdt.errors import UsageError
 
 KINDS = {"abs": "absolute", "rel": "relative"}
 
@@ -29,9 +29,9 @@ class Bound:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise CommandError(f"a bound is abs:E or rel:R, not {self.kind}:{self.value}")
+            raise UsageError(f"a bound is abs:E or rel:R, not {self.kind}:{self.value}")
         if not (isinstance(self.value, float) and math.isfinite(self.value) and self.value > 0):
-            raise CommandError(f"{'--abs-error' if self.kind == 'abs' else '--rel-error'} must "
+            raise UsageError(f"{'--abs-error' if self.kind == 'abs' else '--rel-error'} must "
                                f"be a positive finite number, not {self.value!r}")
 
     @property
@@ -43,11 +43,11 @@ class Bound:
         """``abs:0.01`` or ``rel:1e-3``."""
         kind, sep, value = text.partition(":")
         if not sep or kind not in KINDS:
-            raise CommandError(f"{what} {text!r}: write abs:E or rel:R (e.g. abs:0.05, rel:1e-3)")
+            raise UsageError(f"{what} {text!r}: write abs:E or rel:R (e.g. abs:0.05, rel:1e-3)")
         try:
             number = float(value)
         except ValueError:
-            raise CommandError(f"{what} {text!r}: {value!r} is not a number") from None
+            raise UsageError(f"{what} {text!r}: {value!r} is not a number") from None
         return cls(kind, number)
 
     def __str__(self) -> str:
@@ -62,7 +62,7 @@ class Bound:
     @classmethod
     def from_json(cls, data: object) -> Bound:
         if not (isinstance(data, dict) and len(data) == 1):
-            raise CommandError(f"a bound in a plan is {{\"abs\": E}} or {{\"rel\": R}}, not {data!r}")
+            raise UsageError(f"a bound in a plan is {{\"abs\": E}} or {{\"rel\": R}}, not {data!r}")
         (kind, value), = data.items()
         return cls(kind, float(value) if isinstance(value, (int, float)) else value)
 

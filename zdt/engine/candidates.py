@@ -5,7 +5,7 @@ bound (`proven`: from the range, the smallest magnitude, the specials, the grids
 margin for the float arithmetic of the codecs) or only a measurement over all the data can
 (`proven=False`: the step of a one-line FixedScaleOffset recipe, exactly 2E; such a candidate
 is eligible only when every chunk was measured). Which one wins is decided by the bytes each
-writes after the output's compressor (zdt.command.measure), never here.
+writes after the output's compressor (zdt.engine.measure), never here.
 
 * absolute bound E, float data: quantization ``[scale_offset(offset, scale), cast_value(uintN)]``
   with the coarsest step the bound allows (2 (E - margin)), a round decimal step and a power
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from zdt.command.bounds import Bound
-from zdt.command.survey import Survey
+from zdt.engine.bounds import Bound
+from zdt.engine.survey import Survey
 from zdt.formats import FORMATS, NAN_NONE
 
 UNSIGNED = ("uint2", "uint4", "uint8", "uint16", "uint32", "uint64")

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from zdt.command.bounds import Bound, error_of
-from zdt.command.candidates import Encoding
+from zdt.engine.bounds import Bound, error_of
+from zdt.engine.candidates import Encoding
 
 
 @dataclass
@@ -72,7 +72,7 @@ class ChunkRunner:
         self.codecs = ChunkCodecs.resolve(aa, ab, bb, spec)
 
     def _v2_setup(self) -> None:
-        from zdt.command.store import v2_filters
+        from zdt.engine.arrays import v2_filters
 
         self.filters = v2_filters(list(self.encoding.filters), self.dtype)
         self.compressor = self.output.compressors

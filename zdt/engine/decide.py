@@ -2,10 +2,10 @@
 encoding that writes the fewest bytes and keeps its bound. ``zdt suggest`` prints (or writes)
 the decisions as a plan; ``zdt convert`` carries them out.
 
-For an array to encode: one full streaming pass (zdt.command.survey) gives the range, the
+For an array to encode: one full streaming pass (zdt.engine.survey) gives the range, the
 specials and the grids every candidate's guarantee rests on, and keeps the storage units the
 size measurement reads (all of them up to a few million values, else a spread, or
-``--sample N``); zdt.command.candidates makes the candidates; zdt.command.measure runs each on
+``--sample N``); zdt.engine.candidates makes the candidates; zdt.engine.measure runs each on
 the kept units at kernel level with the output's own serializer and compressors, and the
 smallest on disk that keeps the bound wins. A candidate the survey does not prove (the
 one-line recipe's step of exactly 2E) is eligible only when every unit was measured.
@@ -13,21 +13,21 @@ one-line recipe's step of exactly 2E) is eligible only when every unit was measu
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from zdt.command import candidates as cand
-from zdt.command import store
-from zdt.command.bounds import Bound
-from zdt.command.compressors import Compression
-from zdt.command.measure import Output, best, measure
-from zdt.command.plan import Decision, Selection, coordinates
-from zdt.command.survey import survey
-from zdt.formats import LOW_PRECISION
+from zdt.engine import arrays
+from zdt.engine import candidates as cand
+from zdt.engine.bounds import Bound
+from zdt.engine.compressors import Compression
+from zdt.engine.measure import Output, best, measure
+from zdt.engine.plan import Decision
+from zdt.engine.selection import Selection, coordinates, fixed_reason
+from zdt.engine.survey import survey
+from zdt.stores.nodes import data_type_name, stored_chunk_bytes
 
 Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
 
@@ -36,43 +36,16 @@ def workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def fixed_reason(arr: Any, bound: Bound | None, named: bool, coords: dict[str, str],
-                 selection: Selection) -> str | None:
-    """Why the array is copied as it is without looking at its values, or None."""
-    path = "/" + arr.path
-    excluded = selection.excluded(path)
-    if excluded:
-        return excluded
-    if path in coords and not named:
-        return f"{coords[path]}: kept exact (give --bound {path}=... to encode it)"
-    if not store.is_numeric(arr):
-        return f"{store.data_type_name(arr)} data: kept as it is"
-    if store.data_type_name(arr) in LOW_PRECISION:
-        return f"already {store.data_type_name(arr)}: kept as it is"
-    if bound is None:
-        return "no bound given for it"
-    if arr.size == 0:
-        return "no elements: nothing to gain"
-    if arr.ndim == 0:
-        return "a 0-d array (one value): nothing to gain"
-    dtype = np.dtype(arr.dtype)
-    if bound.relative and dtype.kind in "iu":
-        return "integers under a relative bound: kept exact"
-    if dtype.kind == "f" and dtype.itemsize < 4:
-        return "float16 data: kept as it is"
-    return None
-
-
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
                  progress: Progress, cluster: Any = None) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module)."""
     path = "/" + arr.path
     dtype = np.dtype(arr.dtype)
-    regions = store.storage_units(arr)
+    regions = arrays.storage_units(arr)
     unit_values = int(np.prod([s.stop - s.start for s in regions[0]])) if regions[0] else 1
-    count = sample if sample is not None else store.default_sample(arr, len(regions), unit_values)
-    keep = store.spread(len(regions), count)
-    declared = store.sentinels_of(arr)
+    count = sample if sample is not None else arrays.default_sample(arr, len(regions), unit_values)
+    keep = arrays.spread(len(regions), count)
+    declared = arrays.sentinels_of(arr)
     sentinels = declared.values
     digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative) else ()
     digits = [d for d in digits if 10.0 ** -d > 2 * bound.value]
@@ -80,13 +53,13 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     if cluster is not None:
         s = cluster.survey(arr, regions, dtype, sentinels, digits, keep, scan)
     else:
-        s = survey(store.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
+        s = survey(arrays.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
                    keep=keep, workers=workers(), progress=scan)
     ctx = cand.Context(dtype, s, bound, sentinels, declared.fill_special, arr.metadata.zarr_format,
                        declared.masking)
     encodings = cand.candidates(ctx)
     shape = tuple(arr.shape)
-    base = dict(path=path, data_type=store.data_type_name(arr), shape=shape, bound=bound)
+    base = dict(path=path, data_type=data_type_name(arr), shape=shape, bound=bound)
     if not encodings:
         return Decision(action="copy", why=f"no encoding narrower than {dtype} keeps the "
                         f"{bound.describe()} on this data", **base)
@@ -105,7 +78,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
                    else f"{len(keep)} of {len(regions)} storage units")
     scale = arr.size / max(1, m.values)
-    stored_now = store.stored_chunk_bytes(arr)
+    stored_now = arr.stored_bytes() if hasattr(arr, "stored_bytes") else stored_chunk_bytes(arr)
     if winner is None:
         tried = "; ".join(f"{r.encoding.label}: " + (r.failed or f"error {r.error:.3g}")
                           for r in m.results[:6])
@@ -135,11 +108,7 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
         why = fixed_reason(arr, bound, named, coords, selection)
         if why is not None:
             decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
-                                      data_type=store.data_type_name(arr), shape=tuple(arr.shape)))
+                                      data_type=data_type_name(arr), shape=tuple(arr.shape)))
             continue
         decisions.append(decide_array(arr, bound, compression, sample, progress, cluster))
     return decisions
-
-
-def fmt_error(value: float) -> str:
-    return "inf" if math.isinf(value) else f"{value:.3g}"

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from zdt.command.bounds import sentinel_mask
+from zdt.engine.bounds import sentinel_mask
 
 
 @dataclass

@@ -27,8 +27,9 @@ import threading
 import time
 from typing import Any
 
-from zdt.command.errors import CommandError, Kept
-from zdt.command.location import Location, reason
+from zdt.errors import InputError, JobError, KeptError, MissingPackage, StorageError, UsageError
+from zdt.stores.destination import Destination
+from zdt.stores.location import Location, reason
 
 SCRATCH = ".zdt-partial"            # BRANCH + SCRATCH: the branch a conversion is written on
 RECORD = "zdt convert"              # the commit metadata key that holds the record
@@ -57,11 +58,12 @@ def _unranges(value: Any) -> set[str]:
     return units
 
 
-class IcechunkCopy:
-    """The scratch branch of one conversion into `loc` (see the module docstring)."""
+class IcechunkBranch(Destination):
+    """A conversion into a branch of the Icechunk repository at `loc`, written on its scratch
+    branch (see the module docstring)."""
 
-    def __init__(self, loc: Location) -> None:
-        self.loc = loc
+    def __init__(self, loc: Location, resume: bool = False) -> None:
+        super().__init__(loc, resume)
         self.scratch = loc.branch + SCRATCH
         self.repo: Any = None
         self.session: Any = None
@@ -77,11 +79,11 @@ class IcechunkCopy:
         except ValueError:
             self.interval = -1.0
         if not self.interval >= 0:
-            raise CommandError(f"ZDT_CHECKPOINT_SECONDS={text!r}: not a number of seconds >= 0")
+            raise UsageError(f"ZDT_CHECKPOINT_SECONDS={text!r}: not a number of seconds >= 0")
         self.last = time.monotonic()
         self.created = False                # this run created the scratch branch
-        self.resumed = False                # this run goes on with a stopped one's
         self.landed = False                 # BRANCH is at the copy
+        self.forks: list = []               # sessions written by workers, merged at checkpoints
 
     @property
     def can_amend(self) -> bool:
@@ -89,27 +91,39 @@ class IcechunkCopy:
 
     @property
     def store(self) -> Any:
-        return self.session.store
+        return self.session.store if self.session is not None else None
 
-    def describe_scratch(self) -> str:
+    def partial_name(self) -> str:
         return f"{self.loc.text} (branch {self.scratch})"
 
     def _repository_call(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
         """An Icechunk call whose failure is one line naming the branch and what was done."""
         try:
             return call(*args, **kwargs)
-        except CommandError:
+        except JobError:
             raise
         except Exception as exc:
-            raise CommandError(f"{self.describe_scratch()}: {what} failed ({reason(exc)})") from None
+            raise StorageError(f"{self.partial_name()}: {what} failed ({reason(exc)})") from None
 
     # --- before anything is written ----------------------------------------------------------
-    def check_new(self, repo: Any) -> None:
+    def check_new(self) -> None:
+        loc = self.loc
+        if not loc.icechunk_exists():
+            return
+        repo = loc.icechunk_repository()
         if self.scratch in self._repository_call("listing branches", repo.list_branches):
-            raise CommandError(f"{self.describe_scratch()} holds an earlier convert that was "
-                               f"stopped; finish it with --resume, or delete that branch")
+            raise InputError(f"{self.partial_name()} holds an earlier convert that was "
+                             f"stopped; finish it with --resume, or delete that branch")
+        # a missing branch starts as main
+        start = loc.branch if loc.branch in loc.branches(repo) else "main"
+        store = repo.readonly_session(branch=start).store
+        from zarr.core.sync import sync
 
-    def check_resume(self) -> None:
+        if not sync(store.is_empty("")):
+            also = "" if start == loc.branch else ", and it would start as main, which is not empty"
+            raise InputError(f"{loc.describe()} is not empty{also}; zdt convert writes a new store")
+
+    def check_resumable(self) -> None:
         self._repository_call("reading the record", self._check_resume)
 
     def _check_resume(self) -> None:
@@ -117,7 +131,7 @@ class IcechunkCopy:
         repo = loc.icechunk_repository() if loc.icechunk_exists() else None
         branches = set(repo.list_branches()) if repo is not None else set()
         if self.scratch not in branches:
-            raise CommandError(f"--resume: nothing to resume at {loc.describe()} (no branch "
+            raise InputError(f"--resume: nothing to resume at {loc.describe()} (no branch "
                                f"{self.scratch})")
         tip = repo.lookup_branch(self.scratch)
         info = next(iter(repo.ancestry(branch=self.scratch)))
@@ -126,31 +140,40 @@ class IcechunkCopy:
                 and isinstance(record, dict) and record.get("state") == "complete"):
             # killed after BRANCH was moved to the copy, before the scratch branch went
             repo.delete_branch(self.scratch)
-            raise CommandError(f"--resume: {loc.describe()} is at the converted copy: that "
+            raise InputError(f"--resume: {loc.describe()} is at the converted copy: that "
                                f"conversion finished (its leftover branch {self.scratch} is "
                                f"deleted now)")
         # where BRANCH was when the conversion began: recorded, or (before the first checkpoint)
         # where the scratch branch still is
         base = record.get("base") if isinstance(record, dict) else tip
         if loc.branch in branches and repo.lookup_branch(loc.branch) != base:
-            raise CommandError(f"--resume: {loc.describe()} moved since the stopped conversion "
+            raise InputError(f"--resume: {loc.describe()} moved since the stopped conversion "
                                f"began: delete the branch {self.scratch} and convert again")
 
     # --- writing ------------------------------------------------------------------------------
-    def begin(self, resume: bool) -> Any:
+    def begin(self, record: dict) -> Any:
         """The zarr store the copy is written into (a session on the scratch branch)."""
         repo = self.repo = self.loc.icechunk_repository(create=True)
         try:
-            return self._begin(repo, resume)
-        except CommandError:
+            self._begin(repo)
+        except JobError:
             raise
         except Exception as exc:
-            raise CommandError(f"{self.describe_scratch()}: cannot start the copy there "
+            raise StorageError(f"{self.partial_name()}: cannot start the copy there "
                                f"({reason(exc)})") from None
+        if not self.resume:
+            self.write_record(record)
+        return self.store
 
-    def _begin(self, repo: Any, resume: bool) -> Any:
-        if resume:
-            self.resumed = True
+    def write_record(self, record: dict) -> None:
+        """Written with the next checkpoint."""
+        self.record.update(record)
+
+    def record_of(self) -> dict | None:
+        return dict(self.record) if self.checkpointed else None
+
+    def _begin(self, repo: Any) -> None:
+        if self.resume:
             info = next(iter(repo.ancestry(branch=self.scratch)))
             record = (info.metadata or {}).get(RECORD)
             if isinstance(record, dict):
@@ -169,14 +192,13 @@ class IcechunkCopy:
         self.written = {a: set(u) for a, u in self.earlier.items()}
         self.session = repo.writable_session(self.scratch)
         self.last = time.monotonic()
-        return self.session.store
 
     def mark(self, array: str, unit: str) -> None:
         with self.lock:
             self.written.setdefault(array, set()).add(unit)
 
     def done(self, array: str) -> set[str]:
-        return set(self.earlier.get(array, ()))
+        return set(self.earlier.get(array, ())) if self.resume else set()
 
     def checkpoint_due(self) -> bool:
         return self.can_amend and time.monotonic() - self.last >= self.interval
@@ -193,12 +215,14 @@ class IcechunkCopy:
             else:
                 snapshot = self.session.commit(message, metadata)
         except Exception as exc:
-            raise CommandError(f"{self.describe_scratch()}: the commit failed ({reason(exc)})") from None
+            raise StorageError(f"{self.partial_name()}: the commit failed ({reason(exc)})") from None
         self.checkpointed = True
         return snapshot
 
     def checkpoint(self) -> None:
-        """Commit what is written (no unit may be in flight) and go on in a new session."""
+        """Commit what is written (no unit may be in flight; workers' forks merged first) and
+        go on in a new session."""
+        self.gather()
         self._commit(f"zdt convert from {self.record.get('source')}: unfinished (a checkpoint)",
                      "unfinished")
         self.session = self._repository_call("opening a session", self.repo.writable_session,
@@ -206,6 +230,7 @@ class IcechunkCopy:
         self.last = time.monotonic()
 
     def finish(self, message: str) -> None:
+        self.gather()
         snapshot = self._commit(message, "complete")
         repo = self.repo
         try:
@@ -214,7 +239,7 @@ class IcechunkCopy:
             else:
                 repo.create_branch(self.loc.branch, snapshot)
         except Exception as exc:
-            raise Kept(f"{self.loc.describe()}: cannot move the branch to the converted "
+            raise KeptError(f"{self.loc.describe()}: cannot move the branch to the converted "
                        f"copy ({reason(exc)}; it moved since the conversion began?): the copy "
                        f"is on the branch {self.scratch}") from None
         # landed: from here on nothing undoes it (a leftover scratch branch is what --resume
@@ -228,8 +253,27 @@ class IcechunkCopy:
     def abandon(self) -> None:
         """Delete the scratch branch: one this run created, or the one it resumed (as a resumed
         local copy is removed on an error); never after the copy landed."""
-        if self.repo is not None and not self.landed and (self.created or self.resumed):
+        if self.repo is not None and not self.landed and (self.created or self.resume):
             try:
                 self.repo.delete_branch(self.scratch)
             except Exception:       # what cannot be deleted stays recognisable by its name
                 pass
+
+    # --- writing from other processes (zdt.engine.cluster) -----------------------------------
+    def for_worker(self) -> Any:
+        """A fork of the session: workers write into forks, merged before each checkpoint."""
+        try:
+            return self.session.fork()
+        except ValueError as exc:           # Icechunk 1 forks only unchanged sessions
+            import icechunk
+
+            raise MissingPackage(f"--scheduler into Icechunk needs icechunk >= 2 (here "
+                                 f"{icechunk.__version__}: {str(exc).splitlines()[0]})") from None
+
+    def take_back(self, written: Any) -> None:
+        self.forks.append(written)
+
+    def gather(self) -> None:
+        if self.forks:
+            self.session.merge(*self.forks)
+            self.forks.clear()

@@ -1,14 +1,14 @@
-"""``zdt convert --scheduler``: the write pass on a dask.distributed cluster.
+"""Suggestions and conversions on a dask.distributed cluster (``scheduler=`` / ``--scheduler``).
 
-``--scheduler ADDRESS`` connects to a running scheduler (``tcp://host:8786``; one that does not
-answer within CONNECT_TIMEOUT seconds is an error); ``--scheduler local:N`` starts a
+A scheduler's address (``tcp://host:8786``) connects to a running scheduler (``tcp://host:8786``; one that does not
+answer within CONNECT_TIMEOUT seconds is an error); ``local:N`` starts a
 LocalCluster of N worker processes (one thread each) on this machine and stops it at the end.
 
 Each storage unit (shard or chunk of the destination) is one task: the worker opens the
 source and the partial destination itself (from picklable `Location`s, never an open store),
-writes the unit through zdt's pipeline, checks it against the bound and records it as written
-(zdt.command.destination), exactly as a thread of a single-process run does: never two tasks on
-one chunk, the same bytes, a worker's memory bounded by one unit. Into Icechunk, the session
+writes the unit through zdt's pipeline and checks it against the bound, exactly as a thread of a
+single-process run does: never two tasks on one chunk, the same bytes, a worker's memory bounded
+by one unit; the unit is recorded as written once its task returns. Into Icechunk, the session
 is forked to the workers, the forks come back with the results and are merged before each
 checkpoint and the one commit (Icechunk's documented way of writing from many processes).
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from zdt.command.errors import CommandError
+from zdt.errors import InputError, MissingPackage, UsageError
 
 CONNECT_TIMEOUT = 10        # seconds to wait for a scheduler's answer
 
@@ -31,78 +31,59 @@ CONNECT_TIMEOUT = 10        # seconds to wait for a scheduler's answer
 class UnitJob:
     """What a worker needs to write units of one array (all picklable)."""
 
-    src: Any                    # zdt.command.location.Location of the source
+    src: Any                    # zdt.stores.location.Location of the source
     array: str                  # the array's path in both stores
-    out: Any                    # Location of the store written (the staging copy, if any)
+    target: Any                 # what the destination gives workers (Destination.for_worker)
     decision: dict              # Decision.to_json()
     compression: str
-    fork: Any = None            # an Icechunk fork session
 
 
-# A worker process opens each source array and each partial copy once, not once per task
-# (opening reads metadata: on an object store, a request or more).
+# A worker process opens each source array once, not once per task (opening reads metadata: on
+# an object store, a request or more).
 _opened: dict[tuple, Any] = {}
 
 
 def _source_array(src: Any, array: str) -> Any:
-    from zdt.command import store
+    from zdt.stores.nodes import open_node
 
-    key = ("src", src, src.storage_options.__repr__(), array)
+    key = (src, repr(src.storage_options), array)
     if key not in _opened:
-        _opened[key] = store.open_node(src, array)
-    return _opened[key]
-
-
-def _output_store(out: Any) -> Any:
-    key = ("out", out, out.storage_options.__repr__())
-    if key not in _opened:
-        if out.is_local:
-            from zarr.storage import LocalStore
-
-            _opened[key] = LocalStore(out.text, read_only=False)
-        else:
-            from zdt.command.destination import root_last
-
-            _opened[key] = root_last(out.open(write=True))
+        _opened[key] = open_node(src, array)
     return _opened[key]
 
 
 def run_units(job: UnitJob, units: list[tuple[int, tuple[slice, ...]]]) -> tuple[list[float], Any]:
-    """In a worker: write `units` of the job's array; (their errors, the fork written)."""
+    """In a worker: write `units` of the job's array; (their errors, the target written)."""
     import zarr
 
-    import zdt
-    from zdt.command.compressors import Compression
-    from zdt.command.convert import UnitWriter
-    from zdt.command.destination import mark_unit
-    from zdt.command.plan import Decision
+    from zdt.pipeline import use_pipeline
+    from zdt.engine.compressors import Compression
+    from zdt.engine.plan import Decision
+    from zdt.engine.writer import UnitWriter
 
     arr = _source_array(job.src, job.array)
-    out = job.fork.store if job.fork is not None else _output_store(job.out)
-    with zdt.use_pipeline():
-        new = zarr.open_array(store=out, path=job.array, mode="r+")
+    with use_pipeline():
+        new = zarr.open_array(store=job.target.store, path=job.array, mode="r+")
         writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"),
-                            Compression.parse(job.compression),
-                            (lambda path, unit: None) if job.fork is not None
-                            else (lambda path, unit: mark_unit(out, path, unit)))
+                            Compression.parse(job.compression))
         errors = [writer.write(i, region) for i, region in units]
-    return errors, job.fork
+    return errors, job.target
 
 
 def survey_units(src: Any, array: str, units: list[tuple[int, tuple[slice, ...]]], dtype: Any,
                  sentinels: tuple, digits: list[int], keep: set[int]) -> list[Any]:
     """In a worker: the survey parts of `units` of the source's array."""
-    from zdt.command import store
-    from zdt.command.survey import survey_unit
+    from zdt.engine.arrays import reader
+    from zdt.engine.survey import survey_unit
 
-    read = store.reader(_source_array(src, array))
+    read = reader(_source_array(src, array))
     return [survey_unit(read(region), i, dtype, sentinels, digits, i in keep) for i, region in units]
 
 
 def measure_sample(sample: Any, encodings: list, dtype: Any, output: Any, bound: Any,
                    sentinels: tuple, masking: tuple) -> Any:
     """In a worker: every candidate encoding on one sampled unit."""
-    from zdt.command.measure import measure
+    from zdt.engine.measure import measure
 
     return measure([sample], encodings, dtype, output, bound, sentinels, masking, workers=1)
 
@@ -114,7 +95,7 @@ class Cluster:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise CommandError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
+            raise MissingPackage("a scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
         self.spec, self.local = spec, None
         self.source: Any = None         # the Location converted (set by convert)
         if spec.startswith("local:"):
@@ -123,7 +104,7 @@ class Cluster:
             except ValueError:
                 n = 0
             if n < 1:
-                raise CommandError(f"--scheduler {spec}: local:N needs a worker count N >= 1")
+                raise UsageError(f"--scheduler {spec}: local:N needs a worker count N >= 1")
             import logging
 
             # No dashboard, and the scheduler's own HTTP endpoints on a free loopback port:
@@ -138,13 +119,13 @@ class Cluster:
             try:
                 self.client = Client(spec, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
-                raise CommandError(f"--scheduler {spec}: no dask scheduler answered within "
+                raise InputError(f"--scheduler {spec}: no dask scheduler answered within "
                                    f"{CONNECT_TIMEOUT} s ({type(exc).__name__})") from None
 
     def survey(self, arr: Any, regions: list, dtype: Any, sentinels: Any, digits: list[int],
                keep: Any, progress: Any) -> Any:
-        """zdt.command.survey.survey on the cluster: the same result."""
-        from zdt.command.survey import Survey, fold
+        """zdt.engine.survey.survey on the cluster: the same result."""
+        from zdt.engine.survey import Survey, fold
 
         n = len(regions)
         futures = self.client.map(survey_units, [self.source] * n, [arr.path] * n,
@@ -163,8 +144,8 @@ class Cluster:
 
     def measure(self, samples: list, encodings: list, dtype: Any, output: Any, bound: Any,
                 sentinels: Any, masking: Any, progress: Any) -> Any:
-        """zdt.command.measure.measure on the cluster: the same result."""
-        from zdt.command.measure import Measurement, Result
+        """zdt.engine.measure.measure on the cluster: the same result."""
+        from zdt.engine.measure import Measurement, Result
 
         n = len(samples)
         futures = self.client.map(measure_sample, samples, [list(encodings)] * n, [dtype] * n,
@@ -187,44 +168,27 @@ class Cluster:
 
     def write_units(self, dest: Any, arr: Any, d: Any, compression: Any,
                     todo: list[tuple[int, tuple[slice, ...]]], advance: Any) -> list[float]:
-        """Every unit of `todo` as a task (at most twice the cluster's threads in flight); into
-        Icechunk each task writes into a fork of the session and the forks are merged into it
-        before each checkpoint and at the end."""
-        from zdt.command.convert import run_windowed
+        """Every unit of `todo` as a task (at most twice the cluster's threads in flight), each
+        recorded as written when its task returns; into Icechunk each task writes into a fork
+        of the session, given back to be merged before each checkpoint and at the end."""
+        from zdt.engine.writer import run_windowed
 
-        out = dest.staging if dest.staging is not None else dest.loc
-        job = UnitJob(self.source, arr.path, out, d.to_json(), str(compression))
-        forks: list = []
+        path = "/" + arr.path
+        job = UnitJob(self.source, arr.path, dest.for_worker(), d.to_json(), str(compression))
 
-        def fork() -> None:
+        def refork() -> None:
             nonlocal job
-            if dest.session is None:
-                return
-            try:
-                job = replace(job, fork=dest.session.fork())
-            except ValueError as exc:           # Icechunk 1 forks only unchanged sessions
-                import icechunk
-
-                raise CommandError(f"--scheduler into Icechunk needs icechunk >= 2 (here "
-                                   f"{icechunk.__version__}: {str(exc).splitlines()[0]})") from None
-
-        def merge() -> None:
-            if forks:
-                dest.session.merge(*forks)
-                forks.clear()
+            job = replace(job, target=dest.for_worker())
 
         def settle(item: tuple, future: Any) -> list[float]:
-            errs, returned = future.result()
-            if returned is not None:            # the units are recorded with the session
-                forks.append(returned)
-                dest.mark("/" + arr.path, str(item[0]))
+            errs, written = future.result()
+            dest.take_back(written)
+            dest.mark(path, str(item[0]))
             advance(len(errs))
             return errs
 
-        fork()
         window = 2 * max(1, sum(self.client.nthreads().values()))
         errors = run_windowed(todo, lambda item: self.client.submit(run_units, job, [item], pure=False),
-                              settle, dest, window, before=merge, after=fork,
-                              cancel=self.client.cancel)
-        merge()
+                              settle, dest, window, after=refork, cancel=self.client.cancel)
+        dest.gather()
         return errors

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from zdt.command.errors import CommandError
+from zdt.errors import UsageError
 
 LEVELS = {"zstd": (-131072, 22, 3), "blosc": (0, 9, 5), "gzip": (0, 9, 5)}
 BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
@@ -37,7 +37,7 @@ class Compression:
         if base in LEVELS and (not cname or base == "blosc"):
             lo, hi, default = LEVELS[base]
             if cname and cname not in BLOSC_CNAMES:
-                raise CommandError(f"--compressor {text!r}: blosc's compressors are "
+                raise UsageError(f"--compressor {text!r}: blosc's compressors are "
                                    f"{', '.join(BLOSC_CNAMES)}")
             if not level_text:
                 level = default
@@ -45,22 +45,22 @@ class Compression:
                 try:
                     level = int(level_text)
                 except ValueError:
-                    raise CommandError(f"--compressor {text!r}: the level must be an integer "
+                    raise UsageError(f"--compressor {text!r}: the level must be an integer "
                                        f"from {lo} to {hi}") from None
                 if not lo <= level <= hi:
-                    raise CommandError(f"--compressor {text!r}: {base} levels are {lo} to {hi}")
+                    raise UsageError(f"--compressor {text!r}: {base} levels are {lo} to {hi}")
             return cls(base, level, cname or "zstd")
         if text.lstrip().startswith(("{", "[")):
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise CommandError(f"--compressor: not JSON ({exc})") from None
+                raise UsageError(f"--compressor: not JSON ({exc})") from None
             codecs = value if isinstance(value, list) else [value]
             if not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in codecs):
-                raise CommandError('--compressor JSON: codecs like {"name": "zstd", '
+                raise UsageError('--compressor JSON: codecs like {"name": "zstd", '
                                    '"configuration": {"level": 3}}')
             return cls("json", codecs=tuple(codecs))
-        raise CommandError(f"--compressor {text!r} is not a compressor zdt knows: use keep, none, "
+        raise UsageError(f"--compressor {text!r} is not a compressor zdt knows: use keep, none, "
                            "zstd[:LEVEL], blosc[-CNAME][:LEVEL], gzip[:LEVEL] or zarr v3 codec JSON")
 
     def __str__(self) -> str:
@@ -83,7 +83,7 @@ class Compression:
             return None
         if self.kind == "json":
             if v2:
-                raise CommandError(f"/{arr.path}: --compressor as JSON is zarr v3 codec JSON and "
+                raise UsageError(f"/{arr.path}: --compressor as JSON is zarr v3 codec JSON and "
                                    "this array is zarr format 2: use zstd[:LEVEL], blosc or gzip")
             return list(self.codecs)
         if v2:

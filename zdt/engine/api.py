@@ -1,0 +1,347 @@
+"""The job as a Python library: ``zdt.suggest``, ``zdt.convert`` and ``zdt.encoding``.
+
+The ``zdt`` command is a thin layer over these three: it parses options into their arguments
+and prints what they return. A source or destination is whatever zarr takes: a path, a URL
+(``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``icechunk://``, with ``storage_options``), a
+``zarr.abc.store.Store`` (an Icechunk session's store included), or a ``zarr.Group``.
+
+Errors are `zdt.errors.JobError`s whose message is one line naming what failed and where.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from zdt.engine.compressors import Compression
+from zdt.engine.plan import Decision, Plan
+from zdt.engine.selection import Selection, check_sample, coordinates, selection_of
+from zdt.errors import InputError, JobError, KeptError, Terminated, UsageError
+
+Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
+
+
+def _no_progress(label: str, total: int) -> Callable[[int], None]:
+    return lambda n: None
+
+
+def _cluster(scheduler: str | None, source: Any) -> AbstractContextManager:
+    """A dask cluster for `scheduler` (closed at the end), or nothing."""
+    if not scheduler:
+        return nullcontext(None)
+    from contextlib import contextmanager
+
+    from zdt.engine.cluster import Cluster
+
+    @contextmanager
+    def opened() -> Any:
+        cluster = Cluster(scheduler)
+        cluster.source = source
+        try:
+            yield cluster
+        finally:
+            cluster.close()
+
+    return opened()
+
+
+def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple[Any, Any, str]:
+    """(location, node, the text messages name it by)."""
+    from zdt.stores.location import Location
+    from zdt.stores.nodes import open_node, require_zarr
+
+    require_zarr()
+    loc, inner = Location.of(source, storage_options, branch)
+    return loc, open_node(loc, inner), loc.text + (f":{inner}" if inner else "")
+
+
+def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | None = None,
+            bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
+            exclude: Sequence[str] | None = None, compressor: Any = "keep",
+            sample: int | None = None, scheduler: str | None = None,
+            storage_options: dict | None = None, branch: str = "main",
+            progress: Progress | None = None) -> Plan:
+    """For every array of `source`, the encoding that writes the fewest bytes on disk and keeps
+    its bound, measured on the data; arrays that are not data (coordinates, strings, integers
+    under a relative bound) or that no encoding shrinks are copied.
+
+    Parameters
+    ----------
+    source
+        A store or a group or array in it (a path, a URL, ``"STORE:ARRAY"``, a zarr Store, a
+        ``zarr.Group``).
+    abs_error, rel_error
+        The bound of every numeric array: ``|decoded - x| <= abs_error``, or
+        ``|decoded - x| <= rel_error * |x|``.
+    bounds
+        Per-array bounds by path or glob, ``{"/temperature": "abs:0.05"}``; a bound given here
+        encodes a coordinate too.
+    include, exclude
+        Globs of the arrays to consider / to copy as they are.
+    compressor
+        ``"keep"`` (each array's own), ``"none"``, ``"zstd[:LEVEL]"``, ``"blosc[-CNAME][:LEVEL]"``,
+        ``"gzip[:LEVEL]"`` or zarr v3 codec JSON: candidates are compared by the bytes they
+        write with it.
+    sample
+        Measure sizes on this many storage units spread over each array (the range and the
+        specials always come from all of it).
+    scheduler
+        A dask scheduler's address, or ``"local:N"``: the passes run there.
+    storage_options, branch
+        For URLs: fsspec's options (as zarr and xarray take them); an Icechunk branch.
+    progress
+        ``progress(label, total)`` -> ``advance(n)``: called once per pass.
+
+    Returns
+    -------
+    Plan
+        ``print(plan)`` is the report ``zdt suggest`` prints, ``plan.dumps()`` the JSON
+        ``zdt suggest --json`` writes and `convert` applies.
+    """
+    from zdt.engine.decide import decide
+    from zdt.stores.nodes import is_array, walk
+
+    selection = selection_of(abs_error, rel_error, bounds, include, exclude)
+    compression = Compression.parse(compressor)
+    check_sample(sample)
+    loc, node, text = open_source(source, storage_options, branch)
+    arrays = [n for _, n in walk(node) if is_array(n)]
+    if is_array(node):
+        from zdt.engine.arrays import is_numeric
+        from zdt.stores.nodes import data_type_name
+
+        if node.size == 0:
+            raise InputError(f"{text}: the array has no elements: nothing to suggest")
+        if node.ndim == 0:
+            raise InputError(f"{text}: a 0-d array (one value): nothing to suggest")
+        if not is_numeric(node):
+            raise InputError(f"{text}: suggesting needs integer or float data; this array is "
+                             f"{data_type_name(node)}")
+    elif not arrays:
+        raise InputError(f"{text}: no arrays")
+    with _cluster(scheduler, loc) as cluster:
+        decisions = decide(arrays, selection, compression, sample, progress or _no_progress, cluster)
+    return Plan(loc.text, str(compression), decisions)
+
+
+@dataclass
+class Report:
+    """What `convert` did: per array, the encoding, its bytes before and after, the largest
+    error. ``str(report)`` is what ``zdt convert`` prints."""
+
+    source: str
+    destination: str
+    plan: Plan
+    arrays: list = field(default_factory=list)          # zdt.engine.writer.ArrayReport
+    notes: list = field(default_factory=list)           # what the run said on the way
+
+    @property
+    def bytes_before(self) -> int:
+        return sum(a.bytes_before for a in self.arrays)
+
+    @property
+    def bytes_after(self) -> int:
+        return sum(a.bytes_after for a in self.arrays)
+
+    def __getitem__(self, path: str) -> Any:
+        for a in self.arrays:
+            if a.path == "/" + path.strip("/"):
+                return a
+        raise KeyError(path)
+
+    def __str__(self) -> str:
+        from zdt.engine.arrays import fmt_bytes
+
+        before, after = self.bytes_before, self.bytes_after
+        change = f" ({(after - before) / before:+.1%})" if before else ""
+        return "\n".join([*self.notes, *(a.line() for a in self.arrays),
+                          f"wrote {self.destination}: {fmt_bytes(after)} of chunks, "
+                          f"{fmt_bytes(before)} before{change}"])
+
+
+def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
+            codecs: Any = None, abs_error: float | None = None, rel_error: float | None = None,
+            bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
+            exclude: Sequence[str] | None = None, compressor: Any = None,
+            sample: int | None = None, resume: bool = False, scheduler: str | None = None,
+            storage_options: dict | None = None, branch: str = "main",
+            progress: Progress | None = None) -> Report:
+    """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
+    bounded memory; every unit written is checked against its bound.
+
+    What to do with each array comes from `plan` (a `Plan`, its JSON, or the path of a file
+    ``zdt suggest --json`` wrote: applied as written), `codecs` (one codec chain for every
+    numeric array), or a bound (decided as `suggest` decides; the same arguments). `dest`
+    appears only when the copy is complete (a directory or zip file is staged and renamed; an
+    object store or a store object is written after a marker, removed last; Icechunk gets one
+    commit); an error or interrupt removes what was written. After a kill, the same call with
+    ``resume=True`` finishes it, byte-identical to an uninterrupted run. The other arguments
+    are `suggest`'s.
+
+    Returns
+    -------
+    Report
+        Per array: the encoding, its bytes before and after, the largest error.
+    """
+    from zdt.stores import destination_at
+    from zdt.stores.location import Location, check_options_used
+
+    bounds_given = abs_error is not None or rel_error is not None or bool(bounds)
+    if (codecs is not None) + (plan is not None) + bounds_given != 1:
+        raise UsageError("give one of --codecs, --plan, or a bound (--abs-error, --rel-error, "
+                         "--bound; in Python codecs=, plan=, abs_error=, rel_error=, bounds=)")
+    if plan is not None and compressor is not None:
+        raise UsageError("a plan names its compressor; edit the plan to change it")
+    check_sample(sample)
+    from zdt.engine.writer import parse_codecs
+
+    chain = parse_codecs(codecs, "--codecs") if codecs is not None else None
+    given_plan = _plan_of(plan) if plan is not None else None
+    compression = Compression.parse(given_plan.compressor if given_plan else compressor)
+    selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False)
+    from zdt.stores.nodes import require_zarr
+
+    require_zarr()
+    src, inner = Location.of(source, storage_options, branch, check_options=False)
+    if inner:
+        raise UsageError("convert copies a whole store: give the source without :ARRAY (or the "
+                         "group's store)")
+    dst, dst_inner = Location.of(dest, storage_options, branch, check_options=False)
+    if dst_inner:
+        raise UsageError("convert writes a whole store: give the destination without :ARRAY")
+    check_options_used(storage_options or {}, src, dst)
+    job = _Conversion(src, destination_at(dst, resume), compression, progress or _no_progress)
+    return job.run(given_plan, chain, selection, sample, scheduler)
+
+
+def _plan_of(plan: Plan | Mapping | str | Any) -> Plan:
+    if isinstance(plan, Plan):
+        return plan
+    if isinstance(plan, Mapping):
+        return Plan.from_json(dict(plan), "plan")
+    return Plan.load(plan)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+class _Conversion:
+    """One run of `convert`: the source, the destination, and the steps between them."""
+
+    def __init__(self, src: Any, dest: Any, compression: Compression, progress: Progress) -> None:
+        from zdt.stores.nodes import fingerprint, is_array, open_node, walk
+
+        self.src, self.dest = src, dest
+        self.compression, self.progress = compression, progress
+        self.nodes = walk(open_node(src))
+        dest.check(src)
+        self.arrays = [n for _, n in self.nodes if is_array(n)]
+        self.record = {"source": src.text, "fingerprint": fingerprint(self.nodes)}
+        self.notes: list[str] = []
+
+    def recorded_plan(self) -> Plan | None:
+        """Resuming: the plan the stopped run recorded (checked against this source)."""
+        dest = self.dest
+        earlier = dest.record_of()
+        if earlier is None:         # nothing recorded, nothing to check: from the start
+            self.notes.append(f"{dest.partial_name()}: the stopped conversion recorded nothing; "
+                              f"converting from the start")
+            return None
+        if earlier.get("fingerprint") != self.record["fingerprint"]:
+            raise InputError(f"--resume: the source {self.src.text} is not the store the stopped "
+                             f"conversion read ({earlier.get('source')}, or it changed since): "
+                             f"remove {dest.partial_name()} and convert again")
+        if earlier.get("plan") is None:
+            return None
+        return Plan.from_json(earlier["plan"], f"--resume: {dest.partial_name()}")
+
+    def decisions(self, plan: Plan | None, chain: list | None, selection: Selection,
+                  sample: int | None, cluster: Any) -> list[Decision]:
+        from zdt.engine.arrays import is_numeric
+        from zdt.engine.decide import decide
+
+        if plan is not None:
+            by_path = plan.check_against(self.arrays, f"plan for {self.src.text}")
+            return [by_path["/" + a.path] for a in self.arrays]
+        if chain is not None:
+            coords = coordinates(self.arrays)
+            out = []
+            for a in self.arrays:
+                path = "/" + a.path
+                why = selection.excluded(path) or (coords.get(path) and f"{coords[path]}: kept exact")
+                if why or not is_numeric(a):
+                    out.append(Decision(path, "copy", why or "not numeric: copied"))
+                else:
+                    out.append(Decision(path, "encode", "codecs given", codecs=chain))
+            return out
+        return decide(self.arrays, selection, self.compression, sample, self.progress, cluster)
+
+    def run(self, plan: Plan | None, chain: list | None, selection: Selection,
+            sample: int | None, scheduler: str | None) -> Report:
+        from zdt.engine import writer
+
+        dest = self.dest
+        recorded = None
+        if dest.resume:
+            # (outside the try below: a partial copy that cannot be resumed stays as it is)
+            dest.begin(self.record)
+            recorded = self.recorded_plan()
+            if recorded is not None:
+                plan, chain = recorded, None
+                self.compression = Compression.parse(recorded.compressor)
+        previous = _install_sigterm()
+        try:
+            with _cluster(scheduler, self.src) as cluster:
+                if not dest.resume:
+                    dest.begin(self.record)
+                writer.kill_point("survey")
+                decisions = self.decisions(plan, chain, selection, sample, cluster)
+                the_plan = Plan(self.src.text, str(self.compression), decisions)
+                by_path = {d.path: d for d in decisions}
+                if dest.resume:
+                    # a copy that does not match is refused before anything in it changes
+                    writer.verify_done(dest, self.nodes, by_path, self.compression)
+                    dest.remove_torn_files()
+                if recorded is None:
+                    dest.write_record({**self.record, "plan": the_plan.to_json()})
+                reports = writer.write_copy(dest, self.nodes, by_path, self.compression,
+                                            self.progress, cluster)
+                writer.kill_point("finish")
+                dest.finish(f"zdt convert from {self.src.describe()}\n\n" + the_plan.dumps())
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                from zdt.zarr_compat import stop_zarr_io
+
+                # an interrupted write goes on in zarr's IO thread: stop it before cleaning up
+                stop_zarr_io()
+            if not isinstance(exc, KeptError):          # e.g. a resumed copy that does not match
+                dest.abandon()
+            failure = None if isinstance(exc, JobError) else writer.storage_failure(exc, dest)
+            if failure is not None:
+                raise failure from None
+            raise
+        finally:
+            _restore_sigterm(previous)
+        return Report(self.src.describe(), dest.loc.text, the_plan, reports, self.notes)
+
+
+def _install_sigterm() -> Any:
+    """SIGTERM handled like Ctrl-C while converting (main thread only: elsewhere Python cannot
+    install handlers, and the caller's own handling applies)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminate)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+from zdt.engine.dataset import encoding  # noqa: E402  (the third of the three; its own module)

@@ -1,0 +1,121 @@
+"""An array as the engine sees it: its storage units, the sentinels it declares, its values
+region by region, and zdt's codecs as zarr format 2 filters."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zdt.errors import UsageError
+
+def storage_units(arr: Any) -> list[tuple[slice, ...]]:
+    """The regions of the array's storage units (shards if sharded, else chunks), in C order
+    (one region, (), for a 0-d array)."""
+    unit = getattr(arr, "shards", None) or arr.chunks
+    counts = [max(1, -(-s // c)) for s, c in zip(arr.shape, unit, strict=True)]
+    regions = []
+    for index in np.ndindex(*counts):
+        regions.append(tuple(slice(int(i) * c, min((int(i) + 1) * c, s))
+                             for i, c, s in zip(index, unit, arr.shape, strict=True)))
+    return regions
+
+
+def spread(total: int, count: int) -> list[int]:
+    """`count` indices evenly spread over range(total) (all of them if count >= total)."""
+    if count >= total:
+        return list(range(total))
+    return sorted({int(i) for i in np.linspace(0, total - 1, num=count)})
+
+
+def default_sample(arr: Any, units: int, values_per_unit: int) -> int:
+    """How many storage units the size measurement reads by default: all of them up to 16
+    units or 4M values, else about 4M values (at least 4 units) spread over the array."""
+    if units <= 16 or units * values_per_unit <= 4_000_000:
+        return units
+    return max(4, min(units, 4_000_000 // max(1, values_per_unit)))
+
+
+class Sentinels(NamedTuple):
+    """The values an array declares as markers rather than data."""
+
+    values: tuple               # finite ones, in the array's type: back bit for bit, out of ranges
+    fill_special: str | None    # "NaN" / "Infinity" / "-Infinity" when the fill value is one
+    masking: tuple              # those readers take for "missing" (no data value may become one)
+
+
+def sentinels_of(arr: Any) -> Sentinels:
+    """The array's fill value and its CF _FillValue and missing_value attributes. The CF ones
+    mask (xarray and netCDF readers hide those values), and so does the fill value of a zarr
+    format 2 array (xarray takes it for _FillValue there)."""
+    dtype = np.dtype(arr.dtype)
+    values: list = []
+    masking: list = []
+    special = None
+    candidates = [(arr.fill_value, arr.metadata.zarr_format == 2)]
+    for key in ("_FillValue", "missing_value"):
+        v = arr.attrs.get(key)
+        candidates += [(w, True) for w in (v if isinstance(v, list) else [v])]
+    for i, (v, masks) in enumerate(candidates):
+        if v is None or isinstance(v, (str, bool)) or (isinstance(v, dict)):
+            continue
+        try:
+            x = np.asarray(v, dtype=dtype)[()]
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if np.asarray(v, dtype=np.float64) != x.astype(np.float64) and not np.isnan(x):
+            continue                    # not a value of the type: it cannot occur
+        if dtype.kind == "f" and not np.isfinite(x):
+            if i == 0:
+                special = "NaN" if np.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+            continue
+        if all(x != w for w in values):
+            values.append(x)
+        if masks and all(x != w for w in masking):
+            masking.append(x)
+    return Sentinels(tuple(values), special, tuple(masking))
+
+
+def reader(arr: Any) -> Any:
+    """region -> its values (NumPy)."""
+    def read(region: tuple[slice, ...]) -> np.ndarray:
+        return np.asarray(arr[region])
+    return read
+
+
+def v2_filters(filters: list[dict], dtype: np.dtype) -> list[Any]:
+    """zarr v3 JSON of zdt's array -> array codecs as zdt's numcodecs codecs (format 2)."""
+    from zdt.codecs.numcodecs import BitRound, CastValue, ScaleOffset
+    from zdt.formats import format_for
+
+    out: list[Any] = []
+    dtype = np.dtype(dtype)
+    for c in filters:
+        config = dict(c.get("configuration", {}))
+        if c["name"] == "scale_offset":
+            out.append(ScaleOffset(dtype=dtype.str, **config))
+        elif c["name"] == "cast_value":
+            out.append(CastValue(dtype=dtype.str, **config))
+            dtype = format_for(config["data_type"]).dtype.newbyteorder("<")
+        elif c["name"] in ("bitround", "numcodecs.bitround"):
+            out.append(BitRound(**config))
+        else:
+            raise UsageError(f"codec {c['name']!r} has no zarr format 2 form here; a format 2 "
+                               "array takes scale_offset, cast_value and bitround")
+    return out
+
+
+def is_numeric(arr: Any) -> bool:
+    return np.dtype(arr.dtype).kind in "iuf" and np.dtype(arr.dtype).names is None
+
+
+def product(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n} B"

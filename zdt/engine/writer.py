@@ -1,0 +1,371 @@
+"""Carrying out a plan: the re-encoded copy of a store, array by array, storage unit by unit.
+
+Arrays that are not re-encoded (coordinates, strings, excluded ones, arrays no encoding
+shrinks) are copied byte for byte; groups, attributes, dimension names, fill values and
+consolidated metadata are carried over. Every storage unit written with a bound is checked
+first: its values go through the encoding's stages and back in memory and the error is
+computed exactly; a unit that breaks the bound stops the run, naming the element and its value
+in the data's units. Units run on this process's threads, or on a dask cluster
+(zdt.engine.cluster), into a `zdt.stores.destination.Destination`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import warnings
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zdt.engine import arrays
+from zdt.engine.bounds import Bound, error_of, worst_element
+from zdt.engine.candidates import Encoding
+from zdt.engine.compressors import Compression
+from zdt.engine.decide import workers
+from zdt.engine.measure import ChunkRunner, Output
+from zdt.engine.plan import Decision, fmt_error
+from zdt.errors import InputError, KeptError, StorageError, UsageError, ZdtError
+from zdt.stores.destination import Destination, copy_keys, same_keys
+from zdt.stores.nodes import is_array, stored_chunk_bytes
+
+
+# --- a codec chain and the arrays written with it --------------------------------------------
+
+def _is_serializer(name: str) -> bool:
+    """An array -> bytes codec, by zarr's registry (an unknown name is left to zarr to reject)."""
+    from zarr.abc.codec import ArrayBytesCodec
+    from zarr.registry import get_codec_class
+
+    try:
+        return issubclass(get_codec_class(name), ArrayBytesCodec)
+    except (KeyError, ValueError):      # unknown codec: KeyError (zarr 3.1), ValueError (newer)
+        return False
+
+
+def split_codecs(codecs: list[dict]) -> tuple[list[dict], dict | None, list[dict]]:
+    """A v3 codec list -> (array -> array codecs, serializer or None, compressors)."""
+    for i, c in enumerate(codecs):
+        if _is_serializer(c["name"]):
+            return codecs[:i], c, codecs[i + 1:]
+    return codecs, None, []
+
+
+def parse_codecs(codecs: Any, where: str = "codecs") -> list[dict]:
+    """A codec chain given as JSON text, a codec, or a list of codecs -> the list."""
+    if isinstance(codecs, str):
+        try:
+            codecs = json.loads(codecs)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{where} is not JSON: {exc}") from None
+    if isinstance(codecs, dict):
+        codecs = [codecs]
+    if not isinstance(codecs, list) or not codecs or not all(isinstance(c, dict) and "name" in c for c in codecs):
+        raise UsageError(f'{where} must be a list of codecs like {{"name": ..., "configuration": {{...}}}}')
+    return codecs
+
+
+def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compression) -> Any:
+    """An empty array in the store `root` like `arr` (shape, chunks, shards, fill value,
+    attributes, dimension names, format), with `codecs` and the compressors `compression` gives
+    it (compressors in `codecs` win)."""
+    import zarr
+
+    meta = arr.metadata
+    filters, serializer, inline = split_codecs(codecs)
+    compressors = inline or compression.for_array(arr)
+    kwargs: dict[str, Any] = dict(
+        store=root, name=arr.path or None, shape=arr.shape, chunks=arr.chunks,
+        dtype=meta.data_type if meta.zarr_format == 3 else arr.dtype,
+        fill_value=arr.fill_value, attributes=dict(arr.attrs), compressors=compressors,
+        zarr_format=meta.zarr_format, overwrite=False)
+    if meta.zarr_format == 3:
+        kwargs.update(filters=filters, shards=getattr(arr, "shards", None),
+                      dimension_names=meta.dimension_names)
+        if serializer:
+            kwargs["serializer"] = serializer
+    else:
+        if serializer and serializer["name"] != "bytes":
+            raise UsageError(f"/{arr.path}: zarr format 2 arrays have no {serializer['name']!r}")
+        kwargs.update(filters=arrays.v2_filters(filters, np.dtype(arr.dtype)), order=meta.order)
+    try:
+        return zarr.create_array(**kwargs)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"/{arr.path}: cannot create it with codecs {json.dumps(codecs)}: "
+                         f"{str(exc).splitlines()[0]}") from None
+
+
+def runner_for(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
+    """The decision's encoding on chunks in memory (what the written array will hold)."""
+    filters, serializer, inline = split_codecs(d.codecs)
+    enc = Encoding(d.why, tuple(filters), serializer, "", True)
+    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value,
+                    inline or compression.for_array(arr))
+    return ChunkRunner(enc, np.dtype(arr.dtype), output)
+
+
+def unit_label(region: tuple[slice, ...]) -> str:
+    return "(" + ", ".join(f"{s.start}:{s.stop}" for s in region) + ")"
+
+
+# --- one array --------------------------------------------------------------------------------
+
+class UnitWriter:
+    """Writes storage units of one array: each read from the source, checked against the bound
+    (if any), written to `new`. Built in this process, or in a dask worker
+    (zdt.engine.cluster)."""
+
+    def __init__(self, arr: Any, new: Any, d: Decision, compression: Compression) -> None:
+        self.path = "/" + arr.path
+        self.read = arrays.reader(arr)
+        self.new = new
+        self.bound = d.bound
+        declared = arrays.sentinels_of(arr)
+        self.sentinels, self.masking = declared.values, declared.masking
+        self.runner = runner_for(arr, d, compression) if d.bound is not None else None
+
+    def reopen(self, out: Any) -> None:
+        """Write into the store `out` from now on (an Icechunk session after a checkpoint)."""
+        import zarr
+
+        self.new = zarr.open_array(store=out, path=self.path.lstrip("/"), mode="r+")
+
+    def write(self, i: int, region: tuple[slice, ...]) -> float:
+        """Unit i (at `region`); returns its largest error (0 without a bound)."""
+        path, bound = self.path, self.bound
+        x = self.read(region)
+        error = 0.0
+        if self.runner is not None:
+            try:
+                y = self.runner.values(x)
+            except ZdtError as exc:
+                idx = getattr(exc, "index", None)
+                at = ""
+                if isinstance(idx, tuple) and len(idx) == x.ndim:
+                    g = tuple(s.start + k for s, k in zip(region, idx, strict=True))
+                    at = f"the value {x[idx].item()!r} at {g}: "
+                raise InputError(f"{path}: the storage unit {unit_label(region)} cannot be "
+                                 f"encoded: {at}{str(exc).splitlines()[0]}") from None
+            error = error_of(x, y, bound, self.sentinels, self.masking)
+            if not error <= bound.value:
+                raise InputError(f"{path}: the storage unit {unit_label(region)} breaks the "
+                                 f"{bound.describe()}: {self._worst(x, y, region)}")
+        try:
+            self.new[region] = x
+        except ZdtError as exc:
+            raise InputError(f"{path}: writing the storage unit {unit_label(region)}: "
+                             f"{str(exc).splitlines()[0]}") from None
+        kill_point("unit", i)
+        return error
+
+    def _worst(self, x: np.ndarray, y: np.ndarray, region: tuple[slice, ...]) -> str:
+        """The element that breaks the bound, by its index in the array, in the data's units."""
+        i, why = worst_element(x, y, self.bound, self.sentinels, self.masking)
+        local = np.unravel_index(i, x.shape)
+        index = tuple(int(s.start + j) for s, j in zip(region, local, strict=True))
+        return (f"element {index} = {x.reshape(-1)[i].item()!r} reads back as "
+                f"{y.reshape(-1)[i].item()!r} ({why})")
+
+
+def run_windowed(todo: list, submit: Callable[[Any], Any], settle: Callable[[Any, Any], list[float]],
+                 dest: Destination, window: int, after: Callable[[], None] | None = None,
+                 cancel: Callable[[list], Any] | None = None) -> list[float]:
+    """Every item of `todo` started with `submit(item)` (a future), at most `window` in flight,
+    each settled with `settle(item, future)` (its errors) in the order started. When the
+    destination's checkpoint is due (before a unit is started, and after the last) no unit is
+    started until those in flight are settled; then dest.checkpoint() and `after()` (the store
+    written is a new one)."""
+    errors: list[float] = []
+    pending: deque = deque()
+
+    def checkpoint() -> None:
+        while pending:
+            errors.extend(settle(*pending.popleft()))
+        dest.checkpoint()
+        if after is not None:
+            after()
+
+    try:
+        for item in todo:
+            if dest.checkpoint_due():
+                checkpoint()
+            pending.append((item, submit(item)))
+            while len(pending) >= window:
+                errors.extend(settle(*pending.popleft()))
+        while pending:
+            errors.extend(settle(*pending.popleft()))
+        if dest.checkpoint_due():           # the array's last units
+            checkpoint()
+    except BaseException:
+        if cancel is not None:
+            cancel([f for _, f in pending])
+        raise
+    return errors
+
+
+@dataclass
+class ArrayReport:
+    """What a conversion did with one array."""
+
+    path: str
+    action: str                 # "encode" or "copy"
+    encoding: str               # the encoding's description, or why the array was copied
+    bytes_before: int           # its chunks' bytes in the source
+    bytes_after: int            # ... and in the copy
+    error: float | None         # the largest error over every value written (None: copied)
+    bound: Bound | None = None
+    resumed_units: int = 0      # units a stopped run wrote, checked again and kept
+
+    def line(self) -> str:
+        if self.action == "copy":
+            return f"{self.path}: copied ({self.encoding})" if self.encoding else f"{self.path}: copied"
+        checked = (f", largest {self.bound.kind} error {fmt_error(self.error)} (every value)"
+                   if self.bound is not None else "")
+        if self.resumed_units and self.bound is not None:
+            checked += f" ({self.resumed_units} units written by the stopped run, checked again)"
+        return f"{self.path}: {self.encoding}{checked}"
+
+
+def write_array(dest: Destination, arr: Any, d: Decision, compression: Compression,
+                progress: Any, cluster: Any = None) -> ArrayReport:
+    """Create the re-encoded array (or, resuming, open it) and write it unit by unit, on this
+    machine's threads or on `cluster`; units an earlier run wrote are skipped (verify_done
+    checked them)."""
+    import zarr
+
+    path = "/" + arr.path
+    done = dest.done(path)
+    new = None
+    if dest.resume:             # the stopped run may have created it before writing a unit
+        try:
+            new = zarr.open_array(store=dest.store, path=arr.path, mode="r+")
+        except (FileNotFoundError, KeyError, ValueError):
+            new = None
+    if new is None:
+        new = create_like(dest.store, arr, d.codecs, compression)
+    regions = arrays.storage_units(arr)
+    todo = [(i, r) for i, r in enumerate(regions) if str(i) not in done]
+    advance = progress(f"write {path}", len(regions))
+    advance(len(regions) - len(todo))
+    if cluster is not None:
+        errors = cluster.write_units(dest, arr, d, compression, todo, advance)
+    else:
+        writer = UnitWriter(arr, new, d, compression)
+
+        def one(item: tuple[int, tuple[slice, ...]]) -> float:
+            error = writer.write(*item)
+            dest.mark(path, str(item[0]))
+            advance(1)
+            return error
+
+        with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
+            errors = run_windowed(todo, lambda item: pool.submit(one, item),
+                                  lambda item, future: [future.result()], dest, 2 * workers(),
+                                  after=lambda: writer.reopen(dest.store),
+                                  cancel=lambda futures: [f.cancel() for f in futures])
+    written = zarr.open_array(store=dest.store, path=arr.path, mode="r")
+    return ArrayReport(path, "encode", d.why, stored_chunk_bytes(arr), stored_chunk_bytes(written),
+                       max(errors, default=0.0) if d.bound is not None else None, d.bound, len(done))
+
+
+class Mismatch(KeptError):
+    """A unit an earlier run wrote does not hold what the source encodes to now."""
+
+
+def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
+                compression: Compression) -> None:
+    """Resuming: every unit the stopped run recorded as written must hold what the source
+    encodes to now (decoded values compared bit for bit; copied arrays byte for byte)."""
+    import zarr
+
+    for _, arr in nodes:
+        if not is_array(arr):
+            continue
+        path = "/" + arr.path
+        done = dest.done(path)
+        if not done:
+            continue
+        d = decisions[path]
+        stale = f"remove {dest.partial_name()} and convert again"
+        if d.action == "copy" or arr.size == 0:
+            if not same_keys(arr.store_path.store, arr.store_path.path, dest.store, arr.path):
+                raise Mismatch(f"--resume: {path} in {dest.partial_name()} is not the source's copy "
+                               f"(the source changed since, or the copy is damaged): {stale}")
+            continue
+        written = zarr.open_array(store=dest.store, path=arr.path, mode="r")
+        runner = runner_for(arr, d, compression)
+        regions = arrays.storage_units(arr)
+        read = arrays.reader(arr)
+        for i in sorted(done, key=lambda k: int(k) if k.isdigit() else -1):
+            if not i.isdigit() or int(i) >= len(regions):
+                raise Mismatch(f"--resume: {dest.partial_name()} records unit {i} of {path}, which "
+                               f"has {len(regions)}: {stale}")
+            region = regions[int(i)]
+            want = np.ascontiguousarray(runner.values(read(region)))
+            got = np.ascontiguousarray(written[region])
+            if want.dtype != got.dtype or want.tobytes() != got.tobytes():
+                raise Mismatch(f"--resume: {path} unit {unit_label(region)} in {dest.partial_name()} "
+                               f"does not hold what the source encodes to (the source changed since, "
+                               f"or the copy is damaged): {stale}")
+
+
+# --- the whole store --------------------------------------------------------------------------
+
+def write_copy(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
+               compression: Compression, progress: Any, cluster: Any = None) -> list[ArrayReport]:
+    """Every node of the source (`nodes`, parents first) into the destination, as `decisions`
+    say; consolidated metadata again where the source had it."""
+    import zarr
+
+    from zdt.pipeline import use_pipeline
+
+    reports = []
+    with use_pipeline():
+        for _, n in nodes:
+            if not is_array(n):
+                zarr.open_group(store=dest.store, path=n.path, mode="a",
+                                zarr_format=n.metadata.zarr_format, attributes=dict(n.attrs))
+                continue
+            path = "/" + n.path
+            d = decisions[path]
+            if d.action == "copy" or n.size == 0:
+                if "copied" not in dest.done(path):
+                    copy_keys(n.store_path.store, n.store_path.path, dest.store, n.path)
+                    dest.mark(path, "copied")
+                    if dest.checkpoint_due():
+                        dest.checkpoint()
+                size = stored_chunk_bytes(n)
+                reports.append(ArrayReport(path, "copy", d.why, size, size, None, d.bound))
+            else:
+                reports.append(write_array(dest, n, d, compression, progress, cluster))
+    kill_point("last")
+    root = nodes[0][1]          # walk lists the root first
+    if isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None:
+        with warnings.catch_warnings():
+            # zarr warns that v3 consolidated metadata is not in the spec: the source had it
+            warnings.simplefilter("ignore")
+            zarr.consolidate_metadata(dest.store)
+    return reports
+
+
+def kill_point(where: str, unit: int | None = None) -> None:
+    """Testing hook (tests/test_command_stores.py): ZDT_CONVERT_KILL_AT=survey|unit:N|last|finish
+    sends this process SIGKILL there, as a preempted node would be stopped."""
+    at = os.environ.get("ZDT_CONVERT_KILL_AT")
+    if at and at == (where if unit is None else f"{where}:{unit}"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def storage_failure(exc: BaseException, dest: Destination) -> StorageError | None:
+    """An OS or connection error while converting, as one line naming the destination."""
+    if isinstance(exc, PermissionError):
+        return StorageError(f"{dest.loc.text}: {exc.strerror} ({exc.filename})")
+    if isinstance(exc, (OSError, ConnectionError)) and not isinstance(exc, StorageError):
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        return StorageError(f"{dest.loc.text}: writing failed ({exc.__class__.__name__}: {text})")
+    return None
