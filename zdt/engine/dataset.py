@@ -12,7 +12,7 @@ engine's survey, candidates and measurement then run as for a store, including t
 plain write would store (each chunk through the array's own codecs; chunks zarr does not write
 because they hold only the fill value left out), and the plan becomes, per variable, the
 variable's own encoding plus ``chunks``, ``filters``, ``serializer`` and ``compressors``
-(``filters`` and ``compressor`` in zarr format 2).
+(format 2 arrays get numcodecs filters and compressor).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from zdt.engine.compressors import Compression
 from zdt.errors import InputError, MissingPackage, UsageError
 
 # what Dataset.to_zarr's `encoding` takes per variable, besides the CF keys xarray's coders use
-ZARR_KEYS = ("chunks", "shards", "compressor", "compressors", "filters", "serializer",
-             "write_empty_chunks", "object_codec")
+ZARR_KEYS = ("chunks", "shards", "compressors", "filters", "serializer", "write_empty_chunks",
+             "object_codec")
 CF_KEYS = ("dtype", "scale_factor", "add_offset", "_FillValue", "missing_value", "units",
            "calendar", "_Unsigned")
 
@@ -86,6 +86,11 @@ def _template(dataset: Any, zarr_format: int | None) -> tuple[Any, Any]:
 
     lazy = dataset.copy()
     for name, var in dataset.variables.items():
+        if var.dtype.kind in "OSUT":
+            # strings: written as they are (xarray would load a lazy one all the same)
+            if var.chunks is not None:
+                lazy[name] = var.load()
+            continue
         if name in dataset.indexes or var.chunks is not None or var.ndim == 0:
             continue
         lazy[name] = var.chunk(_zarr_chunks(var, dataset[name].encoding, zarr_format))
@@ -179,7 +184,9 @@ def _codec_keys(array: Any, codecs: list[dict], compression: Compression) -> dic
     filters, serializer, inline = split_codecs(codecs)
     compressors = inline or compression.for_array(array)
     if array.metadata.zarr_format == 2:
-        return {"filters": v2_filters(filters, np.dtype(array.dtype)), "compressor": compressors}
+        # (zarr 3 takes a format 2 array's compressor as `compressors` too, and xarray with it)
+        return {"filters": v2_filters(filters, np.dtype(array.dtype)),
+                "compressors": [compressors] if compressors is not None else None}
     from zarr.registry import get_codec_class
 
     def build(c: dict) -> Any:
