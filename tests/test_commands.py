@@ -119,9 +119,13 @@ def test_suggest_prints_codecs_that_keep_the_bound_on_the_data(store, capsys):
         assert entry["measured"]["on"] == "all 5 storage units"
     rc, out, _ = zdt_cmd(capsys, "suggest", f"{store / 'src'}:temps", "--abs-error", "0.05", "--quiet")
     assert rc == 0 and "on disk" in out and "runner-up" in out and "largest abs error" in out
-    # 0.1-degree readings in 15 degrees: the data's own 0.1 grid, 151 codes + NaN in uint8
+    # 0.1-degree readings in 15 degrees: the data's own 0.1 grid, 151 codes + NaN (in uint8, or
+    # uint16 under pcodec, whichever writes fewer bytes)
     (entry,) = plan_of(capsys, f"{store / 'src'}:temps", "--abs-error", "0.01")["arrays"]
-    assert entry["codecs"][-1]["configuration"]["data_type"] == "uint8" and "grid" in entry["why"]
+    cast = [c for c in entry["codecs"] if c["name"] == "cast_value"][-1]
+    assert cast["configuration"]["data_type"] in ("uint8", "uint16") and "grid" in entry["why"]
+    back = written_back(data, entry["codecs"])
+    assert exact_error(data, back, False) <= Fraction(1, 10 ** 12)
 
 
 def test_suggest_on_a_sample_says_so(store, capsys):
@@ -238,7 +242,8 @@ def test_a_bound_no_type_meets_is_reported_and_fails(tmp_path, capsys):
     a = zarr.create_array(tmp_path / "wide", shape=(3,), chunks=(3,), dtype="float32", fill_value=0)
     a[:] = [1e-30, 1.0, 3e38]
     rc, out, err = zdt_cmd(capsys, "suggest", str(tmp_path / "wide"), "--rel-error", "1e-9", "--quiet")
-    assert rc == 0 and "copied: no encoding narrower than float32 keeps" in out
+    # (nothing lossy keeps it; the values as they are, recompressed, are all that is measured)
+    assert rc == 0 and "no encoding narrower than float32 keeps" in out
 
 
 def test_the_cli_never_shows_a_traceback(store):
@@ -476,8 +481,10 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     assert not out.exists() and not partial.parent.exists()
 
 
-def test_progress_shows_within_a_second_on_a_terminal(tmp_path):
-    """On a terminal the first pass's bar appears at once (not after the first array)."""
+def test_progress_shows_before_the_first_unit_on_a_terminal(tmp_path):
+    """On a terminal the first pass's bar appears before any unit is read. No clock: the first
+    chunk of the source is a named pipe nobody writes, so reading it blocks the survey for
+    good; a bar drawn only after the survey (or after any array) would never show."""
     import fcntl
     import struct
     import termios
@@ -485,26 +492,29 @@ def test_progress_shows_within_a_second_on_a_terminal(tmp_path):
     a = zarr.create_array(tmp_path / "src", shape=(3_000_000,), chunks=(100_000,), dtype="float64",
                           fill_value=np.nan)
     a[:] = readings(3_000_000)
+    first_chunk = tmp_path / "src" / "c" / "0"
+    first_chunk.unlink()
+    os.mkfifo(first_chunk)
     master, slave = os.openpty()
     # a terminal 100 columns wide (a fresh pty has none, and tqdm draws nothing in 0 columns)
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    start = time.monotonic()
     proc = subprocess.Popen([str(SCRIPTS / "zdt"), "suggest", str(tmp_path / "src"), "--abs-error",
                              "0.05"], stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     seen = b""
+    deadline = time.monotonic() + 300          # (only for a failure: the bar never came)
     try:
-        while b"scan /" not in seen and time.monotonic() - start < 30:
+        while b"scan /" not in seen and time.monotonic() < deadline:
             try:
                 seen += os.read(master, 4096)
             except OSError:
                 break
-        elapsed = time.monotonic() - start
     finally:
         proc.kill()
         proc.wait()
         os.close(master)
-    assert b"scan /" in seen and elapsed < 1.0, (elapsed, seen[-200:])
+    assert b"scan /" in seen, seen[-300:]
+    assert b"0/30" in seen[seen.index(b"scan /"):]
 
 
 def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path):

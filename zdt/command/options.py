@@ -32,9 +32,15 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
                    help="only the arrays whose path matches (repeatable)")
     p.add_argument("--exclude", action="append", metavar="GLOB",
                    help="copy the arrays whose path matches as they are (repeatable)")
-    p.add_argument("--compressor", metavar="C", help="keep (each array's own, the default), none, "
-                   "zstd[:LEVEL], blosc[-CNAME][:LEVEL], gzip[:LEVEL] or zarr v3 codec JSON; "
-                   "candidates are compared by the bytes they write with it")
+    p.add_argument("--compressor", metavar="C", help="auto (the default: serializer, pcodec or "
+                   "bytes, and compressor chosen per array by the bytes they write), or the last "
+                   "stage fixed: keep (each array's own), none, zstd[:LEVEL], "
+                   "blosc[-CNAME][:LEVEL], gzip[:LEVEL] or zarr v3 codec JSON")
+    p.add_argument("--readers", metavar="R[,R...]",
+                   help="who reads the output: zarr-python (the default: zarr-python >= 3.2 with "
+                        "numcodecs and pcodec), zdt, zarrs, tensorstore, or any; the encoding uses "
+                        "only codecs all of them decode (for readers of no lossy filter, values "
+                        "are rounded in memory and stored as plain numbers)")
     p.add_argument("--sample", type=positive_int, metavar="N",
                    help="measure sizes on N storage units spread over each array (default: all "
                         "of an array up to ~4M values, else ~4M values' worth); the range, NaN "
@@ -64,7 +70,8 @@ def add_scheduler_arg(p: argparse.ArgumentParser, what: str) -> None:
 def bound_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments zdt.suggest and zdt.convert share, from the options above."""
     return dict(abs_error=args.abs_error, rel_error=args.rel_error, bounds=args.bound,
-                include=args.include, exclude=args.exclude, sample=args.sample)
+                include=args.include, exclude=args.exclude, sample=args.sample,
+                readers=args.readers)
 
 
 def storage_kwargs(args: argparse.Namespace) -> dict[str, Any]:

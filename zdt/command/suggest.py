@@ -16,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
 
     with progress_bars(args.quiet) as progress:
         plan = suggest(args.path, **bound_kwargs(args), **storage_kwargs(args),
-                       compressor=args.compressor or "keep", scheduler=args.scheduler,
+                       compressor=args.compressor or "auto", scheduler=args.scheduler,
                        progress=progress)
     print(plan.dumps() if args.json else plan)
     return 1 if plan.unmet else 0

@@ -18,6 +18,7 @@ from typing import Any
 
 from zdt.engine.compressors import Compression
 from zdt.engine.plan import Decision, Plan
+from zdt.engine.readers import Readers
 from zdt.engine.selection import Selection, check_sample, coordinates, selection_of
 from zdt.errors import InputError, JobError, KeptError, Terminated, UsageError
 
@@ -60,10 +61,10 @@ def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple
 
 def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | None = None,
             bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
-            exclude: Sequence[str] | None = None, compressor: Any = "keep",
-            sample: int | None = None, scheduler: str | None = None,
-            storage_options: dict | None = None, branch: str = "main",
-            progress: Progress | None = None) -> Plan:
+            exclude: Sequence[str] | None = None, compressor: Any = "auto",
+            readers: str | Sequence[str] | None = None, sample: int | None = None,
+            scheduler: str | None = None, storage_options: dict | None = None,
+            branch: str = "main", progress: Progress | None = None) -> Plan:
     """For every array of `source`, the encoding that writes the fewest bytes on disk and keeps
     its bound, measured on the data; arrays that are not data (coordinates, strings, integers
     under a relative bound) or that no encoding shrinks are copied.
@@ -82,9 +83,15 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     include, exclude
         Globs of the arrays to consider / to copy as they are.
     compressor
-        ``"keep"`` (each array's own), ``"none"``, ``"zstd[:LEVEL]"``, ``"blosc[-CNAME][:LEVEL]"``,
-        ``"gzip[:LEVEL]"`` or zarr v3 codec JSON: candidates are compared by the bytes they
-        write with it.
+        ``"auto"`` (the default: the serializer, bytes or pcodec, and the compressor are chosen
+        per array with the rest of the encoding), or the last stage fixed: ``"keep"`` (each
+        array's own), ``"none"``, ``"zstd[:LEVEL]"``, ``"blosc[-CNAME][:LEVEL]"``,
+        ``"gzip[:LEVEL]"`` or zarr v3 codec JSON.
+    readers
+        Who will read the output: ``"zarr-python"`` (the default: zarr-python >= 3.2 with
+        numcodecs and pcodec), ``"zdt"``, ``"zarrs"``, ``"tensorstore"``, a list of them or
+        ``"any"``: the encoding uses only codecs every one decodes (for readers that decode
+        no lossy filter, the values are rounded in memory and stored as plain numbers).
     sample
         Measure sizes on this many storage units spread over each array (the range and the
         specials always come from all of it).
@@ -106,6 +113,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
 
     selection = selection_of(abs_error, rel_error, bounds, include, exclude)
     compression = Compression.parse(compressor)
+    who = Readers.parse(readers)
     check_sample(sample)
     loc, node, text = open_source(source, storage_options, branch)
     arrays = [n for _, n in walk(node) if is_array(n)]
@@ -123,8 +131,9 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     elif not arrays:
         raise InputError(f"{text}: no arrays")
     with _cluster(scheduler, loc) as cluster:
-        decisions = decide(arrays, selection, compression, sample, progress or _no_progress, cluster)
-    return Plan(loc.text, str(compression), decisions)
+        decisions = decide(arrays, selection, compression, sample, progress or _no_progress,
+                           cluster, who)
+    return Plan(loc.text, str(compression), decisions, str(who))
 
 
 @dataclass
@@ -166,7 +175,8 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
             codecs: Any = None, abs_error: float | None = None, rel_error: float | None = None,
             bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
             exclude: Sequence[str] | None = None, compressor: Any = None,
-            sample: int | None = None, resume: bool = False, scheduler: str | None = None,
+            readers: str | Sequence[str] | None = None, sample: int | None = None,
+            resume: bool = False, scheduler: str | None = None,
             storage_options: dict | None = None, branch: str = "main",
             progress: Progress | None = None) -> Report:
     """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
@@ -193,14 +203,15 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     if (codecs is not None) + (plan is not None) + bounds_given != 1:
         raise UsageError("give one of --codecs, --plan, or a bound (--abs-error, --rel-error, "
                          "--bound; in Python codecs=, plan=, abs_error=, rel_error=, bounds=)")
-    if plan is not None and compressor is not None:
-        raise UsageError("a plan names its compressor; edit the plan to change it")
+    if plan is not None and (compressor is not None or readers is not None):
+        raise UsageError("a plan names its compressors and readers; edit the plan to change them")
     check_sample(sample)
     from zdt.engine.writer import parse_codecs
 
     chain = parse_codecs(codecs, "--codecs") if codecs is not None else None
     given_plan = _plan_of(plan) if plan is not None else None
     compression = Compression.parse(given_plan.compressor if given_plan else compressor)
+    who = Readers.parse(given_plan.readers if given_plan else readers)
     selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False)
     from zdt.stores.nodes import require_zarr
 
@@ -213,7 +224,7 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     if dst_inner:
         raise UsageError("convert writes a whole store: give the destination without :ARRAY")
     check_options_used(storage_options or {}, src, dst)
-    job = _Conversion(src, destination_at(dst, resume), compression, progress or _no_progress)
+    job = _Conversion(src, destination_at(dst, resume), compression, who, progress or _no_progress)
     return job.run(given_plan, chain, selection, sample, scheduler)
 
 
@@ -232,11 +243,12 @@ def _terminate(signum: int, frame: Any) -> None:
 class _Conversion:
     """One run of `convert`: the source, the destination, and the steps between them."""
 
-    def __init__(self, src: Any, dest: Any, compression: Compression, progress: Progress) -> None:
+    def __init__(self, src: Any, dest: Any, compression: Compression, readers: Readers,
+                 progress: Progress) -> None:
         from zdt.stores.nodes import fingerprint, is_array, open_node, walk
 
         self.src, self.dest = src, dest
-        self.compression, self.progress = compression, progress
+        self.compression, self.readers, self.progress = compression, readers, progress
         self.nodes = walk(open_node(src))
         dest.check(src)
         self.arrays = [n for _, n in self.nodes if is_array(n)]
@@ -278,7 +290,8 @@ class _Conversion:
                 else:
                     out.append(Decision(path, "encode", "codecs given", codecs=chain))
             return out
-        return decide(self.arrays, selection, self.compression, sample, self.progress, cluster)
+        return decide(self.arrays, selection, self.compression, sample, self.progress, cluster,
+                      self.readers)
 
     def run(self, plan: Plan | None, chain: list | None, selection: Selection,
             sample: int | None, scheduler: str | None) -> Report:
@@ -293,6 +306,7 @@ class _Conversion:
             if recorded is not None:
                 plan, chain = recorded, None
                 self.compression = Compression.parse(recorded.compressor)
+                self.readers = Readers.parse(recorded.readers)
         previous = _install_sigterm()
         try:
             with _cluster(scheduler, self.src) as cluster:
@@ -300,7 +314,7 @@ class _Conversion:
                     dest.begin(self.record)
                 writer.kill_point("survey")
                 decisions = self.decisions(plan, chain, selection, sample, cluster)
-                the_plan = Plan(self.src.text, str(self.compression), decisions)
+                the_plan = Plan(self.src.text, str(self.compression), decisions, str(self.readers))
                 by_path = {d.path: d for d in decisions}
                 if dest.resume:
                     # a copy that does not match is refused before anything in it changes

@@ -42,6 +42,8 @@ class Sentinels(NamedTuple):
     values: tuple               # finite ones, in the array's type: back bit for bit, out of ranges
     fill_special: str | None    # "NaN" / "Infinity" / "-Infinity" when the fill value is one
     masking: tuple              # those readers take for "missing" (no data value may become one)
+    valid: tuple | None = None  # CF valid_min / valid_max / valid_range: (lo, hi), stored units;
+                                # a value inside must stay inside (netCDF readers mask the rest)
 
 
 def sentinels_of(arr: Any) -> Sentinels:
@@ -73,7 +75,23 @@ def sentinels_of(arr: Any) -> Sentinels:
             values.append(x)
         if masks and all(x != w for w in masking):
             masking.append(x)
-    return Sentinels(tuple(values), special, tuple(masking))
+    return Sentinels(tuple(values), special, tuple(masking), valid_range_of(arr.attrs))
+
+
+def valid_range_of(attrs: Any) -> tuple[float, float] | None:
+    """CF valid_range, or valid_min / valid_max (stored units), as (lo, hi); None if neither."""
+    def number(v: Any) -> float | None:
+        if isinstance(v, list) and len(v) == 1:
+            v = v[0]
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    rng = attrs.get("valid_range")
+    if isinstance(rng, list) and len(rng) == 2 and all(number(v) is not None for v in rng):
+        return number(rng[0]), number(rng[1])
+    lo, hi = number(attrs.get("valid_min")), number(attrs.get("valid_max"))
+    if lo is None and hi is None:
+        return None
+    return (-np.inf if lo is None else lo), (np.inf if hi is None else hi)
 
 
 def reader(arr: Any) -> Any:

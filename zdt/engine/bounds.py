@@ -76,11 +76,13 @@ def sentinel_mask(x: np.ndarray, sentinels: Sequence[float]) -> np.ndarray:
 
 
 def error_of(x: np.ndarray, y: np.ndarray, bound: Bound,
-             sentinels: Sequence[float] = (), masking: Sequence[float] = ()) -> float:
+             sentinels: Sequence[float] = (), masking: Sequence[float] = (),
+             valid: tuple | None = None) -> float:
     """The largest error of y against x, in the bound's terms; inf when a NaN, an infinity, a
-    zero (relative bounds) or a sentinel did not come back as it was, or when a value that was
+    zero (relative bounds) or a sentinel did not come back as it was, when a value that was
     not a sentinel reads back as one of `masking` (the sentinels readers take for "missing",
-    such as CF's _FillValue: xarray would hide that value).
+    such as CF's _FillValue: xarray would hide that value), or when a value inside the CF valid
+    range `valid` (lo, hi) reads back outside it (netCDF readers would hide it).
 
     ``error_of(...) <= bound.value`` is exactly whether every element keeps the bound (an
     excess too small for a float to show is reported as the next float above the bound): the
@@ -89,6 +91,8 @@ def error_of(x: np.ndarray, y: np.ndarray, bound: Bound,
     x = np.asarray(x).reshape(-1)
     y = np.asarray(y).reshape(-1)
     if masking and (sentinel_mask(y, masking) & ~sentinel_mask(x, sentinels or masking)).any():
+        return math.inf
+    if valid is not None and _leaves_valid_range(x, y, valid).any():
         return math.inf
     if sentinels:
         at = sentinel_mask(x, sentinels)
@@ -181,11 +185,21 @@ def _to_float(e: Fraction) -> float:
     return float(e) if e < Fraction(np.finfo(np.float64).max) else math.inf
 
 
+def _leaves_valid_range(x: np.ndarray, y: np.ndarray, valid: tuple) -> np.ndarray:
+    lo, hi = valid
+    with np.errstate(invalid="ignore"):
+        return (x >= lo) & (x <= hi) & ~((y >= lo) & (y <= hi))
+
+
 def worst_element(x: np.ndarray, y: np.ndarray, bound: Bound, sentinels: Sequence[float] = (),
-                  masking: Sequence[float] = ()) -> tuple[int, str]:
+                  masking: Sequence[float] = (), valid: tuple | None = None) -> tuple[int, str]:
     """The flat index of the element that breaks the bound (for error_of's inf: one that did
     not come back as it must; else the largest error) and what went wrong with it."""
     x, y = np.asarray(x).reshape(-1), np.asarray(y).reshape(-1)
+    if valid is not None:
+        bad = np.nonzero(_leaves_valid_range(x, y, valid))[0]
+        if bad.size:
+            return int(bad[0]), f"a value inside the CF valid range {list(valid)} reads back outside it"
     xs, ys = sentinel_mask(x, sentinels), sentinel_mask(y, masking)
     bad = np.nonzero(ys & ~sentinel_mask(x, sentinels or masking))[0]
     if bad.size:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from zdt.engine.bounds import Bound
+from zdt.engine.readers import Readers
 from zdt.engine.survey import Survey
 from zdt.formats import FORMATS, NAN_NONE
 
@@ -50,16 +51,30 @@ GRID_DIGITS = range(0, 7)
 
 @dataclass(frozen=True)
 class Encoding:
+    """The array -> array stage of an encoding (the serializer and compressors that follow it
+    are measured with it: zdt.engine.measure)."""
+
     label: str
     filters: tuple          # zarr v3 JSON of the array -> array codecs
-    serializer: Any         # zarr v3 JSON of the array -> bytes codec, or None: "bytes"
+    serializer: Any         # zarr v3 JSON of an array -> bytes codec it needs (packbits), or None
     stored: str             # the data type the chunks hold
     proven: bool            # the survey proves the bound (else it must be measured everywhere)
     preference: int = 0     # between equal sizes: lower first (rounder numbers, simpler chains)
+    # readers that decode no lossy filter: these array -> array codecs are applied and undone
+    # in memory before writing (the values rounded as a reader of them would see them), and the
+    # array stores the rounded values in its own type, with no filter
+    rounding: tuple = ()
+    for_pcodec: bool = False    # wider codes than needed: only worth measuring under pcodec
 
     @property
     def codecs(self) -> list:
         return [*self.filters, *([self.serializer] if self.serializer else [])]
+
+    def rounded_in_memory(self, dtype: np.dtype) -> Encoding:
+        """The same rounding for readers that decode no lossy filter: applied in memory, the
+        array stored in its own type."""
+        return Encoding(f"{self.label}, rounded in memory", (), None, dtype.name, self.proven,
+                        self.preference, rounding=self.filters)
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,8 @@ class Context:
     zarr_format: int
     masking: tuple = ()     # the sentinels readers take for "missing" (no data may become one)
     whole: bool = False     # what decodes here is then rounded to a whole number (integers)
+    readers: Readers = Readers(("zdt",))
+    in_memory: bool = False     # the filters only round values in memory (any type will do)
 
     @property
     def specials(self) -> list[str]:
@@ -80,11 +97,25 @@ class Context:
 
     @property
     def unsigned(self) -> tuple:
-        return V2_UNSIGNED if self.zarr_format == 2 else UNSIGNED
+        return tuple(t for t in (V2_UNSIGNED if self.zarr_format == 2 else UNSIGNED) if self.type_ok(t))
 
     @property
     def floats(self) -> tuple:
-        return V2_FLOATS if self.zarr_format == 2 else FLOATS
+        return tuple(t for t in (V2_FLOATS if self.zarr_format == 2 else FLOATS) if self.type_ok(t))
+
+    def type_ok(self, data_type: str) -> bool:
+        """Whether a filter may produce this type: every reader reads it (or it only lives in
+        memory); a sub-byte type needs packbits."""
+        if self.in_memory:
+            return True
+        if FORMATS[data_type].bits < 8 and not self.readers.decodes("packbits"):
+            return False
+        return self.readers.type_ok(data_type)
+
+    @property
+    def bitround(self) -> str:
+        """The name a bitround filter is written under (in memory: zdt's own)."""
+        return "bitround" if self.in_memory else (self.readers.bitround_name or "")
 
 
 def candidates(ctx: Context) -> list[Encoding]:
@@ -100,6 +131,7 @@ def candidates(ctx: Context) -> list[Encoding]:
         out += _integer_shift(ctx)
         if ctx.bound.value >= 1:
             out += _integer_quantized(ctx)
+    out += [w for e in out if (w := _wider_codes(e, ctx)) is not None]
     seen, unique = set(), []
     for e in out:
         key = repr(e.codecs)
@@ -107,6 +139,20 @@ def candidates(ctx: Context) -> list[Encoding]:
             seen.add(key)
             unique.append(e)
     return unique
+
+
+def _wider_codes(e: Encoding, ctx: Context) -> Encoding | None:
+    """Byte-wide (or narrower) integer codes as uint16, for pcodec (which takes 16- to 64-bit
+    types): the same values, one more encoding to measure under it."""
+    if e.stored not in ("uint2", "uint4", "uint8") or ctx.zarr_format == 2 or not ctx.type_ok("uint16"):
+        return None
+    last = e.filters[-1] if e.filters else None
+    if not last or last["name"] != "cast_value":
+        return None
+    cast = {"name": "cast_value", "configuration": {**last["configuration"], "data_type": "uint16"}}
+    label = e.label.replace(f"cast_value {e.stored}", "cast_value uint16")
+    return Encoding(label, (*e.filters[:-1], cast), None, "uint16", e.proven, e.preference + 1,
+                    for_pcodec=True)
 
 
 # --- JSON scalars of a type --------------------------------------------------------------------
@@ -386,7 +432,9 @@ def _bitround(ctx: Context, keepbits: int, label: str, *, proven: bool) -> list[
         return []
     if maps[0]:
         filters.append({"name": "cast_value", "configuration": {"data_type": name, **_map_config(*maps)}})
-    filters.append({"name": "bitround", "configuration": {"keepbits": keepbits}})
+    if not ctx.bitround:
+        return []
+    filters.append({"name": ctx.bitround, "configuration": {"keepbits": keepbits}})
     return [Encoding(label, tuple(filters), None, name, proven, preference=1)]
 
 
@@ -447,10 +495,10 @@ def _casts(ctx: Context) -> list[Encoding]:
                     math.floor(math.log2(max(ctx.survey.max_abs, 1e-300))) - k)
                 if error + extra + error * extra <= ctx.bound.value * (1 - 1e-12):
                     maps_k = sentinel_map(ctx, fmt, k)
-                    if maps_k is not None:
+                    if maps_k is not None and ctx.bitround:
                         cast_k = {"name": "cast_value", "configuration": {"data_type": fmt, **_map_config(*maps_k)}}
                         out.append(Encoding(f"cast_value {fmt} + bitround {k} bits",
-                                            (cast_k, {"name": "bitround", "configuration": {"keepbits": k}}),
+                                            (cast_k, {"name": ctx.bitround, "configuration": {"keepbits": k}}),
                                             None, fmt, True, preference=1))
                     break
     return out
@@ -521,14 +569,16 @@ def _integer_quantized(ctx: Context) -> list[Encoding]:
     if s.empty or s.max_abs >= 2 ** 50:
         return []
     info = np.iinfo(dt)
-    if s.hi + E >= info.max or s.lo - E <= info.min:
-        return []           # the way back could round beyond the type
+    # the way back may round beyond the type's range (by less than E): clamped there, which
+    # is nearer to every value the type holds
+    clamp = s.hi + E >= info.max or s.lo - E <= info.min
     floats = tuple(float(v) for v in ctx.sentinels)
     masking = tuple(float(v) for v in ctx.masking)
 
     def in_float64(bound: float) -> Context:
         return Context(np.dtype("float64"), s, Bound("abs", bound), floats, None,
-                       ctx.zarr_format, masking, whole=True)
+                       ctx.zarr_format, masking, whole=True, readers=ctx.readers,
+                       in_memory=ctx.in_memory)
 
     found = []
     k = 2 * math.floor(E) + 1
@@ -538,7 +588,8 @@ def _integer_quantized(ctx: Context) -> list[Encoding]:
     if E >= 1.5:
         found += [e for e in _absolute_float(in_float64((E - 0.5) * (1 - 1e-12)))
                   if e.filters and e.filters[0]["name"] == "scale_offset" and e.proven]
-    first = {"name": "cast_value", "configuration": {"data_type": "float64"}}
+    first = {"name": "cast_value", "configuration": {"data_type": "float64",
+                                                    **({"out_of_range": "clamp"} if clamp else {})}}
     return [Encoding(f"cast_value float64 + {e.label}", (first, *e.filters), e.serializer,
                      e.stored, True, e.preference + 1)
             for e in found if e is not None and FORMATS[e.stored].bits <= 8 * dt.itemsize]

@@ -80,12 +80,12 @@ def survey_units(src: Any, array: str, units: list[tuple[int, tuple[slice, ...]]
     return [survey_unit(read(region), i, dtype, sentinels, digits, i in keep) for i, region in units]
 
 
-def measure_sample(sample: Any, encodings: list, dtype: Any, output: Any, bound: Any,
-                   sentinels: tuple, masking: tuple) -> Any:
-    """In a worker: every candidate encoding on one sampled unit."""
+def measure_sample(sample: Any, chains: list, dtype: Any, output: Any, bound: Any,
+                   declared: Any, sized: Any) -> Any:
+    """In a worker: every candidate chain on one sampled unit."""
     from zdt.engine.measure import measure
 
-    return measure([sample], encodings, dtype, output, bound, sentinels, masking, workers=1)
+    return measure([sample], chains, dtype, output, bound, declared, workers=1, sized=sized)
 
 
 class Cluster:
@@ -142,20 +142,21 @@ class Cluster:
             raise
         return total
 
-    def measure(self, samples: list, encodings: list, dtype: Any, output: Any, bound: Any,
-                sentinels: Any, masking: Any, progress: Any) -> Any:
+    def measure(self, samples: list, chains: list, dtype: Any, output: Any, bound: Any,
+                declared: Any, *, progress: Any = None, sized: Any = None, workers: Any = None) -> Any:
         """zdt.engine.measure.measure on the cluster: the same result."""
         from zdt.engine.measure import Measurement, Result
 
         n = len(samples)
-        futures = self.client.map(measure_sample, samples, [list(encodings)] * n, [dtype] * n,
-                                  [output] * n, [bound] * n, [tuple(sentinels)] * n,
-                                  [tuple(masking)] * n, pure=False)
-        m = Measurement([Result(e) for e in encodings])
+        futures = self.client.map(measure_sample, samples, [list(chains)] * n, [dtype] * n,
+                                  [output] * n, [bound] * n, [declared] * n, [sized] * n,
+                                  pure=False)
+        m = Measurement([Result(e, b) for e, backends in chains for b in backends])
         try:
             for future in futures:          # in sample order
                 m.fold(future.result())
-                progress(1)
+                if progress is not None:
+                    progress(1)
         except BaseException:
             self.client.cancel(futures)
             raise

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from zdt.engine.compressors import Compression
+from zdt.engine.readers import Readers
 from zdt.errors import InputError, MissingPackage, UsageError
 
 # what Dataset.to_zarr's `encoding` takes per variable, besides the CF keys xarray's coders use
@@ -34,8 +35,8 @@ CF_KEYS = ("dtype", "scale_factor", "add_offset", "_FillValue", "missing_value",
 
 def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float | None = None,
              bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
-             exclude: Sequence[str] | None = None, compressor: Any = "keep",
-             sample: int | None = None, zarr_format: int | None = None,
+             exclude: Sequence[str] | None = None, compressor: Any = "auto",
+             readers: Any = None, sample: int | None = None, zarr_format: int | None = None,
              progress: Any = None) -> dict[str, dict]:
     """The ``encoding`` of ``dataset.to_zarr(store, encoding=...)`` that shrinks every data
     variable within its bound, as ``zdt convert`` would (the same plan, the same chunk bytes).
@@ -59,12 +60,17 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
     require_zarr()
     selection = selection_of(abs_error, rel_error, bounds, include, exclude)
     compression = Compression.parse(compressor)
+    who = Readers.parse(readers)
+    if not who.filters:
+        raise UsageError(f"readers {who}: they decode no lossy filter, so the values must be "
+                         "rounded before they are written, which an encoding cannot do: write "
+                         "the dataset plainly and run zdt.convert (or zdt convert) on the store")
     check_sample(sample)
     template, store = _template(dataset, zarr_format)
     nodes = [n for _, n in walk(template) if is_array(n)]
     views = [_VariableView(n, dataset) for n in nodes]
     decisions = decide(views, selection, compression, sample,
-                       progress or (lambda label, total: (lambda n: None)))
+                       progress or (lambda label, total: (lambda n: None)), None, who)
     out: dict[str, dict] = {}
     for view, d in zip(views, decisions, strict=True):
         name = view.path
@@ -176,23 +182,31 @@ def _encoded(dataset: Any, name: str) -> Any:
 
 
 def _codec_keys(array: Any, codecs: list[dict], compression: Compression) -> dict:
-    """The to_zarr encoding keys that give an array `codecs` (and the compressors
-    `compression` gives the plain array, as convert does)."""
+    """The to_zarr encoding keys that give an array `codecs` (the compressors as convert gives
+    them: those the chain names after its serializer, else what `compression` gives it)."""
     from zdt.engine.arrays import v2_filters
-    from zdt.engine.writer import split_codecs
+    from zdt.engine.compressors import to_v2
+    from zdt.engine.measure import zdt_codecs
+    from zdt.engine.plan import split_codecs
 
     filters, serializer, inline = split_codecs(codecs)
-    compressors = inline or compression.for_array(array)
+    compressors = inline if serializer is not None else compression.chain(array)
     if array.metadata.zarr_format == 2:
         # (zarr 3 takes a format 2 array's compressor as `compressors` too, and xarray with it)
+        v2 = to_v2(list(compressors))
         return {"filters": v2_filters(filters, np.dtype(array.dtype)),
-                "compressors": [compressors] if compressors is not None else None}
+                "compressors": [v2] if v2 is not None else None}
     from zarr.registry import get_codec_class
 
-    def build(c: dict) -> Any:
+    def build(c: Any) -> Any:
         return get_codec_class(c["name"]).from_dict(c) if isinstance(c, dict) else c
 
-    out = {"filters": [build(c) for c in filters], "compressors": [build(c) for c in compressors or []]}
-    if serializer is not None:
-        out["serializer"] = build(serializer)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # zarr's note that numcodecs.* are not in the spec
+        out = {"filters": [build(c) for c in zdt_codecs(filters)],
+               "compressors": [build(c) for c in compressors] or None}
+        if serializer is not None:
+            out["serializer"] = build(serializer)
     return out

@@ -13,8 +13,10 @@ one-line recipe's step of exactly 2E) is eligible only when every unit was measu
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,10 +25,13 @@ from zdt.engine import arrays
 from zdt.engine import candidates as cand
 from zdt.engine.bounds import Bound
 from zdt.engine.compressors import Compression
-from zdt.engine.measure import Output, best, measure
+from zdt.engine.measure import BackEnd, Output, best, measure
+from zdt.engine.packing import Packing
+from zdt.engine.readers import Readers
 from zdt.engine.plan import Decision
 from zdt.engine.selection import Selection, coordinates, fixed_reason
 from zdt.engine.survey import survey
+from zdt.formats import FORMATS
 from zdt.stores.nodes import data_type_name, stored_chunk_bytes
 
 Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
@@ -36,8 +41,102 @@ def workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+PCODEC = [{"name": "numcodecs.pcodec",
+           "configuration": {"level": 8, "mode_spec": "auto", "delta_spec": delta,
+                             **({"delta_encoding_order": 2} if delta == "try_consecutive" else {}),
+                             "paging_spec": "equal_pages_up_to", "equal_pages_up_to": 262144}}
+          for delta in ("auto", "try_consecutive")]
+
+
+def back_ends(enc: cand.Encoding, arr: Any, compression: Compression, readers: Readers) -> list[BackEnd]:
+    """What may follow an encoding's array -> array stage: with a compressor given, that; else
+    bytes with each compressor `auto` tries, and numcodecs.pcodec (16- to 64-bit stored types,
+    zarr v3, where the readers decode it)."""
+    if not compression.searched:
+        return [] if enc.for_pcodec else [BackEnd(None, tuple(compression.chain(arr)))]
+    out = [] if enc.for_pcodec else [BackEnd(None, tuple(c), costly=_costly(c))
+                                     for c in compression.choices(arr)]
+    stored = np.dtype(arr.dtype) if enc.rounding else enc.stored
+    fmt = FORMATS.get(str(stored))
+    bits = fmt.bits if fmt is not None else 8 * np.dtype(stored).itemsize
+    if (arr.metadata.zarr_format == 3 and enc.serializer is None and bits >= 16
+            and readers.pcodec_ok(bits // 8) and str(stored) not in ("bfloat16",)
+            and _pcodec_installed()):
+        out += [BackEnd(p, (), costly=i > 0) for i, p in enumerate(PCODEC)]
+    return out
+
+
+@functools.cache
+def _pcodec_installed() -> bool:
+    """numcodecs.pcodec needs the pcodec package (zdt[zarr] brings it)."""
+    from importlib.util import find_spec
+
+    return find_spec("pcodec") is not None
+
+
+def _costly(chain: list[dict]) -> bool:
+    """Compressors several times slower than zstd's default level to measure (zstd 9, gzip)."""
+    return any(c["name"] == "gzip" or (c["name"] == "zstd" and c["configuration"]["level"] > 3)
+               for c in chain)
+
+
+# The search screens: every chain is sized on the first sampled units up to SCREEN values, and
+# only the FINALISTS smallest that keep the bound there are sized on the rest (every encoding's
+# error is measured on every unit all the same). Compressors rank alike on a part and on the
+# whole; sizing every chain everywhere cost 10x a plain rewrite (bench/bench_convert.py).
+SCREEN = 500_000
+FINALISTS = 4
+LEADERS = 2
+
+
+def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output: Output,
+             bound: Bound, declared: Any, all_measured: bool, advance: Callable[[int], None]) -> Any:
+    """measure() (or the cluster's) with screening (see SCREEN): on the first units, every
+    encoding with the quick back ends, then the slow ones (BackEnd.costly) with the LEADERS
+    encodings that lead; on the rest, every encoding's error and the FINALISTS' bytes. A
+    Measurement whose other results are marked as screened out."""
+    flat = [(e, b) for e, backends in chains for b in backends]
+    cut, seen = 0, 0
+    while cut < len(samples) and seen < SCREEN:
+        seen += samples[cut].size
+        cut += 1
+    if len(flat) <= FINALISTS:
+        return run(samples, chains, dtype, output, bound, declared, progress=advance)
+    first = run(samples[:cut], chains, dtype, output, bound, declared, progress=advance,
+                sized=frozenset(i for i, (_, b) in enumerate(flat) if not b.costly))
+
+    def keeps(i: int) -> bool:
+        r = first.results[i]
+        return r.ok and r.error <= bound.value and (r.encoding.proven or all_measured)
+
+    def rank(ids: Any) -> list[int]:
+        return sorted((i for i in ids if keeps(i)), key=lambda i: (
+            first.results[i].nbytes, first.results[i].encoding.preference))
+
+    leaders = []
+    for i in rank(i for i, (_, b) in enumerate(flat) if not b.costly):
+        if flat[i][0] not in leaders:
+            leaders.append(flat[i][0])
+    costly = frozenset(i for i, (e, b) in enumerate(flat) if b.costly and e in leaders[:LEADERS])
+    if costly:
+        extra = run(samples[:cut], chains, dtype, output, bound, declared, sized=costly)
+        for i in costly:
+            first.results[i].nbytes = extra.results[i].nbytes
+    sized = frozenset(i for i, (_, b) in enumerate(flat) if not b.costly) | costly
+    finalists = frozenset(rank(sized)[:FINALISTS])
+    if cut < len(samples):
+        rest = run(samples[cut:], chains, dtype, output, bound, declared, progress=advance,
+                   sized=finalists)
+        first.fold(rest)
+    for i, r in enumerate(first.results):
+        if i not in finalists and r.failed is None:
+            r.failed = "screened out (larger on the first units measured)"
+    return first
+
+
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
-                 progress: Progress, cluster: Any = None) -> Decision:
+                 progress: Progress, cluster: Any = None,
+                 readers: Readers = Readers(("zarr-python",))) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module)."""
     path = "/" + arr.path
     dtype = np.dtype(arr.dtype)
@@ -46,61 +145,80 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     count = sample if sample is not None else arrays.default_sample(arr, len(regions), unit_values)
     keep = arrays.spread(len(regions), count)
     declared = arrays.sentinels_of(arr)
-    sentinels = declared.values
-    digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative) else ()
+    packing = Packing.of(arr)
+    digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative and packing is None) else ()
     digits = [d for d in digits if 10.0 ** -d > 2 * bound.value]
     scan = progress(f"scan {path}", len(regions))
     if cluster is not None:
-        s = cluster.survey(arr, regions, dtype, sentinels, digits, keep, scan)
+        s = cluster.survey(arr, regions, dtype, declared.values, digits, keep, scan)
     else:
-        s = survey(arrays.reader(arr), regions, dtype, sentinels=sentinels, grid_digits=digits,
+        s = survey(arrays.reader(arr), regions, dtype, sentinels=declared.values, grid_digits=digits,
                    keep=keep, workers=workers(), progress=scan)
-    ctx = cand.Context(dtype, s, bound, sentinels, declared.fill_special, arr.metadata.zarr_format,
-                       declared.masking)
+    base = dict(path=path, data_type=data_type_name(arr), shape=tuple(arr.shape), bound=bound)
+    check = bound
+    if packing is not None:
+        check = packing.stored_bound(bound, dtype, s.lo, s.hi) if not s.empty else bound
+        if check is None:
+            return Decision(action="copy", why=f"{packing.describe()}; the {bound.describe()} "
+                            f"allows no change to the stored numbers", **base)
+        base["stored_bound"] = check
+    ctx = cand.Context(dtype, s, check, declared.values, declared.fill_special,
+                       arr.metadata.zarr_format, declared.masking, readers=readers,
+                       in_memory=not readers.filters)
     encodings = cand.candidates(ctx)
-    shape = tuple(arr.shape)
-    base = dict(path=path, data_type=data_type_name(arr), shape=shape, bound=bound)
-    if not encodings:
-        return Decision(action="copy", why=f"no encoding narrower than {dtype} keeps the "
-                        f"{bound.describe()} on this data", **base)
-    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value,
-                    compression.for_array(arr))
+    if ctx.in_memory:
+        encodings = [e.rounded_in_memory(dtype) for e in encodings]
+    narrower = (None if encodings else f"no encoding narrower than {dtype} keeps the "
+                f"{bound.describe()} on this data")
+    as_it_is = cand.Encoding(f"{narrower}; as it is (lossless)" if narrower else "as it is (lossless)",
+                             (), None, dtype.name, True, preference=-1)
+    chains = [(e, back_ends(e, arr, compression, readers)) for e in [as_it_is, *encodings]]
+    chains = [(e, b) for e, b in chains if b]
+    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
-    advance = progress(f"measure {path}", len(samples))
-    if cluster is not None:
-        m = cluster.measure(samples, encodings, dtype, output, bound, sentinels, declared.masking,
-                            advance)
-    else:
-        m = measure(samples, encodings, dtype, output, bound, sentinels, declared.masking,
-                    workers=workers(), progress=advance)
-    winner, runner_up = best(m, bound, all_measured)
+    run = cluster.measure if cluster is not None else partial(measure, workers=workers())
+    m = screened(run, samples, chains, dtype, output, check, declared, all_measured,
+                 progress(f"measure {path}", len(samples)))
+    winner, runner_up = best(m, check, all_measured)
     measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
                    else f"{len(keep)} of {len(regions)} storage units")
-    scale = arr.size / max(1, m.values)
-    stored_now = arr.stored_bytes() if hasattr(arr, "stored_bytes") else stored_chunk_bytes(arr)
     if winner is None:
-        tried = "; ".join(f"{r.encoding.label}: " + (r.failed or f"error {r.error:.3g}")
+        tried = "; ".join(f"{r.label}: " + (r.failed or f"error {r.error:.3g}")
                           for r in m.results[:6])
         return Decision(action="copy", why=f"no encoding kept the {bound.describe()} "
                         f"(measured on {measured_on}: {tried})", **base)
+    return _decision(arr, winner, runner_up, m, measured_on, packing, base, narrower)
+
+
+def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,
+              packing: Packing | None, base: dict, narrower: str | None) -> Decision:
+    """The decision for the measured winner: encode with it, or copy the array as it is when
+    it would not write fewer bytes than the array holds now (`narrower`: why only the array's
+    own values were measured)."""
+    bound = base["bound"]
+    scale = arr.size / max(1, m.values)
+    stored_now = arr.stored_bytes() if hasattr(arr, "stored_bytes") else stored_chunk_bytes(arr)
+    physical = packing.physical_error if packing is not None else (lambda e: e)
     estimate = int(round(winner.nbytes * scale))
-    measured = {"bytes": estimate, "bytes_now": stored_now, "error": winner.error,
-                "on": measured_on, "label": winner.encoding.label,
-                "values_measured": m.values}
+    measured = {"bytes": estimate, "bytes_now": stored_now, "error": physical(winner.error),
+                "on": measured_on, "label": winner.label, "values_measured": m.values}
     if runner_up is not None:
-        measured["runner_up"] = {"label": runner_up.encoding.label,
+        measured["runner_up"] = {"label": runner_up.label,
                                  "bytes": int(round(runner_up.nbytes * scale)),
-                                 "error": runner_up.error}
+                                 "error": physical(runner_up.error)}
     if stored_now and estimate >= stored_now:
-        return Decision(action="copy", why=f"no encoding keeping the {bound.describe()} writes "
-                        f"fewer bytes than it holds now ({stored_now:,})", measured=measured, **base)
-    return Decision(action="encode", why=winner.encoding.label, codecs=winner.encoding.codecs,
-                    measured=measured, **base)
+        why = narrower or (f"no encoding keeping the {bound.describe()} writes fewer bytes than "
+                           f"it holds now ({stored_now:,})")
+        return Decision(action="copy", why=why, measured=measured, **base)
+    why = winner.label + (f" ({packing.describe()})" if packing is not None else "")
+    return Decision(action="encode", why=why, codecs=winner.codecs, measured=measured,
+                    round_with=list(winner.encoding.rounding) or None, **base)
 
 
 def decide(arrays: list[Any], selection: Selection, compression: Compression,
-           sample: int | None, progress: Progress, cluster: Any = None) -> list[Decision]:
+           sample: int | None, progress: Progress, cluster: Any = None,
+           readers: Readers = Readers(("zarr-python",))) -> list[Decision]:
     coords = coordinates(arrays)
     decisions = []
     for arr in arrays:
@@ -110,5 +228,5 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
             decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
                                       data_type=data_type_name(arr), shape=tuple(arr.shape)))
             continue
-        decisions.append(decide_array(arr, bound, compression, sample, progress, cluster))
+        decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers))
     return decisions

@@ -1,17 +1,21 @@
-"""Candidate encodings measured on chunks held in memory: the bytes each writes after the
-output's compressor, and its error, at kernel level (no zarr array per candidate per chunk).
+"""Candidate encodings measured on chunks held in memory: the bytes each whole chain writes
+(array -> array stage, serializer, compressors) and its error, at kernel level (no zarr array
+per candidate per chunk).
 
-A `ChunkRunner` is one encoding on chunks of one shape: the element-wise stages (zdt's
-kernels) and the serializer and compressors zarr would run, resolved once (from a throwaway
-in-memory array, so the codecs are exactly those the output array will have). For a zarr
-format 2 output it is the numcodecs filters and compressor themselves. `run(x)` gives the
-stored bytes' length and the decoded values; `measure` runs every candidate over the kept
-chunks on a thread pool (the kernels and the compressors release the GIL), each chunk once.
+An encoding's array -> array stage runs once per chunk (`StageRunner`: zdt's kernels, resolved
+once from a throwaway in-memory array, so the codecs are exactly those the output will have);
+its error is taken there. Every back end (`BackEnd`: a serializer, bytes or numcodecs.pcodec,
+and the compressors after it) then sizes the stored chunk (`BackEndRunner`). `measure` runs
+every encoding and back end over the kept units on a thread pool (the kernels, the compressors
+and pcodec release the GIL), each unit read once. For a zarr format 2 output the stage is the
+numcodecs filters and the back end the numcodecs compressor.
+
+`ChunkRunner` is one whole chain on chunks of one shape: what convert checks each unit with.
 """
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,88 +30,184 @@ from zdt.engine.candidates import Encoding
 @dataclass
 class Output:
     """How an output array stores its chunks, apart from the encoding: its format, chunk
-    shape, fill value and compressors (zarr v3 codec objects or JSON, or a numcodecs
+    shape, fill value and (for ChunkRunner) its compressors (v3 JSON or objects, a numcodecs
     compressor for format 2; None: none)."""
 
     zarr_format: int
     chunk_shape: tuple[int, ...]
     fill_value: Any
-    compressors: Any
+    compressors: Any = None
+
+
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+@dataclass(frozen=True)
+class BackEnd:
+    """What follows the array -> array stage: a serializer (None: the encoding's own, bytes or
+    packbits) and the compressors (v3 JSON)."""
+
+    serializer: Any = None
+    compressors: tuple = ()
+    costly: bool = False        # slow to measure: tried only on the encodings that lead
+
+    @property
+    def label(self) -> str:
+        parts = []
+        if self.serializer is not None:
+            c = self.serializer.get("configuration", {})
+            parts.append(f"{self.serializer['name'].removeprefix('numcodecs.')}"
+                         + (f" level {c['level']}" if "level" in c else ""))
+        for comp in self.compressors:
+            c = comp.get("configuration", {})
+            bits = [str(c[k]) for k in ("cname", "level", "clevel", "shuffle") if k in c]
+            parts.append(f"{comp['name']}" + (f" ({', '.join(bits)})" if bits else ""))
+        return " + ".join(parts) or "no compressor"
+
+    def chain(self, encoding: Encoding) -> list[dict]:
+        """The codecs after the encoding's filters, as zarr v3 JSON: always the serializer
+        (bytes when nothing else), then every compressor."""
+        serializer = self.serializer or encoding.serializer or BYTES
+        return [serializer, *self.compressors]
+
+
+def zdt_codecs(chain: Sequence[Any]) -> list[Any]:
+    """Codec JSON with the names zdt encodes itself under another name made zdt's objects:
+    numcodecs.bitround is written with zdt's kernel (its decoding is the identity, so any
+    reader of the name reads it; numcodecs' own encoder turns some NaN payloads and the largest
+    float into infinities)."""
+    from zdt.codecs.zarr.bitround import BitroundCodec
+
+    out = []
+    for c in chain:
+        if isinstance(c, dict) and c.get("name") == "numcodecs.bitround":
+            out.append(BitroundCodec(keepbits=c["configuration"]["keepbits"], name=c["name"]))
+        else:
+            out.append(c)
+    return out
+
+
+def resolve_chunk_codecs(filters: Sequence[Any], serializer: Any, compressors: Any,
+                         dtype: np.dtype, chunk_shape: tuple, fill_value: Any) -> Any:
+    """zdt.pipeline.ChunkCodecs for this chain on chunks of one shape (from a throwaway
+    in-memory array: exactly the codecs an output array with the chain has)."""
+    import zarr
+    from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.storage import MemoryStore
+
+    from zdt.pipeline import ChunkCodecs
+
+    kwargs: dict[str, Any] = {"filters": zdt_codecs(filters), "compressors": compressors}
+    if serializer:
+        kwargs["serializer"] = serializer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # zarr's note that numcodecs.* are not in the spec
+        a = zarr.create_array(MemoryStore(), shape=chunk_shape, chunks=chunk_shape, dtype=dtype,
+                              fill_value=fill_value, **kwargs)
+    codecs = a.metadata.codecs
+    aa = tuple(c for c in codecs if isinstance(c, ArrayArrayCodec))
+    ab = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
+    bb = tuple(c for c in codecs if not isinstance(c, (ArrayArrayCodec, ArrayBytesCodec)))
+    spec = ArraySpec(shape=chunk_shape, dtype=a.metadata.data_type, fill_value=a.metadata.fill_value,
+                     config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
+    return ChunkCodecs.resolve(aa, ab, bb, spec)
+
+
+class StageRunner:
+    """An encoding's array -> array stage on chunks of one shape: to the stored chunk and back
+    to the values a reader gets. For an encoding rounded in memory the stored chunk is those
+    values, in the array's own type."""
+
+    def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
+        self.encoding = encoding
+        self.dtype = np.dtype(dtype)
+        self.zarr_format = output.zarr_format
+        filters = encoding.rounding or encoding.filters
+        if output.zarr_format == 2:
+            from zdt.engine.arrays import v2_filters
+
+            self.filters = v2_filters(list(filters), self.dtype)
+        else:
+            serializer = None if encoding.rounding else encoding.serializer
+            self.codecs = resolve_chunk_codecs(filters, serializer, None, self.dtype,
+                                               output.chunk_shape, output.fill_value)
+
+    def to_stored(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the chunk as the serializer gets it, the values a reader decodes)."""
+        x = np.ascontiguousarray(x, dtype=self.dtype)
+        if self.zarr_format == 2:
+            buf: Any = x
+            for f in self.filters:
+                buf = f.encode(buf)
+            stored = np.asarray(buf)
+            back = buf
+            for f in reversed(self.filters):
+                back = f.decode(back)
+            values = np.asarray(back).reshape(x.shape).view(self.dtype)
+        else:
+            stored = self.codecs.to_stored(x)
+            values = self.codecs.from_stored(stored, self.dtype)
+        if self.encoding.rounding:
+            return values, values
+        return stored, values
+
+
+class BackEndRunner:
+    """A back end on stored chunks of one type and shape: the bytes it writes."""
+
+    def __init__(self, backend: BackEnd, encoding: Encoding, stored: np.dtype, output: Output) -> None:
+        self.backend = backend
+        self.zarr_format = output.zarr_format
+        serializer = backend.serializer or (None if encoding.rounding else encoding.serializer)
+        self.pcodec = None
+        if output.zarr_format == 2:
+            from zdt.engine.compressors import to_v2
+
+            self.compressor = to_v2(list(backend.compressors))
+            return
+        if serializer and serializer["name"] == "numcodecs.pcodec":
+            import numcodecs
+
+            self.pcodec = numcodecs.get_codec({"id": "pcodec", **serializer.get("configuration", {})})
+            serializer = None
+        # (the stored chunk's own fill value does not change its bytes: any valid one will do)
+        self.codecs = resolve_chunk_codecs((), serializer, list(backend.compressors) or None,
+                                           stored, output.chunk_shape, 0)
+
+    def nbytes(self, stored: np.ndarray) -> int:
+        if self.zarr_format == 2:
+            data = self.compressor.encode(np.ascontiguousarray(stored)) if self.compressor else stored
+            return int(np.asarray(data).nbytes) if not isinstance(data, bytes) else len(data)
+        if self.pcodec is not None:
+            data = self.pcodec.encode(np.ascontiguousarray(stored).reshape(-1))
+            for codec, spec in zip(self.codecs.bb, self.codecs.bb_specs):
+                buf = spec.prototype.buffer.from_bytes(bytes(data))
+                data = codec._encode_sync(buf, spec).to_bytes()
+            return len(data)
+        data = self.codecs.stored_to_bytes(stored)
+        return 0 if data is None else len(data)
 
 
 class ChunkRunner:
-    """One encoding on full chunks of one shape and data type."""
+    """One whole chain (an encoding, its serializer and the output's compressors) on full
+    chunks of one shape and data type: what convert checks each unit with."""
 
     def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
         self.encoding = encoding
         self.dtype = np.dtype(dtype)
         self.output = output
-        if output.zarr_format == 2:
-            self._v2_setup()
-        else:
-            self._v3_setup()
-
-    def _v3_setup(self) -> None:
-        import zarr
-        from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
-        from zarr.core.array_spec import ArrayConfig, ArraySpec
-        from zarr.core.buffer import default_buffer_prototype
-        from zarr.storage import MemoryStore
-
-        from zdt.pipeline import ChunkCodecs
-
-        enc, out = self.encoding, self.output
-        kwargs: dict[str, Any] = {"filters": list(enc.filters), "compressors": out.compressors}
-        if enc.serializer:
-            kwargs["serializer"] = enc.serializer
-        a = zarr.create_array(MemoryStore(), shape=out.chunk_shape, chunks=out.chunk_shape,
-                              dtype=self.dtype, fill_value=out.fill_value, **kwargs)
-        codecs = a.metadata.codecs
-        aa = tuple(c for c in codecs if isinstance(c, ArrayArrayCodec))
-        ab = next(c for c in codecs if isinstance(c, ArrayBytesCodec))
-        bb = tuple(c for c in codecs if not isinstance(c, (ArrayArrayCodec, ArrayBytesCodec)))
-        spec = ArraySpec(shape=out.chunk_shape, dtype=a.metadata.data_type,
-                         fill_value=a.metadata.fill_value, config=ArrayConfig.from_dict({}),
-                         prototype=default_buffer_prototype())
-        self.codecs = ChunkCodecs.resolve(aa, ab, bb, spec)
-
-    def _v2_setup(self) -> None:
-        from zdt.engine.arrays import v2_filters
-
-        self.filters = v2_filters(list(self.encoding.filters), self.dtype)
-        self.compressor = self.output.compressors
+        self.stage = StageRunner(encoding, dtype, output)
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """What reading gives back for the values `x` (any shape: the stages are
-        element-wise; serializer and compressors are lossless)."""
-        x = np.ascontiguousarray(x, dtype=self.dtype)
-        if self.output.zarr_format == 2:
-            buf: Any = x
-            for f in self.filters:
-                buf = f.encode(buf)
-            for f in reversed(self.filters):
-                buf = f.decode(buf)
-            return np.asarray(buf).reshape(x.shape).view(self.dtype)
-        return self.codecs.from_stored(self.codecs.to_stored(x), self.dtype)
+        """What reading gives back for the values `x` (any shape: the stages are element-wise;
+        serializer and compressors are lossless)."""
+        return self.stage.to_stored(x)[1]
 
-    def run(self, x: np.ndarray) -> tuple[int, np.ndarray]:
-        """(stored bytes of the chunk `x` (a full chunk: edge chunks are padded with the fill
-        value, as zarr pads them), the decoded chunk)."""
-        x = np.ascontiguousarray(x, dtype=self.dtype)
-        if self.output.zarr_format == 2:
-            buf: Any = x
-            for f in self.filters:
-                buf = f.encode(buf)
-            data = self.compressor.encode(np.ascontiguousarray(buf)) if self.compressor else buf
-            size = int(np.asarray(data).nbytes) if not isinstance(data, bytes) else len(data)
-            back = buf
-            for f in reversed(self.filters):
-                back = f.decode(back)
-            return size, np.asarray(back).reshape(x.shape).view(self.dtype)
-        stored = self.codecs.to_stored(x)
-        data = self.codecs.stored_to_bytes(stored)
-        size = 0 if data is None else len(data)
-        return size, self.codecs.from_stored(stored, self.dtype)
+    def rounded(self, x: np.ndarray) -> np.ndarray:
+        """The values to write: `x` itself, or for an encoding rounded in memory, rounded."""
+        return self.values(x) if self.encoding.rounding else x
 
 
 def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
@@ -135,6 +235,7 @@ def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:
 @dataclass
 class Result:
     encoding: Encoding
+    backend: BackEnd = BackEnd()
     nbytes: int = 0             # stored bytes of the measured chunks
     error: float = 0.0          # largest error measured
     failed: str | None = None   # why it could not encode some chunk
@@ -143,13 +244,21 @@ class Result:
     def ok(self) -> bool:
         return self.failed is None
 
+    @property
+    def codecs(self) -> list:
+        """The whole chain, zarr v3 JSON."""
+        return [*self.encoding.filters, *self.backend.chain(self.encoding)]
+
+    @property
+    def label(self) -> str:
+        return f"{self.encoding.label}; {self.backend.label}"
+
 
 @dataclass
 class Measurement:
     results: list[Result]
     chunks: int = 0
     values: int = 0
-    baseline: int = 0           # the same chunks with the array's codecs as they are
     notes: list[str] = field(default_factory=list)
 
     def fold(self, part: Measurement) -> None:
@@ -157,7 +266,6 @@ class Measurement:
         encoding's failure is the first unit's that failed)."""
         self.chunks += part.chunks
         self.values += part.values
-        self.baseline += part.baseline
         for result, p in zip(self.results, part.results, strict=True):
             if result.failed:
                 continue
@@ -168,55 +276,87 @@ class Measurement:
             result.error = max(result.error, p.error)
 
 
-def measure(samples: Sequence[np.ndarray], encodings: Sequence[Encoding], dtype: np.dtype,
-            output: Output, bound: Bound, sentinels: Sequence[float],
-            masking: Sequence[float] = (), *,
-            baseline: Encoding | None = None, workers: int = 2,
-            progress: Callable[[int], None] | None = None) -> Measurement:
-    """Every encoding over every sampled unit (cut into chunks, edges padded)."""
-    runners: list[tuple[Result, ChunkRunner | None]] = []
-    for enc in encodings:
-        result = Result(enc)
+def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequence[BackEnd]]],
+            dtype: np.dtype, output: Output, bound: Bound, declared: Any, *, workers: int = 2,
+            progress: Callable[[int], None] | None = None,
+            sized: frozenset | None = None) -> Measurement:
+    """Every encoding with every one of its back ends (`chains`) over every sampled unit (cut
+    into chunks, edges padded); `declared`: the array's Sentinels (zdt.engine.arrays). Every
+    encoding's error is measured; the bytes only of the results whose positions (in the order
+    of `chains` and their back ends) are in `sized` (None: all)."""
+    plan: list[tuple[StageRunner | None, list[tuple[Result, BackEndRunner | None]]]] = []
+    for enc, backends in chains:
         try:
-            runners.append((result, ChunkRunner(enc, dtype, output)))
+            stage: StageRunner | None = StageRunner(enc, dtype, output)
+            why = None
         except ValueError as exc:        # the codecs refuse this configuration (zdt's errors)
-            result.failed = str(exc).splitlines()[0]
-            runners.append((result, None))
-    base = ChunkRunner(baseline, dtype, output) if baseline is not None else None
-    m = Measurement([r for r, _ in runners])
+            stage, why = None, str(exc).splitlines()[0]
+        runners = []
+        for backend in backends:
+            result = Result(enc, backend, failed=why)
+            runner = None
+            if stage is not None:
+                try:
+                    stored = enc.stored if not enc.rounding else np.dtype(dtype).name
+                    runner = BackEndRunner(backend, enc, _stored_dtype(stored), output)
+                except (ValueError, TypeError) as exc:
+                    result.failed = str(exc).splitlines()[0]
+            runners.append((result, runner))
+        plan.append((stage, runners))
+    m = Measurement([r for _, runners in plan for r, _ in runners])
+    check = dict(sentinels=declared.values, masking=declared.masking, valid=declared.valid)
 
-    def one(unit: np.ndarray) -> tuple[list[tuple[int, float, str | None]], int, int, int]:
+    def one(unit: np.ndarray) -> Measurement:
         pieces = chunks_of(unit, output.chunk_shape)
-        per: list[tuple[int, float, str | None]] = []
-        for _, runner in runners:
-            size, err, why = 0, 0.0, None
-            if runner is None:
-                per.append((0, math.inf, "not built"))
+        part = Measurement([Result(r.encoding, r.backend, failed=r.failed) for r in m.results],
+                           len(pieces), int(unit.size))
+        k = 0
+        for stage, runners in plan:
+            results = part.results[k:k + len(runners)]
+            k += len(runners)
+            if stage is None:
                 continue
+            err, why = 0.0, None
+            stored_chunks = []
             for piece in pieces:
                 full = padded(piece, output.chunk_shape, output.fill_value)
                 try:
-                    n, back = runner.run(full)
+                    stored, back = stage.to_stored(full)
                 except ValueError as exc:
                     why = str(exc).splitlines()[0]
                     break
-                size += n
-                region = tuple(slice(0, k) for k in piece.shape)
-                err = max(err, error_of(piece, back[region], bound, sentinels, masking))
-            per.append((size, err, why))
-        base_size = sum(base.run(padded(p, output.chunk_shape, output.fill_value))[0]
-                        for p in pieces) if base else 0
-        return per, len(pieces), int(unit.size), base_size
+                region = tuple(slice(0, n) for n in piece.shape)
+                err = max(err, error_of(piece, back[region], bound, **check))
+                stored_chunks.append(stored)
+            for j, (result, (_, runner)) in enumerate(zip(results, runners, strict=True)):
+                if result.failed:
+                    continue
+                if why is not None:
+                    result.failed = why
+                    continue
+                result.error = err
+                if sized is None or k - len(runners) + j in sized:
+                    result.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
+        return part
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-measure") as pool:
-        for per, nchunks, nvalues, base_size in pool.map(one, samples):
-            part = Measurement([Result(r.encoding, size, err, why)
-                                for (r, _), (size, err, why) in zip(runners, per, strict=True)],
-                               nchunks, nvalues, base_size)
+        for part in pool.map(one, samples):
             m.fold(part)
             if progress is not None:
                 progress(1)
     return m
+
+
+def _stored_dtype(name: str) -> Any:
+    """A stored type's zarr data type (the low-precision ones as zdt's ZDTypes: zarr 3.1 has
+    them registered only after zdt.register())."""
+    from zdt.formats import LOW_PRECISION
+
+    if name in LOW_PRECISION:
+        from zdt.dtypes import zdtype_for
+
+        return zdtype_for(name)
+    return np.dtype(name)
 
 
 def best(m: Measurement, bound: Bound, all_measured: bool) -> tuple[Result | None, Result | None]:
@@ -224,5 +364,6 @@ def best(m: Measurement, bound: Bound, all_measured: bool) -> tuple[Result | Non
     unproven one only when every chunk was measured), and the runner-up."""
     ok = [r for r in m.results if r.ok and r.error <= bound.value
           and (r.encoding.proven or all_measured)]
-    ok.sort(key=lambda r: (r.nbytes, r.encoding.preference, r.error))
+    ok.sort(key=lambda r: (r.nbytes, r.encoding.preference, r.error, len(r.codecs)))
     return (ok[0] if ok else None), (ok[1] if len(ok) > 1 else None)
+

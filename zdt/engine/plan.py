@@ -23,6 +23,25 @@ from zdt.stores.nodes import data_type_name
 PLAN_VERSION = 1
 
 
+def _is_serializer(name: str) -> bool:
+    """An array -> bytes codec, by zarr's registry (an unknown name is left to zarr to reject)."""
+    from zarr.abc.codec import ArrayBytesCodec
+    from zarr.registry import get_codec_class
+
+    try:
+        return issubclass(get_codec_class(name), ArrayBytesCodec)
+    except (KeyError, ValueError):      # unknown codec: KeyError (zarr 3.1), ValueError (newer)
+        return False
+
+
+def split_codecs(codecs: list[dict]) -> tuple[list[dict], dict | None, list[dict]]:
+    """A v3 codec list -> (array -> array codecs, serializer or None, compressors)."""
+    for i, c in enumerate(codecs):
+        if _is_serializer(c["name"]):
+            return codecs[:i], c, codecs[i + 1:]
+    return codecs, None, []
+
+
 @dataclass
 class Decision:
     """One array's line of the plan."""
@@ -35,6 +54,21 @@ class Decision:
     data_type: str = ""
     shape: tuple = ()
     measured: dict = field(default_factory=dict)    # bytes, runner-up, error, what was measured
+    # readers that decode no lossy filter: these array -> array codecs round the values in
+    # memory (applied and undone) before they are written with `codecs`
+    round_with: list | None = None
+    # a CF-packed array: the bound on the stored numbers that keeps `bound` on the physical ones
+    stored_bound: Bound | None = None
+
+    @property
+    def filters(self) -> list:
+        """The array -> array codecs of the chain (before its serializer)."""
+        return split_codecs(self.codecs or [])[0]
+
+    @property
+    def check(self) -> Bound | None:
+        """The bound every written unit is checked against (in stored units)."""
+        return self.stored_bound or self.bound
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"path": self.path, "action": self.action,
@@ -47,6 +81,10 @@ class Decision:
             out["why"] = self.why
         if self.measured:
             out["measured"] = self.measured
+        if self.round_with:
+            out["round_with"] = self.round_with
+        if self.stored_bound is not None:
+            out["stored_bound"] = self.stored_bound.to_json()
         return out
 
     @classmethod
@@ -58,7 +96,7 @@ class Decision:
         if action not in ("encode", "copy"):
             raise InputError(f"{where}: {path}: 'action' is 'encode' or 'copy', not {action!r}")
         unknown = set(data) - {"path", "action", "data_type", "shape", "bound", "codecs", "why",
-                               "measured"}
+                               "measured", "round_with", "stored_bound"}
         if unknown:
             raise InputError(f"{where}: {path}: unknown key(s) {', '.join(sorted(unknown))}")
         codecs = data.get("codecs")
@@ -67,8 +105,14 @@ class Decision:
             raise InputError(f"{where}: {path}: an 'encode' entry needs 'codecs', a list of "
                                'codecs like {"name": ..., "configuration": {...}}')
         bound = Bound.from_json(data["bound"]) if "bound" in data else None
+        round_with = data.get("round_with")
+        if round_with is not None and not (isinstance(round_with, list) and all(
+                isinstance(c, dict) and "name" in c for c in round_with)):
+            raise InputError(f"{where}: {path}: 'round_with' is a list of codecs like "
+                             '{"name": ..., "configuration": {...}}')
+        stored = Bound.from_json(data["stored_bound"]) if "stored_bound" in data else None
         return cls(path, action, data.get("why", ""), bound, codecs, data.get("data_type", ""),
-                   tuple(data.get("shape", ())), data.get("measured", {}))
+                   tuple(data.get("shape", ())), data.get("measured", {}), round_with, stored)
 
 
     @property
@@ -90,7 +134,8 @@ class Decision:
         now = m.get("bytes_now", 0)
         saved = (f" ({(now - m['bytes']) / now:.1%} fewer than the {fmt_bytes(now)} it holds now)"
                  if now else "")
-        comp = "" if compressor == "keep" else f" with compressor {_compressor_text(compressor)}"
+        comp = ("" if compressor in ("keep", "auto")
+                else f" with compressor {_compressor_text(compressor)}")
         lines = [
             f"{head}; {self.bound.describe()}",
             f"  encode   {self.why}",
@@ -133,8 +178,9 @@ class Plan:
     ``plan["/path"]`` one array's decision."""
 
     source: str
-    compressor: Any                 # "keep", "none", or zarr v3 codec JSON (a list)
+    compressor: Any                 # "auto", "keep", "none", "zstd:3", ... or zarr v3 codec JSON
     decisions: list[Decision]
+    readers: str = "zarr-python"    # who reads the output (zdt.engine.readers)
 
     def __str__(self) -> str:
         return "\n".join(line for d in self.decisions for line in d.report(self.compressor))
@@ -157,7 +203,8 @@ class Plan:
         from zdt import __version__
 
         return {"zdt_plan": PLAN_VERSION, "zdt": __version__, "source": self.source,
-                "compressor": self.compressor, "arrays": [d.to_json() for d in self.decisions]}
+                "compressor": self.compressor, "readers": self.readers,
+                "arrays": [d.to_json() for d in self.decisions]}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1)
@@ -189,7 +236,10 @@ class Plan:
         dup = {p for p in paths if paths.count(p) > 1}
         if dup:
             raise InputError(f"{where}: {', '.join(sorted(dup))} listed twice")
-        return cls(data.get("source", ""), data.get("compressor", "keep"), decisions)
+        readers = data.get("readers", "zarr-python")
+        if not isinstance(readers, str):
+            raise InputError(f"{where}: 'readers' is a string like \"zarr-python,zarrs\"")
+        return cls(data.get("source", ""), data.get("compressor", "keep"), decisions, readers)
 
     def check_against(self, arrays: list[Any], where: str) -> dict[str, Decision]:
         """The plan's decisions by path, checked against the store's arrays: one for each, of

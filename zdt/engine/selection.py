@@ -23,6 +23,7 @@ import numpy as np
 
 from zdt.engine.arrays import is_numeric
 from zdt.engine.bounds import Bound
+from zdt.engine.packing import Packing
 from zdt.errors import UsageError
 from zdt.formats import LOW_PRECISION
 from zdt.stores.nodes import data_type_name
@@ -126,7 +127,7 @@ def fixed_reason(arr: Any, bound: Bound | None, named: bool, coords: dict[str, s
     if arr.ndim == 0:
         return "a 0-d array (one value): nothing to gain"
     dtype = np.dtype(arr.dtype)
-    if bound.relative and dtype.kind in "iu":
+    if bound.relative and dtype.kind in "iu" and Packing.of(arr) is None:
         return "integers under a relative bound: kept exact"
     if dtype.kind == "f" and dtype.itemsize < 4:
         return "float16 data: kept as it is"

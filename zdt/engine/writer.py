@@ -26,35 +26,17 @@ import numpy as np
 from zdt.engine import arrays
 from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
-from zdt.engine.compressors import Compression
+from zdt.engine.compressors import Compression, to_v2
 from zdt.engine.decide import workers
-from zdt.engine.measure import ChunkRunner, Output
-from zdt.engine.plan import Decision, fmt_error
+from zdt.engine.measure import ChunkRunner, Output, zdt_codecs
+from zdt.engine.packing import Packing
+from zdt.engine.plan import Decision, fmt_error, split_codecs
 from zdt.errors import InputError, KeptError, StorageError, UsageError, ZdtError
 from zdt.stores.destination import Destination, copy_keys, same_keys
 from zdt.stores.nodes import is_array, stored_chunk_bytes
 
 
 # --- a codec chain and the arrays written with it --------------------------------------------
-
-def _is_serializer(name: str) -> bool:
-    """An array -> bytes codec, by zarr's registry (an unknown name is left to zarr to reject)."""
-    from zarr.abc.codec import ArrayBytesCodec
-    from zarr.registry import get_codec_class
-
-    try:
-        return issubclass(get_codec_class(name), ArrayBytesCodec)
-    except (KeyError, ValueError):      # unknown codec: KeyError (zarr 3.1), ValueError (newer)
-        return False
-
-
-def split_codecs(codecs: list[dict]) -> tuple[list[dict], dict | None, list[dict]]:
-    """A v3 codec list -> (array -> array codecs, serializer or None, compressors)."""
-    for i, c in enumerate(codecs):
-        if _is_serializer(c["name"]):
-            return codecs[:i], c, codecs[i + 1:]
-    return codecs, None, []
-
 
 def parse_codecs(codecs: Any, where: str = "codecs") -> list[dict]:
     """A codec chain given as JSON text, a codec, or a list of codecs -> the list."""
@@ -78,14 +60,18 @@ def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compressio
 
     meta = arr.metadata
     filters, serializer, inline = split_codecs(codecs)
-    compressors = inline or compression.for_array(arr)
+    # a chain that names its serializer names all its compressors (none: none); one without
+    # (a plan written by hand, --codecs) gets the compressors `compression` gives the array
+    compressors: Any = inline if serializer is not None else compression.for_array(arr)
+    if meta.zarr_format == 2 and serializer is not None:
+        compressors = to_v2(list(inline))
     kwargs: dict[str, Any] = dict(
         store=root, name=arr.path or None, shape=arr.shape, chunks=arr.chunks,
         dtype=meta.data_type if meta.zarr_format == 3 else arr.dtype,
-        fill_value=arr.fill_value, attributes=dict(arr.attrs), compressors=compressors,
+        fill_value=arr.fill_value, attributes=dict(arr.attrs), compressors=compressors or None,
         zarr_format=meta.zarr_format, overwrite=False)
     if meta.zarr_format == 3:
-        kwargs.update(filters=filters, shards=getattr(arr, "shards", None),
+        kwargs.update(filters=zdt_codecs(filters), shards=getattr(arr, "shards", None),
                       dimension_names=meta.dimension_names)
         if serializer:
             kwargs["serializer"] = serializer
@@ -94,18 +80,21 @@ def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compressio
             raise UsageError(f"/{arr.path}: zarr format 2 arrays have no {serializer['name']!r}")
         kwargs.update(filters=arrays.v2_filters(filters, np.dtype(arr.dtype)), order=meta.order)
     try:
-        return zarr.create_array(**kwargs)
+        with warnings.catch_warnings():
+            # zarr's note that numcodecs.* codecs are not in the v3 spec: the readers were chosen
+            warnings.filterwarnings("ignore", "Numcodecs codecs are not in the Zarr")
+            return zarr.create_array(**kwargs)
     except (ValueError, TypeError, KeyError) as exc:
         raise InputError(f"/{arr.path}: cannot create it with codecs {json.dumps(codecs)}: "
                          f"{str(exc).splitlines()[0]}") from None
 
 
 def runner_for(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
-    """The decision's encoding on chunks in memory (what the written array will hold)."""
-    filters, serializer, inline = split_codecs(d.codecs)
-    enc = Encoding(d.why, tuple(filters), serializer, "", True)
-    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value,
-                    inline or compression.for_array(arr))
+    """The decision's encoding on chunks in memory (what the written array will hold; with
+    round_with, the values rounded in memory)."""
+    filters, serializer, _ = split_codecs(d.codecs)
+    enc = Encoding(d.why, tuple(filters), serializer, "", True, rounding=tuple(d.round_with or ()))
+    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
     return ChunkRunner(enc, np.dtype(arr.dtype), output)
 
 
@@ -124,9 +113,9 @@ class UnitWriter:
         self.path = "/" + arr.path
         self.read = arrays.reader(arr)
         self.new = new
-        self.bound = d.bound
+        self.bound = d.check
         declared = arrays.sentinels_of(arr)
-        self.sentinels, self.masking = declared.values, declared.masking
+        self.declared = dict(sentinels=declared.values, masking=declared.masking, valid=declared.valid)
         self.runner = runner_for(arr, d, compression) if d.bound is not None else None
 
     def reopen(self, out: Any) -> None:
@@ -151,10 +140,12 @@ class UnitWriter:
                     at = f"the value {x[idx].item()!r} at {g}: "
                 raise InputError(f"{path}: the storage unit {unit_label(region)} cannot be "
                                  f"encoded: {at}{str(exc).splitlines()[0]}") from None
-            error = error_of(x, y, bound, self.sentinels, self.masking)
+            error = error_of(x, y, bound, **self.declared)
             if not error <= bound.value:
                 raise InputError(f"{path}: the storage unit {unit_label(region)} breaks the "
                                  f"{bound.describe()}: {self._worst(x, y, region)}")
+            if self.runner.encoding.rounding:
+                x = y                   # the values rounded in memory are what is written
         try:
             self.new[region] = x
         except ZdtError as exc:
@@ -165,7 +156,7 @@ class UnitWriter:
 
     def _worst(self, x: np.ndarray, y: np.ndarray, region: tuple[slice, ...]) -> str:
         """The element that breaks the bound, by its index in the array, in the data's units."""
-        i, why = worst_element(x, y, self.bound, self.sentinels, self.masking)
+        i, why = worst_element(x, y, self.bound, **self.declared)
         local = np.unravel_index(i, x.shape)
         index = tuple(int(s.start + j) for s, j in zip(region, local, strict=True))
         return (f"element {index} = {x.reshape(-1)[i].item()!r} reads back as "
@@ -269,8 +260,12 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
                                   after=lambda: writer.reopen(dest.store),
                                   cancel=lambda futures: [f.cancel() for f in futures])
     written = zarr.open_array(store=dest.store, path=arr.path, mode="r")
+    error = max(errors, default=0.0) if d.bound is not None else None
+    packing = Packing.of(arr)
+    if error is not None and packing is not None and d.stored_bound is not None:
+        error = packing.physical_error(error)
     return ArrayReport(path, "encode", d.why, stored_chunk_bytes(arr), stored_chunk_bytes(written),
-                       max(errors, default=0.0) if d.bound is not None else None, d.bound, len(done))
+                       error, d.bound, len(done))
 
 
 class Mismatch(KeptError):

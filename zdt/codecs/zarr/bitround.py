@@ -2,7 +2,9 @@
 
 Spec: https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/bitround, rulings in
 docs/spec-rulings.md; semantics in `zdt.codecs.bitround`. Reads the deprecated alias
-``numcodecs.bitround`` too, and always writes ``bitround``.
+``numcodecs.bitround`` too, and writes ``bitround`` unless made under the alias name
+(``name="numcodecs.bitround"``, what zdt's encodings write for readers that know only that
+name: the decoding is the identity, so the name is all a reader needs).
 """
 
 from __future__ import annotations
@@ -36,9 +38,14 @@ class BitroundCodec(ElementwiseCodec, ArrayArrayCodec):
     is_fixed_size = True
 
     config: BitroundConfig
+    name: str = CODEC
 
-    def __init__(self, *, keepbits: int) -> None:
+    def __init__(self, *, keepbits: int, name: str = CODEC) -> None:
+        if name not in (CODEC, *ALIASES):
+            raise ConfigError(f"{CODEC}: codec name must be {CODEC!r} (or {ALIASES[0]!r}), got "
+                              f"{name!r}", config_key="name")
         object.__setattr__(self, "config", BitroundConfig.create(keepbits=keepbits))
+        object.__setattr__(self, "name", name)
 
     @property
     def keepbits(self) -> int:
@@ -54,7 +61,7 @@ class BitroundCodec(ElementwiseCodec, ArrayArrayCodec):
         return cls(keepbits=config.keepbits)
 
     def to_dict(self) -> dict[str, JSON]:
-        return {"name": CODEC, "configuration": self.config.to_json()}
+        return {"name": self.name, "configuration": self.config.to_json()}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config.repr_args()})"

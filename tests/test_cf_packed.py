@@ -1,0 +1,103 @@
+"""CF-packed integers (scale_factor / add_offset, as radar and satellite products carry
+them): the bound is in physical units, through xarray's own unpacking; the output stays the
+packed integer type with the same attributes; _FillValue, missing_value and the valid range
+stay exact. Every check here unpacks independently (xr.open_zarr, or stored * scale + offset
+in exact arithmetic)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+import zdt
+
+
+def radar(n0: int = 2000, n1: int = 240, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t, r = np.arange(n0)[:, None], np.arange(n1)[None, :]
+    dbz = 25 * np.sin(t / 150) * np.cos(r / 40) + rng.normal(0, 3, (n0, n1)) + 5
+    dbz[rng.random(dbz.shape) < 0.15] = np.nan
+    return dbz
+
+
+SCALE, OFFSET = 0.0025, -10.0
+
+
+@pytest.fixture
+def packed(tmp_path):
+    """reflectivity in dBZ, stored by xarray as int16 with scale_factor, add_offset and a
+    _FillValue for the NaN gates."""
+    ds = xr.Dataset({"reflectivity": (("time", "range"), radar(), {"units": "dBZ"})},
+                    coords={"range": np.arange(240) * 25.0})
+    ds.reflectivity.encoding.update({"dtype": "int16", "scale_factor": SCALE,
+                                     "add_offset": OFFSET, "_FillValue": -32768})
+    ds.to_zarr(tmp_path / "radar.zarr", zarr_format=3, consolidated=False)
+    return tmp_path / "radar.zarr"
+
+
+def physical(stored: np.ndarray) -> list[Fraction | None]:
+    return [None if v == -32768 else Fraction(int(v)) * Fraction(SCALE) + Fraction(OFFSET)
+            for v in stored.reshape(-1).tolist()]
+
+
+@pytest.mark.parametrize("bound", [0.05, 0.5, 2.0])
+def test_the_bound_holds_in_physical_units_and_the_fill_positions_stay(packed, tmp_path, bound):
+    report = zdt.convert(packed, tmp_path / "small.zarr", abs_error=bound)
+    src = zarr.open_array(packed / "reflectivity", mode="r")
+    out = zarr.open_array(tmp_path / "small.zarr" / "reflectivity", mode="r")
+    assert out.dtype == np.int16 and dict(out.attrs) == dict(src.attrs)
+    x, y = src[...], out[...]
+    assert np.array_equal(x == -32768, y == -32768)            # the missing gates, exactly
+    worst = max(abs(b - a) for a, b in zip(physical(x), physical(y), strict=True) if a is not None)
+    assert worst <= Fraction(bound)
+    # the report speaks in dBZ: close to the bound, not in stored steps of 0.0025
+    assert report["/reflectivity"].error <= bound and report["/reflectivity"].error > bound / 10
+    assert report.bytes_after < report.bytes_before
+    a = xr.open_zarr(packed, consolidated=False).reflectivity.values
+    b = xr.open_zarr(tmp_path / "small.zarr", consolidated=False).reflectivity.values
+    assert np.array_equal(np.isnan(a), np.isnan(b)) and np.nanmax(np.abs(b - a)) <= bound + 1e-9
+
+
+def test_a_bound_finer_than_one_stored_step_changes_no_stored_number(packed, tmp_path):
+    """0.001 dBZ < one stored step of 0.0025: only exact encodings (the stored numbers as they
+    are, or shifted, each packed losslessly) keep it."""
+    report = zdt.convert(packed, tmp_path / "small.zarr", abs_error=0.001)
+    assert report["/reflectivity"].error == 0
+    src = zarr.open_array(packed / "reflectivity", mode="r")[...]
+    out = zarr.open_array(tmp_path / "small.zarr" / "reflectivity", mode="r")[...]
+    assert np.array_equal(src, out)
+
+
+def test_a_relative_bound_applies_to_the_physical_value_offset_included(tmp_path):
+    rng = np.random.default_rng(3)
+    kelvin = 250 + 30 * rng.random((500, 100))
+    a = zarr.create_array(tmp_path / "t.zarr", shape=kelvin.shape, chunks=(250, 100), dtype="int16",
+                          fill_value=-1, attributes={"scale_factor": 0.01, "add_offset": 200.0})
+    stored = np.round((kelvin - 200.0) / 0.01).astype(np.int16)
+    a[...] = stored
+    zdt.convert(tmp_path / "t.zarr", tmp_path / "o.zarr", rel_error=1e-3)
+    back = zarr.open_array(tmp_path / "o.zarr", mode="r")[...]
+    assert not np.array_equal(back, stored)                      # it did encode
+    for u, v in zip(stored.reshape(-1)[:20000].tolist(), back.reshape(-1)[:20000].tolist(), strict=True):
+        pu = Fraction(u) * Fraction(0.01) + 200
+        pv = Fraction(v) * Fraction(0.01) + 200
+        assert abs(pv - pu) <= Fraction(1e-3) * abs(pu)
+
+
+def test_values_inside_the_valid_range_stay_inside(tmp_path):
+    stored = np.concatenate([np.arange(0, 1000, dtype=np.int16), np.full(10, -999, np.int16)])
+    a = zarr.create_array(tmp_path / "v.zarr", shape=stored.shape, chunks=(505,), dtype="int16",
+                          fill_value=-999,
+                          attributes={"scale_factor": 0.1, "valid_range": [0, 999],
+                                      "_FillValue": -999})
+    a[...] = stored
+    zdt.convert(tmp_path / "v.zarr", tmp_path / "o.zarr", abs_error=5.0)
+    back = zarr.open_array(tmp_path / "o.zarr", mode="r")[...]
+    inside = (stored >= 0) & (stored <= 999)
+    assert ((back[inside] >= 0) & (back[inside] <= 999)).all()
+    assert np.array_equal(back[~inside], stored[~inside])
+    assert np.abs(back[inside].astype(int) - stored[inside]).max() <= 50

@@ -1,0 +1,108 @@
+"""Output for the readers named: only codecs they decode, and read by them (zarrs-python's
+Rust pipeline, strictly, and TensorStore), every value within its bound, checked here in
+exact arithmetic."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorstore as ts
+import zarr
+
+import zdt
+from zdt.engine.readers import READERS
+
+E = 0.05
+
+
+def field(n0: int = 300, n1: int = 200, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    i, j = np.mgrid[0:n0, 0:n1]
+    x = 280 + 15 * np.sin(i / 40) * np.cos(j / 25) + rng.normal(0, 0.3, (n0, n1))
+    x[rng.random(x.shape) < 0.01] = np.nan
+    return x
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    root = tmp_path_factory.mktemp("readers") / "src.zarr"
+    g = zarr.open_group(root, mode="w")
+    for name, dtype in (("t64", "float64"), ("t32", "float32")):
+        a = g.create_array(name, shape=(300, 200), chunks=(100, 100), dtype=dtype, fill_value=np.nan)
+        a[...] = field().astype(dtype)
+    c = g.create_array("counts", shape=(300, 200), chunks=(100, 100), dtype="int32", fill_value=0)
+    c[...] = np.round(np.nan_to_num(field(seed=1)) * 10).astype("int32") % 5000
+    return root
+
+
+def codec_names(path: Path) -> set[str]:
+    names = set()
+    for meta in path.rglob("zarr.json"):
+        doc = json.loads(meta.read_text())
+        names |= {c["name"] for c in doc.get("codecs", [])}
+    return names
+
+
+def within(x: np.ndarray, y: np.ndarray, bound: float) -> bool:
+    x, y = x.astype(np.float64).reshape(-1), y.astype(np.float64).reshape(-1)
+    if not np.array_equal(np.isnan(x), np.isnan(y)):
+        return False
+    ok = ~np.isnan(x)
+    return max((abs(Fraction(b) - Fraction(a)) for a, b in zip(x[ok].tolist(), y[ok].tolist(),
+                                                               strict=True)),
+               default=Fraction(0)) <= Fraction(bound)
+
+
+def read_with_zarrs(path: Path, name: str) -> np.ndarray:
+    with zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline",
+                          "codec_pipeline.strict": True}):
+        return zarr.open_array(path / name, mode="r")[...]
+
+
+def read_with_tensorstore(path: Path, name: str) -> np.ndarray:
+    arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path / name)}}).result()
+    return np.asarray(arr.read().result())
+
+
+@pytest.mark.parametrize("readers, read", [
+    ("zarrs", [read_with_zarrs]),
+    ("tensorstore", [read_with_tensorstore]),
+    ("zarrs,tensorstore", [read_with_zarrs, read_with_tensorstore]),
+    ("any", [read_with_zarrs, read_with_tensorstore]),
+])
+def test_each_reader_reads_what_was_written_for_it(source, tmp_path, readers, read):
+    out = tmp_path / "out.zarr"
+    report = zdt.convert(source, out, abs_error=E, readers=readers)
+    allowed = set.intersection(*(set(READERS[r].codecs) for r in
+                                 (readers.split(",") if readers != "any" else READERS)))
+    assert codec_names(out) <= allowed
+    assert report.bytes_after < report.bytes_before
+    for name in ("t64", "t32", "counts"):
+        x = zarr.open_array(source / name, mode="r")[...]
+        for reader in read:
+            assert within(x, reader(out, name), E), (name, reader.__name__)
+
+
+def test_zarr_python_output_uses_no_codec_outside_zarr_python(source, tmp_path):
+    zdt.convert(source, tmp_path / "out.zarr", abs_error=E)          # readers: zarr-python
+    assert codec_names(tmp_path / "out.zarr") <= set(READERS["zarr-python"].codecs)
+    back = zarr.open_array(tmp_path / "out.zarr" / "t32", mode="r")[...]
+    assert within(zarr.open_array(source / "t32", mode="r")[...], back, E)
+
+
+def test_rounding_in_memory_is_recorded_in_the_plan_and_applied_as_written(source, tmp_path):
+    plan = zdt.suggest(source, abs_error=E, readers="tensorstore")
+    d = plan["/t64"]
+    assert d.round_with and d.filters == []
+    again = zdt.convert(source, tmp_path / "a.zarr", json.loads(plan.dumps()))
+    assert again["/t64"].error <= E
+    assert read_with_tensorstore(tmp_path / "a.zarr", "t64").dtype == np.float64
+
+
+def test_an_unknown_reader_is_a_usage_error(source):
+    with pytest.raises(zdt.UsageError, match="'netcdf-java': not a reader zdt knows"):
+        zdt.suggest(source, abs_error=E, readers="netcdf-java")
