@@ -14,7 +14,7 @@ compiled once per instruction set and zdt/kernels/__init__.py loads the best bui
 Never -march=native: the result must run on any machine NumPy runs on. Flags follow the
 compiler (gcc/clang or MSVC) and the target architecture (x86-64: three builds; anything else:
 the baseline build with the compiler's defaults). ZDT_CYTHON_DEBUG=1 turns bounds checking
-and friends back on; ZDT_PORTABLE=1 forces the portable C of zdt/kernels/_portable.h (CI runs the
+and friends back on; ZDT_KERNEL_BUILDS=baseline[,avx2] builds fewer kernel builds (CI); ZDT_PORTABLE=1 forces the portable C of zdt/kernels/_portable.h (CI runs the
 tests against both); ZDT_SANITIZE=address,undefined builds with clang's sanitizers.
 """
 
@@ -56,8 +56,15 @@ def target_is_x86_64() -> bool:
 
 X86_64 = target_is_x86_64()
 # Kernel builds: one source, compiled per instruction set; other architectures get the baseline
-# build only, with the compiler's default flags.
+# build only, with the compiler's default flags. ZDT_KERNEL_BUILDS=baseline,avx2 builds only
+# those (CI's test builds on a machine that cannot run the others; never for a wheel one ships).
 KERNEL_LEVELS = ["baseline", "avx2", "avx512"] if X86_64 else ["baseline"]
+if os.environ.get("ZDT_KERNEL_BUILDS"):
+    _asked = [b.strip() for b in os.environ["ZDT_KERNEL_BUILDS"].split(",") if b.strip()]
+    if "baseline" not in _asked or not set(_asked) <= set(KERNEL_LEVELS):
+        raise SystemExit(f"ZDT_KERNEL_BUILDS={os.environ['ZDT_KERNEL_BUILDS']}: a subset of "
+                         f"{','.join(KERNEL_LEVELS)} that holds baseline")
+    KERNEL_LEVELS = [b for b in KERNEL_LEVELS if b in _asked]
 
 
 def compile_args(compiler_type: str, level: str) -> list[str]:

@@ -110,6 +110,16 @@ def record(title: str, times: dict[str, float], floor: float, ours: str, note: s
     _RECORDS.append(row)
 
 
+def record_bytes(dataset: str, kind: str, value: float, unit: str, values: int,
+                 results: dict[str, dict], tags: list[str] = ()) -> None:
+    """Keep one dataset and bound's bytes for ZDT_BENCH_JSON (a "bytes" family: `zdt bench`
+    tables them and draws bits per value against the largest error): per method, its bytes,
+    largest error and whether it kept the bound."""
+    _RECORDS.append({"kind": "bytes", "dataset": dataset, "bound": [kind, value], "unit": unit,
+                     "values": values, "results": results, "tags": list(tags),
+                     "title": f"{dataset}, {kind} {value:g}"})
+
+
 @atexit.register
 def _dump() -> None:
     path = os.environ.get("ZDT_BENCH_JSON")

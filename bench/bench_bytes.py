@@ -1,242 +1,383 @@
-"""Bytes on disk: `zdt convert` against the recipes people use today, on real data, at the same
-error bounds and the same zstd level.
+"""Bytes on disk at the same error bound: zdt against the compressors and recipes of the field,
+on real data that packages ship, storage unit by storage unit, every result's error checked.
 
-    python bench/bench_bytes.py [--level 3] [--markdown]
+    python bench/bench_bytes.py [--only NAME[,NAME...]] [--quick]
 
-The data ship with packages (whichever are installed): matplotlib's sample data (an elevation
-and depth grid off Washington, float32; a fault-zone elevation model, int16; daily stock
-prices, float64), pvlib's TMY3 hourly weather for Greensboro NC (temperature, wind speed,
-irradiance, relative humidity), vega_datasets' hourly Seattle temperatures (the demo's data).
+Data (whichever packages are installed; `pip install '.[bench]'` and, for the radar and SST
+files, `pip install --no-deps arm_pyart cartopy`: only their data files are read):
+- gridded fields: DJF 500 hPa geopotential height (eofs' example data), an SST anomaly with
+  land masked (eofs), HadISST sea-surface temperature with land masked (cartopy's data), a
+  cloud radar's CF-packed int16 reflectivity and Doppler velocity (Py-ART's test data: the
+  bound is in dBZ and m/s), the Japanese geoid (japan-geoid, 2101 x 1601, 512 x 512 chunks),
+  a global elevation model (pvlib's 5-minute DEM, 2160 x 4320, 512 x 512 chunks);
+- series: matplotlib's sample data, pvlib's TMY3 hourly weather, vega_datasets' temperatures.
 
-Per array and bound, the bytes of its chunks (metadata excluded):
-- source: as stored with zstd at --level, no filter;
-- zdt: `zdt convert --abs-error E | --rel-error R --compressor zstd:LEVEL` (the whole command);
-- the numcodecs recipes, each then Zstd(LEVEL) on the same chunks: FixedScaleOffset (offset at
-  the data's floor, scale 1/(2E), the narrowest unsigned type that holds the range),
-  Quantize (the fewest digits whose step keeps E), BitRound (keepbits = ceil(-log2 R) - 1);
-- reference points only, whole-array compressors no other zarr implementation reads:
-  ZFP fixed accuracy (zfpy, tolerance E) and SZ3 (pysz, absolute bound E).
+Methods, each on the same chunks (a storage unit at a time, as zarr stores them):
+- zdt: `zdt.convert(src, dst, abs_error=E | rel_error=R)`, the defaults (readers zarr-python,
+  the whole chain searched); and `readers="any"` (plain numbers, every reader);
+- quantize + pcodec: the integers FixedScaleOffset would write (offset at the data's floor,
+  step just under 2E, NaN as one more code) through pcodec level 8;
+- BitRound + pcodec (relative bounds): keepbits = ceil(-log2 R) - 1, then pcodec level 8;
+- the numcodecs recipes, each then Zstd level 3: FixedScaleOffset (step 2E), Quantize (the
+  fewest digits that keep E), BitRound;
+- ZFP (zfpy, fixed accuracy E) and SZ3 (pysz, absolute bound E): whole-array compressors no
+  zarr reader decodes as a codec, the marks for prediction across neighbours.
 
-Every result's error is checked (zdt.engine.bounds.error_of, exact): one that breaks the
-bound, or loses a NaN, is shown struck out (~~n~~) and is not a valid alternative.
+Every result's error is computed exactly (zdt.engine.bounds.error_of) in the data's physical
+units; one that breaks the bound or loses a NaN is struck out (~~n~~). The last column is the
+best that keeps the bound among the portable recipes (quantize / BitRound + pcodec, the
+numcodecs recipes, ZFP); zdt should be at most that on every row. `zdt bench` draws a
+rate-distortion plot per dataset (bits per value against the largest error) from these rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import io
 import math
+import os
 import tempfile
+import warnings
+from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
+from typing import Any, Callable
 
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numcodecs
 import numpy as np
 
-from _common import header
+from _common import header, record_bytes
 
+warnings.filterwarnings("ignore", message="Numcodecs codecs are not in the Zarr")
 SEP = "|"
+PCODEC_LEVEL = 8
+ZSTD_LEVEL = 3
 
 
-def datasets() -> list[tuple[str, np.ndarray, str, tuple[int, ...]]]:
-    """(name, data, unit, chunks) from the packages installed."""
-    out = []
-    try:
+@dataclass
+class Data:
+    name: str
+    values: np.ndarray                      # physical values (float), NaN where missing
+    unit: str
+    chunks: tuple
+    bounds: list                            # [("abs", E) | ("rel", R)]
+    packed: tuple | None = None             # CF: (stored int array, scale_factor, add_offset, fill)
+    tags: set = field(default_factory=set)  # "grid": a gridded field (the issue's table)
+
+
+def _root(pkg: str) -> str | None:
+    spec = find_spec(pkg)
+    return spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+
+
+def _netcdf(path: str, var: str, raw: bool = False) -> Any:
+    import netCDF4
+
+    with netCDF4.Dataset(path) as ds:
+        v = ds[var]
+        if raw:
+            v.set_auto_maskandscale(False)
+            return v[...], {k: v.getncattr(k) for k in v.ncattrs()}
+        return np.ma.filled(v[...].astype(np.float64), np.nan)
+
+
+def datasets() -> list[Data]:
+    out: list[Data] = []
+    notes = []
+
+    def attempt(label: str, make: Callable[[], list[Data]]) -> None:
+        try:
+            out.extend(make())
+        except (ImportError, FileNotFoundError, TypeError, OSError) as exc:
+            notes.append(f"({label} left out: {type(exc).__name__}: {str(exc)[:80]})")
+
+    def eofs() -> list[Data]:
+        base = os.path.join(_root("eofs"), "examples", "example_data")
+        z = _netcdf(os.path.join(base, "hgt_djf.nc"), "z")[:, 0]
+        sst = _netcdf(os.path.join(base, "sst_ndjfm_anom.nc"), "sst")
+        sst[np.abs(sst) > 1e10] = np.nan
+        return [Data("500 hPa geopotential height, DJF (eofs)", z, "m", z.shape,
+                     [("abs", 1.0), ("abs", 10.0), ("rel", 1e-3), ("abs", 0.1)], tags={"grid"}),
+                Data("SST anomaly, land masked (eofs)", sst, "K", sst.shape,
+                     [("abs", 0.01), ("abs", 0.1), ("abs", 0.001)], tags={"grid"})]
+
+    def hadisst() -> list[Data]:
+        path = os.path.join(_root("cartopy"), "data", "netcdf", "HadISST1_SST_update.nc")
+        sst = _netcdf(path, "sst")[0]
+        sst[sst < -100] = np.nan
+        return [Data("HadISST sea-surface temperature, land masked (cartopy)", sst, "degC",
+                     sst.shape, [("abs", 0.01), ("abs", 0.1), ("rel", 1e-3)], tags={"grid"})]
+
+    def radar() -> list[Data]:
+        path = os.path.join(_root("pyart"), "testing", "data", "example_cfradial_cr_raster.nc")
+        rows = []
+        for var, label, unit, bounds in (("reflectivity", "cloud radar reflectivity", "dBZ",
+                                          [("abs", 0.5), ("abs", 2.0), ("abs", 0.1)]),
+                                         ("mean_doppler_velocity", "cloud radar Doppler velocity",
+                                          "m/s", [("abs", 0.05), ("abs", 0.5), ("abs", 0.01)])):
+            stored, attrs = _netcdf(path, var, raw=True)
+            stored = np.asarray(stored).astype(np.int16)
+            sf, ao = float(attrs.get("scale_factor", 1.0)), float(attrs.get("add_offset", 0.0))
+            fill = int(attrs.get("_FillValue", -32768))
+            phys = np.where(stored == fill, np.nan, stored * sf + ao)
+            rows.append(Data(f"{label} (Py-ART, int16 CF-packed)", phys, unit,
+                             (min(stored.shape[0], 2048), stored.shape[1]), bounds,
+                             packed=(stored, sf, ao, fill), tags={"grid"}))
+        return rows
+
+    def geoid() -> list[Data]:
+        import japan_geoid
+
+        lat, lon = np.meshgrid(15 + np.arange(2101) / 60, 120 + np.arange(1601) / 40, indexing="ij")
+        g = np.asarray(japan_geoid.load_embedded_jpgeo2024().get_heights(
+            lon.ravel(), lat.ravel()), dtype=np.float64).reshape(lat.shape)
+        return [Data("Japanese geoid height (japan-geoid)", g, "m", (512, 512),
+                     [("abs", 0.01), ("abs", 0.1), ("rel", 1e-3)], tags={"grid"})]
+
+    def dem() -> list[Data]:
+        import h5py
+
+        with h5py.File(os.path.join(_root("pvlib"), "data", "Altitude.h5"), "r") as f:
+            raw = f["Altitude"][...]
+        alt = np.where(raw == 255, np.nan, raw.astype(np.float64) * 28.0 - 450.0)
+        return [Data("global elevation model, 5' (pvlib, 28 m steps, ocean masked)", alt, "m",
+                     (512, 512), [("abs", 0.5), ("abs", 5.0), ("abs", 50.0), ("rel", 1e-3)],
+                     tags={"grid"})]
+
+    def series() -> list[Data]:
+        rows = []
         from matplotlib import cbook
 
-        topo = cbook.get_sample_data("topobathy.npz")["topo"]
-        out.append(("elevation/depth off Washington (matplotlib topobathy)", topo, "m", topo.shape))
-        dem = cbook.get_sample_data("jacksboro_fault_dem.npz")["elevation"]
-        out.append(("fault-zone elevation model (matplotlib jacksboro, int16)", dem, "m", (172, 403)))
+        topo = cbook.get_sample_data("topobathy.npz")["topo"].astype(np.float64)
+        rows.append(Data("elevation/depth off Washington (matplotlib)", topo, "m", topo.shape,
+                         [("abs", 1.0), ("abs", 10.0), ("rel", 1e-2)]))
         close = cbook.get_sample_data("goog.npz")["price_data"]["close"].astype(np.float64)
-        out.append(("daily closing price (matplotlib goog)", close, "USD", close.shape))
-    except ImportError:
-        print("(matplotlib not installed: its sample data are left out)")
-    try:
-        import pvlib
+        rows.append(Data("daily closing price (matplotlib goog)", close, "USD", close.shape,
+                         [("abs", 0.1), ("abs", 1.0), ("rel", 1e-2)]))
+        return rows
 
-        path = Path(pvlib.__file__).parent / "data" / "723170TYA.CSV"
+    def tmy3() -> list[Data]:
+        path = Path(_root("pvlib")) / "data" / "723170TYA.CSV"
         with open(path, newline="") as f:
             rows = list(csv.reader(f))[1:]
         head, body = rows[0], rows[1:]
-        for col, label, unit in (("Dry-bulb (C)", "hourly temperature", "C"),
-                                 ("Wspd (m/s)", "hourly wind speed", "m/s"),
-                                 ("GHI (W/m^2)", "hourly irradiance", "W/m2"),
-                                 ("RHum (%)", "hourly relative humidity", "%")):
+        out_ = []
+        for col, label, unit, bounds in (("Dry-bulb (C)", "hourly temperature", "C", [("abs", 0.1), ("rel", 1e-2)]),
+                                         ("GHI (W/m^2)", "hourly irradiance", "W/m2", [("abs", 1.0), ("abs", 10.0)])):
             i = head.index(col)
             x = np.array([float(r[i]) for r in body])
-            out.append((f"{label}, Greensboro NC (pvlib TMY3)", x, unit, (x.size,)))
-    except ImportError:
-        print("(pvlib not installed: its TMY3 weather is left out)")
-    try:
-        from importlib import resources
+            out_.append(Data(f"{label}, Greensboro NC (pvlib TMY3)", x, unit, x.shape, bounds))
+        return out_
 
-        text = (resources.files("vega_datasets") / "_data" / "seattle-temps.csv").read_text()
-        temps = np.array([float(r["temp"]) for r in csv.DictReader(text.splitlines())])
-        out.append(("hourly temperature, Seattle (vega_datasets)", temps, "F", (temps.size,)))
-    except ModuleNotFoundError:
-        print("(vega_datasets not installed: the demo's temperatures are left out)")
+    attempt("eofs' example data", eofs)
+    attempt("cartopy's HadISST", hadisst)
+    attempt("Py-ART's cloud radar file", radar)
+    attempt("japan-geoid", geoid)
+    attempt("pvlib's DEM", dem)
+    attempt("matplotlib's sample data", series)
+    attempt("pvlib's TMY3", tmy3)
+    for n in notes:
+        print(n)
     return out
 
 
-def chunk_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != "zarr.json")
+# --- storage units -------------------------------------------------------------------------------
 
-
-def source_store(root: Path, x: np.ndarray, chunks: tuple[int, ...], level: int) -> Path:
-    import zarr
-
-    path = root / "src"
-    fill = np.nan if x.dtype.kind == "f" else 0
-    a = zarr.create_array(path, shape=x.shape, chunks=chunks, dtype=x.dtype, fill_value=fill,
-                          compressors=[{"name": "zstd", "configuration": {"level": level}}])
-    a[...] = x
-    return path
-
-
-def zdt_bytes(root: Path, src: Path, flag: str, value: float, level: int) -> tuple[int, np.ndarray, str]:
-    import contextlib
-    import io
-
-    import zarr
-
-    from zdt.command import main
-
-    dst = root / f"zdt{flag}{value}"
-    with contextlib.redirect_stdout(io.StringIO()):
-        rc = main(["convert", str(src), str(dst), flag, str(value), "--compressor",
-                   f"zstd:{level}", "--quiet"])
-    assert rc == 0
-    a = zarr.open_array(dst)
-    parts = []
-    for c in (c.to_dict() for c in a.metadata.codecs):
-        conf = c.get("configuration", {})
-        if c["name"] == "cast_value":
-            parts.append(f"cast_value {conf['data_type']}")
-        elif c["name"] == "bitround":
-            parts.append(f"bitround {conf['keepbits']}")
-        elif c["name"] == "scale_offset":
-            parts.append("scale_offset")
-    return chunk_bytes(dst), a[...], " + ".join(parts) or "copied"
-
-
-def chunked(x: np.ndarray, chunks: tuple[int, ...]):
-    """Every chunk of x, padded to the full chunk shape with the fill value (as zarr does)."""
-    fill = np.nan if x.dtype.kind == "f" else 0
-    grid = [range(0, n, c) for n, c in zip(x.shape, chunks, strict=True)]
+def units(shape: tuple, chunks: tuple):
+    grid = [range(0, n, c) for n, c in zip(shape, chunks, strict=True)]
     for start in np.ndindex(*[len(g) for g in grid]):
-        sel = tuple(slice(g[i], g[i] + c) for g, i, c in zip(grid, start, chunks, strict=True))
-        part = x[sel]
-        full = np.full(chunks, fill, dtype=x.dtype)
-        full[tuple(slice(0, k) for k in part.shape)] = part
-        yield sel, part, full
+        yield tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, start, chunks, shape, strict=True))
 
 
-def recipe(x: np.ndarray, chunks: tuple[int, ...], codec, level: int) -> tuple[int, np.ndarray]:
-    zstd = numcodecs.Zstd(level=level)
+def per_unit(x: np.ndarray, chunks: tuple, codec: Callable[[np.ndarray], tuple[int, np.ndarray]]):
+    """A method applied to each storage unit: (total bytes, the values read back)."""
     total, back = 0, np.empty_like(x)
-    for sel, part, full in chunked(x, chunks):
-        with np.errstate(all="ignore"):
-            enc = codec.encode(full)
-        total += len(zstd.encode(np.ascontiguousarray(enc)))
-        dec = np.asarray(codec.decode(enc)).reshape(full.shape).view(x.dtype)
-        back[sel] = dec[tuple(slice(0, k) for k in part.shape)]
+    for sel in units(x.shape, chunks):
+        n, y = codec(np.ascontiguousarray(x[sel]))
+        total += n
+        back[sel] = np.asarray(y).reshape(x[sel].shape)
     return total, back
 
 
-def recipes(x: np.ndarray, chunks, kind: str, value: float, level: int) -> dict[str, tuple[int, np.ndarray]]:
-    out = {}
-    if x.dtype.kind != "f" and kind == "abs":     # integers: the one recipe that takes them
-        offset, top = int(x.min()), (int(x.max()) - int(x.min())) / (2 * value)
-        astype = next((t for t in ("u1", "u2", "u4") if top + 1 < np.iinfo(t).max), None)
-        if astype and np.dtype(astype).itemsize <= x.dtype.itemsize:
-            out["numcodecs FixedScaleOffset"] = recipe(x, chunks, numcodecs.FixedScaleOffset(
-                offset=offset, scale=1 / (2 * value), dtype=x.dtype.str, astype=astype), level)
-        return out
-    if x.dtype.kind != "f":
-        return out
+# --- the methods -------------------------------------------------------------------------------
+
+def pcodec(arr: np.ndarray) -> int:
+    return len(numcodecs.PCodec(level=PCODEC_LEVEL).encode(np.ascontiguousarray(arr).reshape(-1)))
+
+
+def zstd(arr: np.ndarray) -> int:
+    return len(numcodecs.Zstd(level=ZSTD_LEVEL).encode(np.ascontiguousarray(arr)))
+
+
+def quantize_pcodec(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
+    finite = x[np.isfinite(x)]
+    offset = math.floor(finite.min()) if finite.size else 0.0
+    scale = float(np.nextafter(1 / (2 * E), np.inf))        # a step just under 2E
+    top = int(np.rint((finite.max() - offset) * scale)) + 1 if finite.size else 1
+    dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if top < np.iinfo(t).max)
+
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        nan = np.isnan(u)
+        with np.errstate(invalid="ignore"):
+            codes = np.where(nan, top, np.rint((u - offset) * scale)).astype(dtype)
+        back = np.where(codes == top, np.nan, codes / scale + offset)
+        return pcodec(codes), back
+
+    return per_unit(x, chunks, one)
+
+
+def bitround_then(x: np.ndarray, chunks: tuple, keepbits: int, size: Callable) -> tuple[int, np.ndarray]:
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        r = np.asarray(numcodecs.BitRound(keepbits=keepbits).encode(u)).view(u.dtype).reshape(u.shape)
+        return size(r), r
+    return per_unit(x, chunks, one)
+
+
+def numcodecs_then_zstd(x: np.ndarray, chunks: tuple, codec: Any) -> tuple[int, np.ndarray]:
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        with np.errstate(all="ignore"):
+            enc = codec.encode(u)
+        return zstd(np.ascontiguousarray(enc)), np.asarray(codec.decode(enc)).view(u.dtype)
+    return per_unit(x, chunks, one)
+
+
+def zfp(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
+    import zfpy
+
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        z = zfpy.compress_numpy(u, tolerance=E)
+        return len(z), zfpy.decompress_numpy(z)
+    return per_unit(x, chunks, one)
+
+
+def sz3(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
+    from pysz import sz, szConfig, szErrorBoundMode
+
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        cfg = szConfig()
+        cfg.errorBoundMode = szErrorBoundMode.ABS
+        cfg.absErrorBound = E
+        comp, _ = sz.compress(u, cfg)
+        data = bytes(comp)
+        return len(data), sz.decompress(np.frombuffer(data, np.uint8), u.dtype, u.shape)[0]
+    return per_unit(x, chunks, one)
+
+
+def zdt_method(d: Data, kind: str, value: float, readers: str | None) -> tuple[int, np.ndarray, str]:
+    import zarr
+
+    import zdt
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "src.zarr", Path(tmp) / "dst.zarr"
+        if d.packed is not None:
+            stored, sf, ao, fill = d.packed
+            a = zarr.create_array(src, shape=stored.shape, chunks=d.chunks, dtype=stored.dtype,
+                                  fill_value=fill, attributes={"scale_factor": sf, "add_offset": ao,
+                                                               "_FillValue": fill})
+            a[...] = stored
+        else:
+            a = zarr.create_array(src, shape=d.values.shape, chunks=d.chunks, dtype=d.values.dtype,
+                                  fill_value=np.nan)
+            a[...] = d.values
+        bound = {"abs_error": value} if kind == "abs" else {"rel_error": value}
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = zdt.convert(src, dst, readers=readers, **bound)
+        back = zarr.open_array(dst, mode="r")[...]
+        n = sum(p.stat().st_size for p in dst.rglob("*") if p.is_file() and p.name != "zarr.json")
+        if d.packed is not None:
+            stored, sf, ao, fill = d.packed
+            back = np.where(back == fill, np.nan, back * sf + ao)
+        return n, back, report.arrays[0].encoding
+
+
+def methods(d: Data, kind: str, value: float) -> dict[str, tuple[int, np.ndarray]]:
+    x, chunks = d.values, d.chunks
+    out: dict[str, tuple[int, np.ndarray]] = {}
     finite = x[np.isfinite(x)]
     if kind == "abs":
+        out["quantize + pcodec"] = quantize_pcodec(x, chunks, value)
         offset = math.floor(finite.min())
         top = (finite.max() - offset) / (2 * value)
         astype = next((t for t in ("u1", "u2", "u4") if top + 1 < np.iinfo(t).max), None)
-        if astype and np.dtype(astype).itemsize < x.dtype.itemsize:
-            out["numcodecs FixedScaleOffset"] = recipe(x, chunks, numcodecs.FixedScaleOffset(
-                offset=offset, scale=1 / (2 * value), dtype=x.dtype.str, astype=astype), level)
-        digits = next(d for d in range(-20, 40)
-                      if 2.0 ** -(math.ceil(math.log2(10.0 ** d)) + 1) <= value)
-        out["numcodecs Quantize"] = recipe(x, chunks, numcodecs.Quantize(digits=digits, dtype=x.dtype), level)
-        try:
-            import zfpy
-
-            z = zfpy.compress_numpy(np.ascontiguousarray(x), tolerance=value)
-            out["ZFP (zfpy, fixed accuracy)"] = (len(z), zfpy.decompress_numpy(z))
-        except ImportError:
-            pass
-        try:
-            import pysz
-
-            cfg = pysz.szConfig()
-            cfg.errorBoundMode = pysz.szErrorBoundMode.ABS
-            cfg.absErrorBound = value
-            comp, _ = pysz.sz.compress(np.ascontiguousarray(x), cfg)
-            out["SZ3 (pysz, absolute)"] = (len(comp), pysz.sz.decompress(comp, x.dtype, x.shape)[0])
-        except ImportError:
-            pass
+        if astype:
+            out["FixedScaleOffset + zstd"] = numcodecs_then_zstd(x, chunks, numcodecs.FixedScaleOffset(
+                offset=offset, scale=1 / (2 * value), dtype=x.dtype.str, astype=astype))
+        digits = next(dg for dg in range(-20, 40) if 2.0 ** -(math.ceil(math.log2(10.0 ** dg)) + 1) <= value)
+        out["Quantize + zstd"] = numcodecs_then_zstd(x, chunks, numcodecs.Quantize(digits=digits, dtype=x.dtype))
+        with contextlib.suppress(ImportError):
+            out["ZFP (zfpy)"] = zfp(x, chunks, value)
+        with contextlib.suppress(ImportError):
+            out["SZ3 (pysz)"] = sz3(x, chunks, value)
     else:
         keepbits = max(1, math.ceil(-math.log2(value)) - 1)
-        if keepbits < np.finfo(x.dtype).nmant:
-            out[f"numcodecs BitRound({keepbits})"] = recipe(x, chunks, numcodecs.BitRound(keepbits=keepbits), level)
+        out["BitRound + pcodec"] = bitround_then(x, chunks, keepbits, pcodec)
+        out["BitRound + zstd"] = bitround_then(x, chunks, keepbits, zstd)
     return out
 
 
-def bounds_for(name: str, x: np.ndarray) -> list[tuple[str, float]]:
-    spread = float(np.nanmax(x) - np.nanmin(x))
-    small = 10.0 ** math.floor(math.log10(spread / 1000))        # about 1/1000 of the range
-    out = [("abs", small), ("abs", small * 10)]
-    if x.dtype.kind == "f":
-        out += [("rel", 1e-2), ("rel", 1e-3)]
-    return out
+PORTABLE = ("quantize + pcodec", "BitRound + pcodec", "FixedScaleOffset + zstd", "Quantize + zstd",
+            "BitRound + zstd", "ZFP (zfpy)")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--level", type=int, default=3, help="zstd level for everything")
+    p.add_argument("--only", help="datasets whose name contains one of these (comma-separated)")
+    p.add_argument("--quick", action="store_true", help="the first two bounds of each dataset")
     args = p.parse_args()
     header("bytes on disk at the same bound")
     from zdt.engine.bounds import Bound, error_of
 
+    print(f"\n{SEP} data {SEP} bound {SEP} values {SEP} zdt {SEP} zdt, any reader {SEP} quantize / BitRound "
+          f"+ pcodec {SEP} numcodecs recipes + zstd {SEP} ZFP {SEP} SZ3 {SEP} best portable {SEP} zdt's encoding {SEP}")
+    print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}")
     total_zdt = total_best = 0
-    print(f"\n{SEP} data {SEP} bound {SEP} source {SEP} zdt {SEP} zdt's encoding {SEP} numcodecs recipes "
-          f"{SEP} ZFP / SZ3 (reference) {SEP}")
-    print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---{SEP}")
-    for name, x, unit, chunks in datasets():
-        for kind, value in bounds_for(name, x):
-            with tempfile.TemporaryDirectory() as tmp:
-                root = Path(tmp)
-                src = source_store(root, x, chunks, args.level)
-                flag = "--abs-error" if kind == "abs" else "--rel-error"
-                ours, back, detail = zdt_bytes(root, src, flag, value, args.level)
-                bound = Bound(kind, value)
-                assert error_of(x, back, bound) <= value
-                others, refs = [], []
-                best = None
-                for label, (n, y) in recipes(x, chunks, kind, value, args.level).items():
-                    ok = error_of(x, np.asarray(y).reshape(x.shape), bound) <= value
-                    text = f"{label.split(' (')[0].replace('numcodecs ', '')} {n:,}" if ok else \
-                        f"{label.split(' (')[0].replace('numcodecs ', '')} ~~{n:,}~~"
-                    (refs if "ZFP" in label or "SZ3" in label else others).append(text)
-                    if ok and "numcodecs" in label:
-                        best = n if best is None else min(best, n)
-                if best is not None:
-                    total_zdt += ours
-                    total_best += best
-                shown = f"{'abs' if kind == 'abs' else 'rel'} {value:g}{' ' + unit if kind == 'abs' else ''}"
-                print(f"{SEP} {name} {SEP} {shown} {SEP} {chunk_bytes(src):,} {SEP} **{ours:,}** {SEP} "
-                      f"{detail} {SEP} {'; '.join(others) or '-'} {SEP} {'; '.join(refs) or '-'} {SEP}")
+    for d in datasets():
+        if args.only and not any(s.strip().lower() in d.name.lower() for s in args.only.split(",")):
+            continue
+        for kind, value in (d.bounds[:2] if args.quick else d.bounds):
+            bound = Bound(kind, value)
+            results: dict[str, dict] = {}
+
+            def add(label: str, n: int, y: np.ndarray) -> None:
+                err = error_of(d.values, np.asarray(y, dtype=np.float64).reshape(d.values.shape), bound)
+                results[label] = {"bytes": int(n), "error": float(err), "ok": bool(err <= value)}
+
+            n, y, encoding = zdt_method(d, kind, value, None)
+            add("zdt", n, y)
+            n, y, _ = zdt_method(d, kind, value, "any")
+            add("zdt, any reader", n, y)
+            for label, (n, y) in methods(d, kind, value).items():
+                add(label, n, y)
+            assert results["zdt"]["ok"] and results["zdt, any reader"]["ok"], (d.name, kind, value, results)
+            portable = [r["bytes"] for k, r in results.items() if k in PORTABLE and r["ok"]]
+            best = min(portable) if portable else None
+            if best is not None:
+                total_zdt += results["zdt"]["bytes"]
+                total_best += best
+
+            def cell(*labels: str) -> str:
+                parts = []
+                for lab in labels:
+                    r = results.get(lab)
+                    if r is not None:
+                        n_ = f"{r['bytes']:,}" if r["ok"] else f"~~{r['bytes']:,}~~"
+                        parts.append(n_ if len(labels) == 1 else f"{lab.split(' +')[0]} {n_}")
+                return "; ".join(parts) or "-"
+
+            shown = f"{kind} {value:g}{' ' + d.unit if kind == 'abs' else ''}"
+            print(f"{SEP} {d.name} {SEP} {shown} {SEP} {d.values.size:,} {SEP} **{results['zdt']['bytes']:,}** "
+                  f"{SEP} {cell('zdt, any reader')} {SEP} {cell('quantize + pcodec', 'BitRound + pcodec')} "
+                  f"{SEP} {cell('FixedScaleOffset + zstd', 'Quantize + zstd', 'BitRound + zstd')} "
+                  f"{SEP} {cell('ZFP (zfpy)')} {SEP} {cell('SZ3 (pysz)')} {SEP} "
+                  f"{'-' if best is None else f'{best:,}'} {SEP} {encoding} {SEP}", flush=True)
+            record_bytes(d.name, kind, value, d.unit, int(d.values.size), results, sorted(d.tags))
     if total_best:
-        print(f"\nwhere a numcodecs recipe keeps the bound: zdt writes {total_zdt:,} bytes, the "
-              f"smallest recipe {total_best:,} ({total_zdt / total_best:.2f}x)")
+        print(f"\nover the rows where a portable recipe keeps the bound: zdt {total_zdt:,} bytes, the "
+              f"best portable recipe {total_best:,} ({total_zdt / total_best:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ user runs it, each writing a new store:
   measurement, the write with every storage unit checked against the bound);
 - zdt convert --codecs: the write pass alone with the encoding the bound gave (no search);
 - zdt convert --rel-error R: the whole job under a relative bound (bitround and the narrow
-  floats among the candidates).
+  floats among the candidates);
+- SZ3 (pysz, if installed): every chunk through SZ3 at the absolute bound, one thread (pysz
+  holds the GIL), written to files: a prediction codec's throughput on the same data.
 
 The floor is the plain rewrite; the ratios say what the search and the checks cost on top.
 The bytes each writes are printed too. Page cache: the source is read once before timing, so
@@ -35,6 +37,21 @@ import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
 
 from _common import header, record
+
+SZ3 = """
+import sys, os, numpy as np, zarr
+from pysz import sz, szConfig, szErrorBoundMode
+src = zarr.open_array(sys.argv[1], mode="r")
+os.makedirs(sys.argv[3])
+cfg = szConfig()
+cfg.errorBoundMode = szErrorBoundMode.ABS
+cfg.absErrorBound = float(sys.argv[2])
+rows = src.chunks[0]
+for i, r0 in enumerate(range(0, src.shape[0], rows)):
+    comp, _ = sz.compress(np.ascontiguousarray(src[r0:r0 + rows]), cfg)
+    with open(os.path.join(sys.argv[3], str(i)), "wb") as f:
+        f.write(bytes(comp))
+"""
 
 REWRITE = """
 import sys, zarr
@@ -112,6 +129,15 @@ def main() -> None:
             f"zdt convert --rel-error {args.rel_error:g} (search + write + check)":
                 [zdt, "convert", "--quiet", str(src), "--rel-error", str(args.rel_error)],
         }
+        try:
+            import pysz  # noqa: F401
+
+            # the same data through SZ3 (one thread, as pysz runs), chunk by chunk into files:
+            # where a prediction codec's speed stands
+            runs[f"SZ3 (pysz) at abs {args.abs_error:g}, every chunk, one thread"] = [
+                sys.executable, "-c", SZ3, str(src), str(args.abs_error)]
+        except ImportError:
+            pass
         times, sizes = {}, {}
         for name, argv in runs.items():
             out = root / "out"

@@ -20,6 +20,8 @@ PATHS = [(build, True) for build in kernels.available()] + [(kernels.build(), Fa
 from zdt.formats import FORMATS, NAN_NONE
 from zdt.kernels._types import TypeCode
 
+pytestmark = pytest.mark.exhaustive      # (CI: once, in the README leg; see .ci/run)
+
 PAIRS = [(s, t) for s in ALL_NAMES for t in ALL_NAMES]
 
 

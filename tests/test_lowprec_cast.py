@@ -22,6 +22,8 @@ from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError, ConfigError
 from zdt.formats import FORMATS
 
+pytestmark = pytest.mark.exhaustive      # (CI: once, in the README leg; see .ci/run)
+
 
 def oors_for(target: str) -> list[str | None]:
     return [None, "clamp", "wrap"] if not is_float(target) else [None, "clamp"]

@@ -45,7 +45,11 @@ FAMILIES: dict[str, tuple[str, str, list[str]]] = {
     "bitround": ("bench_bitround.py", "bitround", ["--n", "8000000", "--repeat", "3"]),
     "convert": ("bench_convert.py", "zdt convert against a plain zarr rewrite",
                 ["--n", "5000000", "--chunk", "500000", "--repeat", "1"]),
+    # bytes, not times: not part of --quick (nor of CI's speed check); a table and one
+    # rate-distortion plot per dataset
+    "bytes": ("bench_bytes.py", "bytes on disk at the same bound", []),
 }
+BYTES_ONLY = ("bytes",)         # families that measure bytes (left out of --quick)
 
 
 def find_bench_dir(given: str | None) -> Path:
@@ -149,6 +153,8 @@ def table(data: dict) -> list[str]:
 
 
 def plot(data: dict, path: Path) -> bool:
+    if data["results"] and data["results"][0].get("kind") == "bytes":
+        return plot_bytes(data, path)
     try:
         import matplotlib
 
@@ -197,6 +203,73 @@ def plot(data: dict, path: Path) -> bool:
     return True
 
 
+def bytes_rows(data: dict) -> list[str]:
+    """A bytes family as a table: per dataset and bound, every method's bytes (struck out
+    where it broke the bound), zdt's in bold."""
+    methods: list[str] = []
+    for r in data["results"]:
+        methods += [m for m in r["results"] if m not in methods]
+    lines = ["| data | bound | " + " | ".join(methods) + " |",
+             "|---|---|" + "---:|" * len(methods)]
+    for r in data["results"]:
+        kind, value = r["bound"]
+        cells = []
+        for m in methods:
+            res = r["results"].get(m)
+            if res is None:
+                cells.append("-")
+                continue
+            n = f"{res['bytes']:,}"
+            cells.append(f"**{n}**" if m == "zdt" else (n if res["ok"] else f"~~{n}~~"))
+        shown = f"{kind} {value:g}" + (f" {r['unit']}" if kind == "abs" else "")
+        lines.append(f"| {r['dataset']} | {shown} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def plot_bytes(data: dict, path: Path) -> bool:
+    """Rate-distortion: per dataset, bits per value against the largest error (absolute
+    bounds), one line per method, zdt's drawn bold."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    by_dataset: dict[str, list[dict]] = {}
+    for r in data["results"]:
+        if r["bound"][0] == "abs":
+            by_dataset.setdefault(r["dataset"], []).append(r)
+    if not by_dataset:
+        return False
+    n = len(by_dataset)
+    cols = min(3, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    for ax, (name, rs) in zip(axes.flat, by_dataset.items()):
+        methods = sorted({m for r in rs for m in r["results"]}, key=lambda m: (not m.startswith("zdt"), m))
+        for m in methods:
+            pts = sorted((r["results"][m]["error"], 8 * r["results"][m]["bytes"] / r["values"])
+                         for r in rs if m in r["results"] and r["results"][m]["ok"]
+                         and r["results"][m]["error"] > 0)
+            if pts:
+                ax.plot(*zip(*pts), marker="o", markersize=3, label=m,
+                        linewidth=2.2 if m == "zdt" else 1, color="black" if m == "zdt" else None)
+        ax.set_xscale("log")
+        ax.set_title(name[:60], fontsize=8)
+        ax.set_xlabel(f"largest error ({rs[0]['unit']})", fontsize=7)
+        ax.set_ylabel("bits per value", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.suptitle(f"zdt bench: {data['title']}\n{data['machine']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def report(results: list[dict], out: Path, quick: bool) -> Path:
     lines = ["# zdt bench report", ""]
     if results:
@@ -211,7 +284,8 @@ def report(results: list[dict], out: Path, quick: bool) -> Path:
         lines += [f"## {data['title']}", "", f"`{command}`", ""]
         if (out / f"{data['family']}.png").exists():
             lines += [f"![{data['title']}]({data['family']}.png)", ""]
-        lines += table(data) + [""]
+        kind = data["results"][0].get("kind") if data["results"] else None
+        lines += (bytes_rows(data) if kind == "bytes" else table(data)) + [""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
     return path
@@ -264,7 +338,8 @@ def compare(data: dict, baseline_dir: Path, tolerance: float) -> dict[tuple[str,
 
 def run(args: argparse.Namespace) -> int:
     bench_dir = find_bench_dir(args.bench_dir)
-    families = args.only.split(",") if args.only else list(FAMILIES)
+    families = (args.only.split(",") if args.only else
+                [f for f in FAMILIES if not (args.quick and f in BYTES_ONLY)])
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         raise UsageError(f"--only {','.join(unknown)}: not a family (choose from {', '.join(FAMILIES)})")
@@ -278,11 +353,11 @@ def run(args: argparse.Namespace) -> int:
     results, regressed = [], []
     for family in families:
         data = run_family(bench_dir, family, args.quick, out)
-        if data and args.runs > 1:
+        if data and args.runs > 1 and family not in BYTES_ONLY:
             more = [run_family(bench_dir, family, args.quick, out) for _ in range(args.runs - 1)]
             data = slowest_of([data] + [d for d in more if d])
             (out / f"{family}.json").write_text(json.dumps(data, indent=1))
-        if data and against is not None:
+        if data and against is not None and family not in BYTES_ONLY:
             bad = compare(data, against, args.tolerance)
             # a slow row may be the machine (it is shared): it counts only when two more runs,
             # each after a pause, show it too
