@@ -12,10 +12,12 @@ compiled once per instruction set and zdt/kernels/__init__.py loads the best bui
   zdt.kernels._avx512    x86-64-v4 (AVX-512), x86-64 only
 
 Never -march=native: the result must run on any machine NumPy runs on. Flags follow the
-compiler (gcc/clang or MSVC) and the target architecture (x86-64: three builds; anything else:
-the baseline build with the compiler's defaults). ZDT_CYTHON_DEBUG=1 turns bounds checking
-and friends back on; ZDT_KERNEL_BUILDS=baseline[,avx2] builds fewer kernel builds (CI); ZDT_PORTABLE=1 forces the portable C of zdt/kernels/_portable.h (CI runs the
-tests against both); ZDT_SANITIZE=address,undefined builds with clang's sanitizers.
+compiler (gcc/clang or MSVC) and the target architecture (x86-64: three builds, of which a
+build from source for this machine compiles those its CPU runs; anything else: the baseline
+build with the compiler's defaults). ZDT_CYTHON_DEBUG=1 turns bounds checking and friends
+back on; ZDT_KERNEL_BUILDS=all or a list (baseline[,avx2][,avx512]) says which kernel builds;
+ZDT_PORTABLE=1 forces the portable C of zdt/kernels/_portable.h (CI runs the tests against
+both); ZDT_SANITIZE=address,undefined builds with clang's sanitizers.
 """
 
 import glob
@@ -55,11 +57,35 @@ def target_is_x86_64() -> bool:
 
 
 X86_64 = target_is_x86_64()
+
+# The instruction-set flags each x86-64 kernel build needs (Linux /proc/cpuinfo names).
+LEVEL_FLAGS = {"avx2": {"avx2", "fma", "bmi1", "bmi2", "f16c", "movbe", "abm"},
+               "avx512": {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}}
+
+
+def native_levels() -> list[str] | None:
+    """The kernel builds this machine's CPU runs, when the build is for this machine (not a
+    cross build, not cibuildwheel's) and the CPU says (Linux); else None."""
+    if os.environ.get("CIBUILDWHEEL") == "1" or os.environ.get("ARCHFLAGS") \
+            or os.environ.get("_PYTHON_HOST_PLATFORM"):
+        return None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next(set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags"))
+    except (OSError, StopIteration, IndexError):
+        return None
+    return ["baseline"] + [level for level, need in LEVEL_FLAGS.items() if need <= flags]
+
+
 # Kernel builds: one source, compiled per instruction set; other architectures get the baseline
-# build only, with the compiler's default flags. ZDT_KERNEL_BUILDS=baseline,avx2 builds only
-# those (CI's test builds on a machine that cannot run the others; never for a wheel one ships).
+# build only, with the compiler's default flags. On x86-64 a build from source for this machine
+# compiles the builds its CPU runs (the others could never load here; each is ~1.5 CPU-minutes
+# of compiling); a wheel for others (cibuildwheel, a cross build, or a CPU that does not say)
+# holds all three. ZDT_KERNEL_BUILDS=all, or a list such as baseline,avx2, decides instead.
 KERNEL_LEVELS = ["baseline", "avx2", "avx512"] if X86_64 else ["baseline"]
-if os.environ.get("ZDT_KERNEL_BUILDS"):
+if X86_64 and not os.environ.get("ZDT_KERNEL_BUILDS"):
+    KERNEL_LEVELS = native_levels() or KERNEL_LEVELS
+if os.environ.get("ZDT_KERNEL_BUILDS", "all") != "all":
     _asked = [b.strip() for b in os.environ["ZDT_KERNEL_BUILDS"].split(",") if b.strip()]
     if "baseline" not in _asked or not set(_asked) <= set(KERNEL_LEVELS):
         raise SystemExit(f"ZDT_KERNEL_BUILDS={os.environ['ZDT_KERNEL_BUILDS']}: a subset of "
@@ -138,6 +164,9 @@ extensions = [
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
     extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
+    # zdt.predict's prediction and reconstruction (one build: sequential, bound by its
+    # dependency chain, not by vector width; -ffp-contract=off keeps its bits the same everywhere)
+    extension("zdt.kernels._predict", ["zdt/kernels/_predict.pyx"], "module"),
     # Strings (NumPy's StringDType C API, NumPy >= 2).
     extension("zdt.kernels._vlen", ["zdt/kernels/_vlen.pyx"], "module",
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),

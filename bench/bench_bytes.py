@@ -20,6 +20,7 @@ Methods, each on the same chunks (a storage unit at a time, as zarr stores them)
 - BitRound + pcodec (relative bounds): keepbits = ceil(-log2 R) - 1, then pcodec level 8;
 - the numcodecs recipes, each then Zstd level 3: FixedScaleOffset (step 2E), Quantize (the
   fewest digits that keep E), BitRound;
+- zdt.predict (zdt's error-bounded prediction codec, docs/codecs/predict.md; read by zdt only);
 - ZFP (zfpy, fixed accuracy E) and SZ3 (pysz, absolute bound E): whole-array compressors no
   zarr reader decodes as a codec, the marks for prediction across neighbours.
 
@@ -266,6 +267,19 @@ def sz3(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
     return per_unit(x, chunks, one)
 
 
+def zdt_predict(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
+    """zdt.predict (docs/codecs/predict.md) on each unit, the fill value NaN as zarr's float
+    arrays default to: zdt's own codec, read by zdt (`--readers zdt`)."""
+    from zdt.codecs.predict import PredictConfig
+
+    cfg = PredictConfig.create(abs_error=E)
+
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        data = cfg.encode(u, np.nan)
+        return len(data), cfg.decode(data, u.dtype, u.shape, np.nan)
+    return per_unit(x, chunks, one)
+
+
 def zdt_method(d: Data, kind: str, value: float, readers: str | None) -> tuple[int, np.ndarray, str]:
     import zarr
 
@@ -310,6 +324,7 @@ def methods(d: Data, kind: str, value: float) -> dict[str, tuple[int, np.ndarray
         out["Quantize + zstd"] = numcodecs_then_zstd(x, chunks, numcodecs.Quantize(digits=digits, dtype=x.dtype))
         with contextlib.suppress(ImportError):
             out["ZFP (zfpy)"] = zfp(x, chunks, value)
+        out["zdt.predict"] = zdt_predict(x, chunks, value)
         with contextlib.suppress(ImportError):
             out["SZ3 (pysz)"] = sz3(x, chunks, value)
     else:
@@ -332,9 +347,10 @@ def main() -> None:
     from zdt.engine.bounds import Bound, error_of
 
     print(f"\n{SEP} data {SEP} bound {SEP} values {SEP} zdt {SEP} zdt, any reader {SEP} quantize / BitRound "
-          f"+ pcodec {SEP} numcodecs recipes + zstd {SEP} ZFP {SEP} SZ3 {SEP} best portable {SEP} zdt's encoding {SEP}")
-    print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}")
-    total_zdt = total_best = 0
+          f"+ pcodec {SEP} numcodecs recipes + zstd {SEP} ZFP {SEP} zdt.predict {SEP} SZ3 {SEP} best portable {SEP} "
+          f"zdt's encoding {SEP}")
+    print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}")
+    total_zdt = total_best = total_predict = total_sz3 = 0
     for d in datasets():
         if args.only and not any(s.strip().lower() in d.name.lower() for s in args.only.split(",")):
             continue
@@ -358,6 +374,10 @@ def main() -> None:
             if best is not None:
                 total_zdt += results["zdt"]["bytes"]
                 total_best += best
+            if "zdt.predict" in results and results.get("SZ3 (pysz)", {}).get("ok"):
+                assert results["zdt.predict"]["ok"], (d.name, value, results["zdt.predict"])
+                total_predict += results["zdt.predict"]["bytes"]
+                total_sz3 += results["SZ3 (pysz)"]["bytes"]
 
             def cell(*labels: str) -> str:
                 parts = []
@@ -372,12 +392,15 @@ def main() -> None:
             print(f"{SEP} {d.name} {SEP} {shown} {SEP} {d.values.size:,} {SEP} **{results['zdt']['bytes']:,}** "
                   f"{SEP} {cell('zdt, any reader')} {SEP} {cell('quantize + pcodec', 'BitRound + pcodec')} "
                   f"{SEP} {cell('FixedScaleOffset + zstd', 'Quantize + zstd', 'BitRound + zstd')} "
-                  f"{SEP} {cell('ZFP (zfpy)')} {SEP} {cell('SZ3 (pysz)')} {SEP} "
+                  f"{SEP} {cell('ZFP (zfpy)')} {SEP} {cell('zdt.predict')} {SEP} {cell('SZ3 (pysz)')} {SEP} "
                   f"{'-' if best is None else f'{best:,}'} {SEP} {encoding} {SEP}", flush=True)
             record_bytes(d.name, kind, value, d.unit, int(d.values.size), results, sorted(d.tags))
     if total_best:
         print(f"\nover the rows where a portable recipe keeps the bound: zdt {total_zdt:,} bytes, the "
               f"best portable recipe {total_best:,} ({total_zdt / total_best:.2f}x)")
+    if total_sz3:
+        print(f"over the absolute-bound rows SZ3 keeps: zdt.predict {total_predict:,} bytes, SZ3 "
+              f"{total_sz3:,} ({total_predict / total_sz3:.2f}x)")
 
 
 if __name__ == "__main__":

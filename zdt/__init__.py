@@ -10,6 +10,7 @@ numcodecs ones without importing zarr):
 * ``zdt.CastValue``       the same as a numcodecs codec (zarr format 2 filter)
 * ``zdt.ScaleOffsetCodec`` / ``zdt.ScaleOffset``  the ``scale_offset`` codec (v3 / numcodecs)
 * ``zdt.PackBitsCodec``   the ``packbits`` codec (zarr v3): elements at their real bit width
+* ``zdt.PredictCodec``    the ``zdt.predict`` codec (zarr v3): error-bounded prediction of floats
 * ``zdt.BitroundCodec`` / ``zdt.BitRound`` / ``zdt.bitround``  the ``bitround`` codec (v3, a
                           numcodecs filter writing numcodecs' own id, NumPy arrays)
 * ``zdt.cast_array``, ``zdt.scale_offset_encode`` / ``_decode``  the same on NumPy arrays
@@ -63,6 +64,7 @@ _LAZY = {
     "bitround": "zdt.codecs.bitround",
     "ScaleOffsetCodec": "zdt.codecs.zarr.scale_offset",
     "PackBitsCodec": "zdt.codecs.zarr.packbits",
+    "PredictCodec": "zdt.codecs.zarr.predict",
     "CastValue": "zdt.codecs.numcodecs.cast_value",
     "ScaleOffset": "zdt.codecs.numcodecs.scale_offset",
     "VLenUTF8Codec": "zdt.codecs.zarr.vlen",

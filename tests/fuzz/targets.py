@@ -144,6 +144,23 @@ def packbits_decode(data: bytes) -> bool:
     return True
 
 
+def predict_decode(data: bytes) -> bool:
+    """zdt.predict chunks (docs/codecs/predict.md): header, zstd frame, symbols, raw values."""
+    from zdt.codecs.predict import PredictConfig
+
+    inp = Input(data)
+    dtype = np.dtype(inp.pick(["float32", "float64"]))
+    shape = _shape(inp)
+    fill = inp.pick([None, 0.0, np.nan])
+    cfg = PredictConfig.create(abs_error=[1e-3, 0.5, 100.0][inp.byte() % 3])
+    try:
+        out = cfg.decode(inp.rest(), dtype, shape, fill)
+    except ACCEPTED:
+        return False
+    assert out.shape == shape and out.dtype == dtype
+    return True
+
+
 # ------------------------------------------------------------------ differential targets
 # Random configurations and element bit patterns through cast_value and scale_offset, every
 # kernel build this machine runs (and cast_value's exact path), compared with the exact
@@ -260,6 +277,7 @@ TARGETS = {
     "arrow_utf8_int32": _vlen_target(True, vlen.ARROW, 4, "zdt.vlen_arrow"),
     "arrow_bytes_int64": _vlen_target(False, vlen.ARROW, 8, "zdt.vlen_arrow"),
     "packbits": packbits_decode,
+    "predict": predict_decode,
     "cast_value": cast_value_decode,
     "scale_offset": scale_offset_decode,
     "cast_value_differential": cast_value_differential,
@@ -291,6 +309,15 @@ def seeds(name: str) -> list[bytes]:
         chunk = PackBitsConfig.create().encode(values).tobytes()
         # int4, padding "none", no first_bit, no last_bit, shape (8,); bool, "first_byte", (3,)
         return [bytes([int4, 0, 0, 0, 1, 8]) + chunk, bytes([0, 1, 0, 0, 1, 3]) + b"\x05\x05"]
+    if name == "predict":
+        from zdt.codecs.predict import PredictConfig
+
+        x = np.cumsum(np.linspace(-1, 1, 48)).reshape(6, 8)
+        x[1, 2] = np.nan
+        # float64, shape (6, 8), no fill, abs_error 0.5; float32 (5,), fill 0.0, 1e-3
+        return [bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5).encode(x),
+                bytes([0, 1, 5, 1, 0]) + PredictConfig.create(abs_error=1e-3).encode(
+                    np.array([0, 1, 2, 0, 4], "f4"), 0.0)]
     if name == "cast_value":
         f64, u8 = SOURCES.index("float64"), SOURCES.index("uint8")
         return [bytes([f64, u8, 0, 1, 0]) + bytes(range(64)),

@@ -45,11 +45,14 @@ FAMILIES: dict[str, tuple[str, str, list[str]]] = {
     "bitround": ("bench_bitround.py", "bitround", ["--n", "8000000", "--repeat", "3"]),
     "convert": ("bench_convert.py", "zdt convert against a plain zarr rewrite",
                 ["--n", "5000000", "--chunk", "500000", "--repeat", "1"]),
+    # the prediction codec against SZ3 (not part of --quick: it has no committed baseline yet)
+    "predict": ("bench_predict.py", "zdt.predict against SZ3", []),
     # bytes, not times: not part of --quick (nor of CI's speed check); a table and one
     # rate-distortion plot per dataset
     "bytes": ("bench_bytes.py", "bytes on disk at the same bound", []),
 }
-BYTES_ONLY = ("bytes",)         # families that measure bytes (left out of --quick)
+BYTES_ONLY = ("bytes",)         # families that measure bytes
+NOT_QUICK = ("predict", *BYTES_ONLY)    # families left out of --quick
 
 
 def find_bench_dir(given: str | None) -> Path:
@@ -339,7 +342,7 @@ def compare(data: dict, baseline_dir: Path, tolerance: float) -> dict[tuple[str,
 def run(args: argparse.Namespace) -> int:
     bench_dir = find_bench_dir(args.bench_dir)
     families = (args.only.split(",") if args.only else
-                [f for f in FAMILIES if not (args.quick and f in BYTES_ONLY)])
+                [f for f in FAMILIES if not (args.quick and f in NOT_QUICK)])
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         raise UsageError(f"--only {','.join(unknown)}: not a family (choose from {', '.join(FAMILIES)})")

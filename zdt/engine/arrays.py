@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zdt.errors import UsageError
+from zdt.errors import InputError, StorageError, UsageError, ZdtError
 
 def storage_units(arr: Any) -> list[tuple[slice, ...]]:
     """The regions of the array's storage units (shards if sharded, else chunks), in C order
@@ -95,10 +95,55 @@ def valid_range_of(attrs: Any) -> tuple[float, float] | None:
 
 
 def reader(arr: Any) -> Any:
-    """region -> its values (NumPy)."""
+    """region -> its values (NumPy). A chunk that cannot be read or decoded is one error naming
+    the array, the chunk's key and the reason (zarr's own says neither array nor chunk)."""
     def read(region: tuple[slice, ...]) -> np.ndarray:
-        return np.asarray(arr[region])
+        try:
+            return np.asarray(arr[region])
+        except (ZdtError, MemoryError):
+            raise
+        except Exception as exc:
+            raise read_failure(arr, region, exc) from exc
     return read
+
+
+DIAGNOSE_UNITS = 256        # storage units read one by one to find the one that fails
+
+
+def read_failure(arr: Any, region: tuple[slice, ...], exc: Exception) -> ZdtError:
+    """Reading `region` failed with `exc`: which storage unit (shard, or chunk) fails, found by
+    reading the region's units one at a time, as InputError (it does not decode: damaged) or
+    StorageError (the store could not give its bytes)."""
+    key, why = None, exc
+    unit = getattr(arr, "shards", None) or arr.chunks
+    ranges = [range(s.start // c, max(s.start // c + 1, -(-s.stop // c)))
+              for s, c in zip(region, unit, strict=True)]
+    for n, coords in enumerate(np.ndindex(*[len(r) for r in ranges])):
+        if n == DIAGNOSE_UNITS:
+            break
+        cell = tuple(r[i] for r, i in zip(ranges, coords, strict=True))
+        try:
+            arr[tuple(slice(k * c, min((k + 1) * c, s)) for k, c, s in zip(cell, unit, arr.shape, strict=True))]
+        except Exception as inner:
+            key, why = arr.metadata.encode_chunk_key(cell), inner
+            break
+    where = f"/{arr.path} chunk {key}" if key is not None else \
+        f"/{arr.path} at ({', '.join(f'{s.start}:{s.stop}' for s in region)})"
+    text = str(why).splitlines()[0] if str(why) else ""
+    reason = f"{why.__class__.__name__}: {text}" if text else why.__class__.__name__
+    if isinstance(why, (OSError, ConnectionError, TimeoutError)):
+        return StorageError(f"reading {where} from the source failed: {reason}")
+    codecs = ", ".join(codec_names(arr))
+    return InputError(f"cannot decode {where} ({codecs}): {reason}")
+
+
+def codec_names(arr: Any) -> list[str]:
+    """The names of the array's codecs (format 3) or its filters and compressor (format 2)."""
+    meta = arr.metadata
+    if getattr(meta, "zarr_format", 3) == 2:
+        parts = [*(meta.filters or ()), *([meta.compressor] if meta.compressor else [])]
+        return [getattr(c, "codec_id", type(c).__name__) for c in parts] or ["no codecs"]
+    return [c.to_dict()["name"] for c in meta.codecs]
 
 
 def v2_filters(filters: list[dict], dtype: np.dtype) -> list[Any]:

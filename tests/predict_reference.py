@@ -1,0 +1,125 @@
+"""A slow, independent decoder of zdt.predict chunks, written from docs/codecs/predict.md alone:
+Python floats (IEEE binary64, each operation rounded, no fused multiply-add) and Python loops
+over the spec's shapes (extents of 1 dropped, leading dimensions merged beyond four), not the
+kernels' padded four-dimensional form."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import struct
+
+import numpy as np
+from numcodecs.zstd import Zstd
+
+
+def spec_shape(shape: tuple[int, ...]) -> list[int]:
+    dims = [n for n in shape if n != 1]
+    while len(dims) > 4:
+        dims = [dims[0] * dims[1], *dims[2:]]
+    return dims
+
+
+def flat(index: tuple[int, ...], dims: list[int]) -> int:
+    i = 0
+    for k, n in zip(index, dims):
+        i = i * n + k
+    return i
+
+
+def lorenzo_order(dims: list[int]):
+    """(flat index, prediction function) in C order."""
+    D = len(dims)
+    for index in itertools.product(*[range(n) for n in dims]):
+        def predict(v, index=index):
+            p = 0.0
+            for mask in range(1, 2 ** D):
+                S = [D - 1 - b for b in range(D) if mask >> b & 1]
+                if any(index[d] == 0 for d in S):
+                    t = 0.0
+                else:
+                    t = v[flat(tuple(k - (1 if d in S else 0) for d, k in enumerate(index)), dims)]
+                p = p + t if len(S) % 2 else p - t
+            return p
+        yield flat(index, dims), predict
+
+
+def interpolation_order(dims: list[int]):
+    D = len(dims)
+    if D == 0:
+        yield 0, lambda v: 0.0
+        return
+    yield 0, lambda v: 0.0
+    s = 1
+    while s < max(dims) - 1:
+        s *= 2
+    while s >= 1:
+        for d in range(D):
+            ranges = []
+            for e, n in enumerate(dims):
+                if e < d:
+                    ranges.append(range(0, n, s))
+                elif e == d:
+                    ranges.append(range(s, n, 2 * s))
+                else:
+                    ranges.append(range(0, n, 2 * s))
+            for index in itertools.product(*ranges):
+                def predict(v, index=index, d=d, s=s):
+                    k, n = index[d], dims[d]
+
+                    def at(delta):
+                        j = list(index)
+                        j[d] = k + delta
+                        return v[flat(tuple(j), dims)]
+                    b = at(-s)
+                    if k + 3 * s < n and k >= 3 * s:
+                        return (9.0 * (b + at(s)) - (at(-3 * s) + at(3 * s))) * 0.0625
+                    if k + s < n:
+                        return (b + at(s)) * 0.5
+                    if k >= 3 * s:
+                        return 1.5 * b - 0.5 * at(-3 * s)
+                    return b
+                yield flat(index, dims), predict
+        s //= 2
+
+
+def unzigzag(m: int) -> int:
+    return m >> 1 if m % 2 == 0 else -((m + 1) >> 1)
+
+
+def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    magic, predictor, size, reserved, n_raw = struct.unpack_from("<4sBBHQ", data)
+    assert magic == b"ZPR1" and predictor in (1, 2) and size == dtype.itemsize and reserved == 0
+    n = math.prod(shape)
+    payload = bytes(Zstd().decode(data[16:]))
+    assert len(payload) == 2 * n + n_raw * size
+    symbols = [payload[i] | payload[n + i] << 8 for i in range(n)]
+    raws = np.frombuffer(payload[2 * n:], dtype=dtype.newbyteorder("<"))
+    q = 2.0 * abs_error
+    out = np.empty(n, dtype=dtype)
+    v = [None] * n
+    used = 0
+    dims = spec_shape(shape)
+    order = lorenzo_order(dims) if predictor == 1 else interpolation_order(dims)
+    visited = 0
+    for i, predict in order:
+        assert v[i] is None, "an element visited twice"
+        p = predict(v)
+        k = symbols[i]
+        if k >= 2:
+            r = p + q * float(unzigzag(k - 2))
+            value = dtype.type(r)               # float32: rounded to nearest
+            out[i] = value
+            v[i] = float(value)
+        elif k == 1:
+            out[i] = fill
+            v[i] = p if math.isfinite(p) else 0.0
+        else:
+            value = raws[used]
+            used += 1
+            out[i] = value
+            v[i] = float(value) if math.isfinite(float(value)) else (p if math.isfinite(p) else 0.0)
+        visited += 1
+    assert visited == n and used == n_raw
+    return out.reshape(shape)

@@ -1,0 +1,161 @@
+"""zdt.predict (docs/codecs/predict.md): every decoded element within E of the original in exact
+arithmetic (NaN and infinities and the fill value bit for bit), zdt's chunks decoded
+bit-identically by the independent reference (tests/predict_reference.py), corrupt chunks a
+ValueError, and the codec in zarr arrays."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from zarr.storage import MemoryStore
+
+import predict_reference
+from zdt.codecs.predict import HEADER, PredictConfig
+from zdt.codecs.zarr.predict import PredictCodec
+from zdt.errors import ConfigError
+
+UINT = {4: np.uint32, 8: np.uint64}
+
+
+def field(seed: int, shape: tuple[int, ...], smooth: float, noise: float, specials: float,
+          dtype: str, fill: float | None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
+    x = np.full(shape, 10.0)
+    for k, g in enumerate(grids):
+        x = x + smooth * np.sin(g / (3 + 2 * k))
+    x = x + rng.normal(0, noise, shape)
+    if specials and x.size:
+        pick = rng.random(shape) < specials
+        choices = np.array([np.nan, np.inf, -np.inf, 1e30, -0.0, fill if fill is not None else 7.0])
+        x = np.where(pick, rng.choice(choices, size=shape), x)
+    return x.astype(dtype)
+
+
+def check_within(x: np.ndarray, y: np.ndarray, E: float, fill) -> None:
+    """Every element of y within E of x, exactly; non-finite values and the fill value (bit for
+    bit) unchanged."""
+    bits = UINT[x.dtype.itemsize]
+    xs, ys = x.reshape(-1), y.reshape(-1)
+    fill_bits = None if fill is None else np.asarray(fill, dtype=x.dtype).view(bits)
+    for i, (a, b) in enumerate(zip(xs.tolist(), ys.tolist())):
+        if fill_bits is not None and xs[i:i + 1].view(bits)[0] == fill_bits:
+            assert ys[i:i + 1].view(bits)[0] == fill_bits, (i, a, b)
+        elif not np.isfinite(a):
+            assert xs[i:i + 1].view(bits)[0] == ys[i:i + 1].view(bits)[0], (i, a, b)
+        else:
+            assert np.isfinite(b) and abs(Fraction(b) - Fraction(a)) <= Fraction(E), (i, a, b, E)
+
+
+shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), shape=shapes, smooth=st.sampled_from([0.0, 1.0, 100.0, 1e6]),
+       noise=st.sampled_from([0.0, 1e-3, 0.3, 50.0]), specials=st.sampled_from([0.0, 0.05, 0.5]),
+       dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, 0.0, np.nan, -9999.0]),
+       E=st.sampled_from([1e-6, 0.01, 0.5, 3.0, 1e4]),
+       predictor=st.sampled_from(["lorenzo", "interpolation", "auto"]))
+def test_every_element_within_the_bound_and_the_reference_decodes_the_same_bits(
+        seed, shape, smooth, noise, specials, dtype, fill, E, predictor):
+    x = field(seed, shape, smooth, noise, specials, dtype, fill)
+    config = PredictConfig.create(abs_error=E, predictor=predictor)
+    data = config.encode(x, fill)
+    y = config.decode(data, x.dtype, x.shape, fill)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    check_within(x, y, E, fill)
+    ref = predict_reference.decode(data, x.dtype, x.shape, E,
+                                   np.nan if fill is None else np.asarray(fill, dtype=x.dtype))
+    bits = UINT[x.dtype.itemsize]
+    assert np.array_equal(ref.view(bits), y.view(bits))
+
+
+def test_smooth_data_is_mostly_zero_codes_and_small():
+    """A smooth 2-d field at a coarse bound: interpolation leaves few non-zero codes, and the
+    chunk is far smaller than quantizing alone would need (~1 byte per value)."""
+    i, j = np.mgrid[0:256, 0:256]
+    x = (1000 * np.sin(i / 40) * np.cos(j / 30)).astype("f8")
+    config = PredictConfig.create(abs_error=0.5, predictor="interpolation")
+    data = config.encode(x)
+    check_within(x, config.decode(data, x.dtype, x.shape), 0.5, None)
+    assert len(data) < x.size / 4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_corrupt_and_truncated_chunks_are_value_errors(dtype):
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.normal(0, 1, (20, 30)), axis=1).astype(dtype)
+    x[2, 3] = np.nan
+    config = PredictConfig.create(abs_error=0.01)
+    data = config.encode(x)
+    cases = {
+        "short": data[:10],
+        "truncated frame": data[:len(data) // 2],
+        "magic": b"XPR1" + data[4:],
+        "predictor": data[:4] + b"\x07" + data[5:],
+        "element size": data[:5] + bytes([12 - x.dtype.itemsize]) + data[6:],
+        "reserved": data[:6] + b"\x01\x00" + data[8:],
+        "n_raw": data[:8] + (10**9).to_bytes(8, "little") + data[16:],
+        "n_raw off by one": data[:8] + (int.from_bytes(data[8:16], "little") + 1).to_bytes(8, "little") + data[16:],
+    }
+    for name, bad in cases.items():
+        with pytest.raises(ValueError, match="zdt.predict"):
+            config.decode(bad, x.dtype, x.shape)
+    with pytest.raises(ValueError, match="zdt.predict"):
+        config.decode(data, x.dtype, (20, 31))      # another shape than the chunk's
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.integers(0, 199))
+def test_arbitrary_bytes_never_crash(tail, cut):
+    """Mutated chunks decode or raise ValueError: never a crash or a read out of bounds (the
+    sanitizer leg runs this under ASan)."""
+    x = np.linspace(0, 10, 60).reshape(6, 10)
+    config = PredictConfig.create(abs_error=0.1)
+    data = bytearray(config.encode(x))
+    data[HEADER.size + cut % max(1, len(data) - HEADER.size):] = tail
+    try:
+        y = config.decode(bytes(data), x.dtype, x.shape)
+    except ValueError:
+        return
+    assert y.shape == x.shape
+
+
+def test_config_errors_name_the_key():
+    for kwargs, key in [({"abs_error": 0}, "abs_error"), ({"abs_error": float("nan")}, "abs_error"),
+                        ({"abs_error": True}, "abs_error"), ({"abs_error": 1, "predictor": "x"}, "predictor"),
+                        ({"abs_error": 1, "level": 99}, "level")]:
+        with pytest.raises(ConfigError) as info:
+            PredictConfig.create(**kwargs)
+        assert info.value.config_key == key
+    with pytest.raises(ConfigError) as info:
+        PredictConfig.from_json({"predictor": "auto"})
+    assert info.value.config_key == "abs_error"
+    with pytest.raises(ConfigError, match="float32 or float64"):
+        PredictConfig.create(abs_error=1).encode(np.arange(5, dtype="i4"))
+
+
+def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks():
+    store = MemoryStore()
+    i, j = np.mgrid[0:100, 0:70]
+    x = (20 + 5 * np.sin(i / 9) + np.cos(j / 7)).astype("f4")
+    x[10:30, 5:25] = -9999.0            # a masked region holding the fill value
+    x[50, 50] = np.nan
+    a = zarr.create_array(store, shape=x.shape, chunks=(32, 32), dtype="f4", fill_value=-9999.0,
+                          serializer=PredictCodec(abs_error=0.05), compressors=None)
+    a[...] = x
+    a[64:, 64:] = -9999.0               # a whole chunk of fill: not written
+    x[64:, 64:] = -9999.0
+    meta = json.loads(store._store_dict["zarr.json"].to_bytes())
+    assert meta["codecs"] == [{"name": "zdt.predict",
+                               "configuration": {"abs_error": 0.05, "predictor": "auto", "level": 3}}]
+    b = zarr.open_array(store, mode="r")
+    check_within(x, b[...], 0.05, np.float32(-9999.0))
+    with pytest.raises(ValueError, match="float32 or float64"):
+        zarr.create_array(MemoryStore(), shape=(4,), dtype="i4", serializer=PredictCodec(abs_error=1))

@@ -1,0 +1,152 @@
+"""zdt.predict: error-bounded prediction (array -> bytes), what its zarr v3 codec and numcodecs
+codec compute. The spec, byte layout included, is docs/codecs/predict.md; the kernels are in
+zdt.kernels._predict.
+
+A chunk is predicted element by element from neighbours already reconstructed, the prediction
+error quantized in steps of 2E into 16-bit symbols, the values that cannot be predicted within E
+stored exactly; the symbols (as a low-byte plane and a high-byte plane) and the exact values go
+through one zstd frame behind a 16-byte header.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zdt.codecs.config_json import check_keys
+from zdt.errors import ConfigError
+
+CODEC = "zdt.predict"
+MAGIC = b"ZPR1"
+HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, reserved, n_raw
+PREDICTORS = {"lorenzo": 1, "interpolation": 2}
+CHOICES = ("auto", *PREDICTORS)
+KEYS = ("abs_error", "predictor", "level")
+DTYPES = (np.dtype("float32"), np.dtype("float64"))
+
+
+def grid4(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The spec's shape: extents of 1 dropped, leading dimensions beyond four merged, then
+    padded with leading 1s to four (the kernels' form)."""
+    dims = [int(n) for n in shape if n != 1]
+    while len(dims) > 4:
+        dims[:2] = [dims[0] * dims[1]]
+    return tuple([1] * (4 - len(dims)) + dims)        # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class PredictConfig:
+    abs_error: float
+    predictor: str = "auto"
+    level: int = 3
+
+    @classmethod
+    def create(cls, *, abs_error: object, predictor: object = "auto", level: object = 3) -> PredictConfig:
+        if isinstance(abs_error, bool) or not isinstance(abs_error, (int, float)) \
+                or not math.isfinite(abs_error) or abs_error <= 0:
+            raise ConfigError(f"{CODEC}: abs_error must be a finite number > 0, got {abs_error!r}",
+                              config_key="abs_error")
+        if predictor not in CHOICES:
+            raise ConfigError(f"{CODEC}: predictor must be one of {', '.join(CHOICES)}, got {predictor!r}",
+                              config_key="predictor")
+        if isinstance(level, bool) or not isinstance(level, int) or not -7 <= level <= 22:
+            raise ConfigError(f"{CODEC}: level must be an integer from -7 to 22, got {level!r}",
+                              config_key="level")
+        return cls(float(abs_error), str(predictor), int(level))
+
+    @classmethod
+    def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
+        return cls.create(**check_keys(config, KEYS, CODEC, required=("abs_error",)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"abs_error": self.abs_error, "predictor": self.predictor, "level": self.level}
+
+    # --- chunks -------------------------------------------------------------------------------
+
+    def encode(self, arr: np.ndarray, fill: object = None) -> bytes:
+        """The chunk bytes of `arr` (float32 or float64, any shape); `fill`: the array's fill
+        value (kept bit for bit), or None."""
+        from zdt.kernels import _predict
+
+        dtype = check_dtype(arr.dtype)
+        x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
+        fills = fill_array(fill, dtype)
+        shape = grid4(arr.shape)
+        names = list(PREDICTORS) if self.predictor == "auto" else [self.predictor]
+        best: bytes | None = None
+        for name in names:
+            sym, raw = _predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills)
+            out = self._pack(PREDICTORS[name], dtype, sym, raw)
+            if best is None or len(out) < len(best):
+                best = out
+        assert best is not None
+        return best
+
+    def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray) -> bytes:
+        from numcodecs.zstd import Zstd
+
+        low = (sym & 0xFF).astype(np.uint8)
+        high = (sym >> 8).astype(np.uint8)
+        payload = b"".join((low.tobytes(), high.tobytes(), raw.astype(dtype.newbyteorder("<")).tobytes()))
+        frame = Zstd(level=self.level).encode(payload)
+        return HEADER.pack(MAGIC, predictor, dtype.itemsize, 0, len(raw)) + bytes(frame)
+
+    def decode(self, data: object, dtype: np.dtype, shape: tuple[int, ...], fill: object = None) -> np.ndarray:
+        """The chunk of `shape` and `dtype` that `data` holds; ValueError naming what is wrong
+        with a corrupt chunk."""
+        from numcodecs.zstd import Zstd
+
+        from zdt.kernels import _predict
+
+        dtype = check_dtype(np.dtype(dtype))
+        buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
+        n = math.prod(shape)
+        if len(buf) < HEADER.size:
+            raise ValueError(f"{CODEC}: a chunk of {len(buf)} bytes is shorter than its "
+                             f"{HEADER.size}-byte header")
+        magic, predictor, size, reserved, n_raw = HEADER.unpack_from(buf)
+        if magic != MAGIC:
+            raise ValueError(f"{CODEC}: the chunk starts with {bytes(magic)!r}, not {MAGIC!r}")
+        if predictor not in PREDICTORS.values():
+            raise ValueError(f"{CODEC}: unknown predictor {predictor} in the chunk header")
+        if size != dtype.itemsize:
+            raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements, the array {dtype}")
+        if reserved:
+            raise ValueError(f"{CODEC}: reserved header bytes are {reserved:#x}, not 0")
+        if n_raw > n:
+            raise ValueError(f"{CODEC}: the chunk claims {n_raw} exact values for {n} elements")
+        expected = 2 * n + n_raw * size
+        payload = np.empty(expected, dtype=np.uint8)
+        try:
+            got = Zstd().decode(bytes(buf[HEADER.size:]), out=payload)
+        except Exception as exc:        # numcodecs' zstd raises RuntimeError / ValueError
+            raise ValueError(f"{CODEC}: the zstd frame does not decode into the {expected} bytes "
+                             f"the header and shape call for ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        if np.asarray(got).nbytes != expected:
+            raise ValueError(f"{CODEC}: the zstd frame holds {np.asarray(got).nbytes} bytes, "
+                             f"the header and shape call for {expected}")
+        sym = payload[:n].astype(np.uint16) | (payload[n:2 * n].astype(np.uint16) << 8)
+        raw = payload[2 * n:].view(dtype.newbyteorder("<")).astype(dtype, copy=False)
+        out = np.empty(n, dtype=dtype)
+        _predict.decode(sym, np.ascontiguousarray(raw), out, grid4(shape), self.abs_error, predictor,
+                        fill_array(fill, dtype))
+        return out.reshape(shape)
+
+
+def check_dtype(dtype: np.dtype) -> np.dtype:
+    native = dtype.newbyteorder("=")
+    if dtype.kind != "f" or native not in DTYPES:
+        raise ConfigError(f"{CODEC}: takes float32 or float64 arrays, not {dtype}", config_key="data_type")
+    return native
+
+
+def fill_array(fill: object, dtype: np.dtype) -> np.ndarray:
+    """The fill value as an array of one element of `dtype` (empty for None)."""
+    if fill is None:
+        return np.empty(0, dtype=dtype)
+    return np.asarray([fill], dtype=dtype)

@@ -1,0 +1,6 @@
+import numpy as np
+
+def encode(x: np.ndarray, shape: tuple[int, int, int, int], abs_error: float, predictor: int,
+           fill: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+def decode(sym: np.ndarray, raw: np.ndarray, out: np.ndarray, shape: tuple[int, int, int, int],
+           abs_error: float, predictor: int, fill: np.ndarray) -> None: ...
