@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
 import zdt
+from test_suggest import exact_error
 from zdt.engine.readers import READERS
 
 CHUNK = (64, 64)
@@ -47,20 +48,6 @@ def codec_names(s: MemoryStore) -> set[str]:
     return {c["name"] for c in doc["codecs"]}
 
 
-def exact_max_error(x: np.ndarray, y: np.ndarray, relative: bool) -> Fraction | float:
-    worst = Fraction(0)
-    for a, b in zip(x.reshape(-1).tolist(), y.reshape(-1).tolist(), strict=True):
-        if math.isnan(a) or math.isnan(b):
-            if not (math.isnan(a) and math.isnan(b)):
-                return math.inf
-            continue
-        e = abs(Fraction(b) - Fraction(a))
-        if relative:
-            e = e / abs(Fraction(a)) if a else (Fraction(0) if b == 0 else math.inf)
-        worst = max(worst, e)
-    return worst
-
-
 def units(x: np.ndarray):
     for r in range(0, x.shape[0], CHUNK[0]):
         for c in range(0, x.shape[1], CHUNK[1]):
@@ -82,7 +69,7 @@ def quantize_then_pcodec(x: np.ndarray, E: float) -> int | None:
         with np.errstate(invalid="ignore"):
             codes = np.where(np.isnan(u), top, np.rint((u - offset) * scale)).astype(np.uint32)
         back = np.where(codes == top, np.nan, codes / scale + offset)
-        if exact_max_error(u, back.astype(x.dtype), False) > Fraction(E):
+        if exact_error(u, back.astype(x.dtype), False) > Fraction(E):
             return None
         total += len(numcodecs.PCodec(level=8).encode(codes.reshape(-1)))
     return total
@@ -110,7 +97,7 @@ def test_the_output_keeps_the_bound_uses_the_readers_codecs_and_beats_the_recipe
                 **({"abs_error": value} if kind == "abs" else {"rel_error": value}))
     y = zarr.open_array(out, mode="r")[...]
     assert y.dtype == np.dtype(dtype)
-    assert exact_max_error(x, y, kind == "rel") <= Fraction(value)
+    assert exact_error(x, y, kind == "rel") <= Fraction(value)
     assert codec_names(out) <= set(READERS[readers].codecs)
     # the recipes these readers could read: integer codes need a filter to decode (zarr-python,
     # zdt); bitrounded floats are plain numbers (any reader of pcodec)
