@@ -131,9 +131,11 @@ class PredictConfig:
             raise ValueError(f"{CODEC}: the zstd frame holds {np.asarray(got).nbytes} bytes, "
                              f"the header and shape call for {expected}")
         sym = payload[:n].astype(np.uint16) | (payload[n:2 * n].astype(np.uint16) << 8)
-        raw = payload[2 * n:].view(dtype.newbyteorder("<")).astype(dtype, copy=False)
+        # (a copy: the raw values start 2n bytes into the payload, where a float32 or float64
+        # may be misaligned, and the kernel loads them as floats)
+        raw = payload[2 * n:].view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
-        _predict.decode(sym, np.ascontiguousarray(raw), out, grid4(shape), self.abs_error, predictor,
+        _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
                         fill_array(fill, dtype))
         return out.reshape(shape)
 
