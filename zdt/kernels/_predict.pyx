@@ -4,8 +4,8 @@
 docs/codecs/predict.md is the spec; this module computes its "Reconstruction" section and the
 encoder of its "Encoding" section. Shapes arrive as four extents (leading extents of 1 pad
 lower dimensions; zdt.codecs.predict drops other extents of 1 and merges leading dimensions
-beyond four): a padded dimension's index is always 0, so it adds only +-0.0 Lorenzo terms
-and no interpolation points, which changes no decoded bit (see the spec's note on zeros).
+beyond four): a padded dimension's index is always 0, so its Lorenzo terms are skipped (the
+spec has none for it) and it has no interpolation points.
 
 Every prediction and reconstruction is a sequence of binary64 operations, each rounded on its
 own: the module is compiled with -ffp-contract=off (setup.py), so no build fuses a multiply
@@ -54,18 +54,48 @@ cdef inline Grid grid_of(tuple shape):
     return g
 
 
-cdef inline double lorenzo(const double* v, Py_ssize_t i, const Py_ssize_t* off, int zero) noexcept nogil:
-    """The 4-d Lorenzo sum at flat index i; bit b of a mask is dimension 3 - b; `zero` has bit b
-    set where that dimension's index is 0 (the neighbour is outside: the term is 0.0)."""
-    cdef double p = 0.0, t
-    cdef int m
+cdef struct Terms:
+    int count               # the Lorenzo terms over the chunk's real dimensions, in mask order
+    int mask[15]            # bit b: dimension 3 - b
+    Py_ssize_t off[15]      # how far back the term's neighbour is (elements)
+    bint add[15]            # |S| odd: added; even: subtracted
+
+
+cdef Terms lorenzo_terms(const Grid* g) noexcept nogil:
+    """The terms of the spec's sum, once per chunk: only masks over dimensions of extent > 1
+    (a padded dimension's index is always 0, so its terms are always 0.0 and are skipped, as
+    the spec, which drops those dimensions, has them)."""
+    cdef Terms t
+    cdef int m, b, bits
+    cdef bint real_dims
+    t.count = 0
     for m in range(1, 16):
-        t = 0.0 if (m & zero) else v[i - off[m]]
-        # |S| odd: added; even: subtracted
-        if (m & 1) ^ ((m >> 1) & 1) ^ ((m >> 2) & 1) ^ ((m >> 3) & 1):
-            p = p + t
-        else:
-            p = p - t
+        real_dims = True
+        bits = 0
+        for b in range(4):
+            if m & (1 << b):
+                real_dims = real_dims and g.n[3 - b] > 1
+                bits += 1
+        if not real_dims:
+            continue
+        t.mask[t.count] = m
+        t.off[t.count] = 0
+        for b in range(4):
+            if m & (1 << b):
+                t.off[t.count] += g.st[3 - b]
+        t.add[t.count] = bits % 2 == 1
+        t.count += 1
+    return t
+
+
+cdef inline double lorenzo(const double* v, Py_ssize_t i, const Terms* t, int zero) noexcept nogil:
+    """The Lorenzo sum at flat index i; `zero` has bit b set where dimension 3 - b's index is
+    0 (the neighbour is outside: the term is 0.0)."""
+    cdef double p = 0.0, term
+    cdef int k
+    for k in range(t.count):
+        term = 0.0 if (t.mask[k] & zero) else v[i - t.off[k]]
+        p = p + term if t.add[k] else p - term
     return p
 
 
@@ -181,21 +211,16 @@ cdef inline int decode_one(real* out, Py_ssize_t i, double p, double* v, const u
 
 cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
                      Dec* dd, real fill, bint decoding) noexcept nogil:
-    cdef Py_ssize_t off[16]
+    cdef Terms terms = lorenzo_terms(g)
     cdef Py_ssize_t i = 0, i0, i1, i2, i3
-    cdef int m, b, zero
+    cdef int zero
     cdef double p
-    for m in range(16):
-        off[m] = 0
-        for b in range(4):
-            if m & (1 << b):
-                off[m] += g.st[3 - b]
     for i0 in range(g.n[0]):
         for i1 in range(g.n[1]):
             for i2 in range(g.n[2]):
                 for i3 in range(g.n[3]):
                     zero = (<int>(i3 == 0)) | (<int>(i2 == 0) << 1) | (<int>(i1 == 0) << 2) | (<int>(i0 == 0) << 3)
-                    p = lorenzo(v, i, off, zero)
+                    p = lorenzo(v, i, &terms, zero)
                     if decoding:
                         if decode_one(x, i, p, v, sym, raw, dd, fill) < 0:
                             return -1
