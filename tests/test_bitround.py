@@ -97,6 +97,7 @@ def test_the_specs_uint8_example():
 
 # --- every value of the narrow types, samples of the wide ones -----------------------------------
 
+@pytest.mark.exhaustive         # (every 16-bit pattern through a pure-Python reference: ~75 s)
 @pytest.mark.parametrize("name", ["float16", "bfloat16"])
 @pytest.mark.parametrize("keep", [1, 2, 3, 6, 7, 9, 10])
 def test_every_16_bit_float(name, keep):

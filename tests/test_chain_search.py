@@ -13,7 +13,7 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
@@ -83,6 +83,10 @@ def bitround_then_pcodec(x: np.ndarray, R: float) -> int:
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# (zarr gave blosc the typesize of the array's float32, not of the uint8 it stored: 12,970
+# bytes written where 11,684 were measured, more than the recipe's 11,788)
+@example(seed=1, smooth=1.0, noise=5.0, nan=0.05, dtype="float32", bound=("abs", 0.5),
+         readers="zarr-python")
 @given(seed=st.integers(0, 2 ** 16), smooth=st.sampled_from([0.0, 0.2, 1.0]),
        noise=st.sampled_from([0.01, 0.5, 5.0]), nan=st.sampled_from([0.0, 0.05]),
        dtype=st.sampled_from(["float32", "float64"]),
@@ -111,3 +115,27 @@ def test_the_output_keeps_the_bound_uses_the_readers_codecs_and_beats_the_recipe
         return
     if recipe is not None:
         assert chunk_bytes(out) <= recipe
+
+
+@pytest.mark.parametrize("compressor", [
+    "auto", "keep", "blosc", "zstd:5",
+    '[{"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "bitshuffle"}}]'])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_bytes_measured_are_the_bytes_written(compressor, dtype):
+    """Measured on every unit, the plan's bytes are the bytes convert writes, whatever the last
+    stage: the chain measured is the chain written."""
+    x = data(1, 1.0, 5.0, 0.05).astype(dtype)
+    src = MemoryStore()
+    a = zarr.create_array(src, shape=x.shape, chunks=CHUNK, dtype=dtype, fill_value=np.nan,
+                          compressors=[{"name": "blosc", "configuration": {
+                              "cname": "lz4", "clevel": 5, "shuffle": "shuffle"}}])
+    a[...] = x
+    plan = zdt.suggest(src, abs_error=0.5, compressor=compressor)
+    (decision,) = [d for d in plan.decisions if d.action == "encode"]
+    assert decision.measured["on"] == "all 4 storage units"
+    out = MemoryStore()
+    zdt.convert(src, out, plan=plan)
+    assert chunk_bytes(out) == decision.measured["bytes"]
+    for c in json.loads(out._store_dict["zarr.json"].to_bytes())["codecs"]:
+        if c["name"] == "blosc":        # the stored elements' size, not the array's
+            assert c["configuration"]["typesize"] == 1

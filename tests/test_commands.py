@@ -612,6 +612,11 @@ def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys, 
     assert rc == 1 and out.count("running it again") == bench.RERUNS == 2, out
     assert all(f"REGRESSION bitround: '{t}'" in out for t in titles), out
     rc, out, _ = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out",
+                         str(tmp_path / "b0"), "--against", str(baseline("fast0", 0.01)),
+                         "--reruns", "0")
+    assert rc == 1 and "running it again" not in out, out
+    assert all(f"REGRESSION bitround: '{t}'" in out for t in titles), out
+    rc, out, _ = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out",
                          str(tmp_path / "c"), "--against", str(baseline("short", 100.0, True)))
     assert rc == 1 and f"'{titles[0]}' is not in the baseline" in out
 

@@ -103,6 +103,9 @@ def test_corrupt_and_truncated_chunks_are_value_errors(dtype):
         "reserved": data[:6] + b"\x01\x00" + data[8:],
         "n_raw": data[:8] + (10**9).to_bytes(8, "little") + data[16:],
         "n_raw off by one": data[:8] + (int.from_bytes(data[8:16], "little") + 1).to_bytes(8, "little") + data[16:],
+        "frame magic": data[:16] + b"\0\0\0\0" + data[20:],
+        # frame header descriptor 0x00: no content size declared (the spec requires one)
+        "frame without its size": data[:20] + b"\x00\x58" + data[22:],
     }
     for name, bad in cases.items():
         with pytest.raises(ValueError, match="zdt.predict"):

@@ -30,6 +30,30 @@ KEYS = ("abs_error", "predictor", "level")
 DTYPES = (np.dtype("float32"), np.dtype("float64"))
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def frame_content_size(frame: bytes | memoryview) -> int:
+    """The content size a zstd frame declares in its header (RFC 8878, 3.1.1.1); ValueError if
+    the bytes are no zstd frame or the frame does not declare it (the spec requires it). Read
+    here rather than trusted to the zstd binding: decompressing into a buffer of the expected
+    size would leave a shorter frame's tail uninitialised instead of failing."""
+    if len(frame) < 5 or bytes(frame[:4]) != ZSTD_MAGIC:
+        raise ValueError(f"{CODEC}: the payload is not a zstd frame (magic {bytes(frame[:4])!r})")
+    descriptor = frame[4]
+    fcs_flag, single_segment, dict_flag = descriptor >> 6, (descriptor >> 5) & 1, descriptor & 3
+    if descriptor & 0x08:
+        raise ValueError(f"{CODEC}: the zstd frame header sets its reserved bit")
+    fcs_size = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+    if fcs_size == 0:
+        raise ValueError(f"{CODEC}: the zstd frame does not declare its content size")
+    start = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+    if len(frame) < start + fcs_size:
+        raise ValueError(f"{CODEC}: the zstd frame header is truncated")
+    size = int.from_bytes(bytes(frame[start:start + fcs_size]), "little")
+    return size + 256 if fcs_size == 2 else size
+
+
 def grid4(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     """The spec's shape: extents of 1 dropped, leading dimensions beyond four merged, then
     padded with leading 1s to four (the kernels' form)."""
@@ -121,15 +145,16 @@ class PredictConfig:
         if n_raw > n:
             raise ValueError(f"{CODEC}: the chunk claims {n_raw} exact values for {n} elements")
         expected = 2 * n + n_raw * size
+        declared = frame_content_size(buf[HEADER.size:])
+        if declared != expected:
+            raise ValueError(f"{CODEC}: the zstd frame declares {declared} bytes of content, "
+                             f"the header and shape call for {expected}")
         payload = np.empty(expected, dtype=np.uint8)
         try:
             got = Zstd().decode(bytes(buf[HEADER.size:]), out=payload)
         except Exception as exc:        # numcodecs' zstd raises RuntimeError / ValueError
             raise ValueError(f"{CODEC}: the zstd frame does not decode into the {expected} bytes "
                              f"the header and shape call for ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
-        if np.asarray(got).nbytes != expected:
-            raise ValueError(f"{CODEC}: the zstd frame holds {np.asarray(got).nbytes} bytes, "
-                             f"the header and shape call for {expected}")
         sym = payload[:n].astype(np.uint16) | (payload[n:2 * n].astype(np.uint16) << 8)
         # (a copy: the raw values start 2n bytes into the payload, where a float32 or float64
         # may be misaligned, and the kernel loads them as floats)

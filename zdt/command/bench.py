@@ -350,6 +350,8 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.runs < 1:
         raise UsageError(f"--runs {args.runs}: at least 1")
+    if args.reruns < 0:
+        raise UsageError(f"--reruns {args.reruns}: at least 0")
     against = Path(args.against) if args.against else None
     if against is not None and not against.is_dir():
         raise InputError(f"--against {against}: no such directory")
@@ -362,9 +364,9 @@ def run(args: argparse.Namespace) -> int:
             (out / f"{family}.json").write_text(json.dumps(data, indent=1))
         if data and against is not None and family not in BYTES_ONLY:
             bad = compare(data, against, args.tolerance)
-            # a slow row may be the machine (it is shared): it counts only when two more runs,
-            # each after a pause, show it too
-            for _ in range(RERUNS):
+            # a slow row may be the machine (it is shared): it counts only when --reruns more
+            # runs, each after a pause, show it too
+            for _ in range(args.reruns):
                 if not bad:
                     break
                 print(f"  {family}: {len(bad)} row(s) off their baseline; running it again")
@@ -405,11 +407,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--against", metavar="DIR", help="compare each row's zdt / floor ratio with "
                    "the JSON results in DIR (an earlier --out); exit 1 when one is more than "
                    "--tolerance times its value there and zdt's own time is above the "
-                   "baseline's (a family with such a row runs twice more, and the row counts "
-                   "only when every run has it)")
+                   "baseline's (a family with such a row runs --reruns more times, and the row "
+                   "counts only when every run has it)")
     p.add_argument("--tolerance", type=float, default=1.3,
                    help="for --against (default 1.3; a row whose zdt time or floor is under 1 ms: "
                         "at least 2)")
+    p.add_argument("--reruns", type=int, default=RERUNS,
+                   help=f"for --against: how many more runs a family with a slow row gets before the "
+                        f"row counts (default {RERUNS})")
     p.add_argument("--runs", type=int, default=1, help="run each family this many times and keep, "
                    "per row, the slowest zdt / floor ratio: a baseline for --against that a noisy "
                    "machine's next run stays under (default 1)")

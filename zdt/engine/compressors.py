@@ -34,6 +34,13 @@ def _blosc(cname: str, level: int, shuffle: str) -> dict:
                                                "blocksize": 0}}
 
 
+def _untyped(codec: dict) -> dict:
+    if codec.get("name") != "blosc":
+        return codec
+    return {**codec, "configuration": {k: v for k, v in codec.get("configuration", {}).items()
+                                       if k != "typesize"}}
+
+
 def _gzip(level: int) -> dict:
     return {"name": "gzip", "configuration": {"level": level}}
 
@@ -115,7 +122,9 @@ class Compression:
         if self.kind in ("keep", "auto"):
             if arr.metadata.zarr_format == 2:
                 return from_v2(arr.metadata.compressor)
-            return [c.to_dict() for c in arr.compressors]
+            # (less the typesize zarr gave blosc from the array's data type: the output's
+            # stored elements may be narrower; BackEnd.typed gives it theirs)
+            return [_untyped(c.to_dict()) for c in arr.compressors]
         if self.kind == "none":
             return []
         if self.kind == "json":

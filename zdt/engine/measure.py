@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,16 @@ class BackEnd:
             bits = [str(c[k]) for k in ("cname", "level", "clevel", "shuffle") if k in c]
             parts.append(f"{comp['name']}" + (f" ({', '.join(bits)})" if bits else ""))
         return " + ".join(parts) or "no compressor"
+
+    def typed(self, itemsize: int) -> BackEnd:
+        """This back end with every blosc compressor's typesize (where it gives none) the
+        stored element's size.
+        zarr derives a missing typesize from the array's data type, not from what the filters
+        store (a float32 array cast to uint8 would be shuffled as 4-byte elements): the plan
+        says it, so what is written is what was measured."""
+        comps = tuple({**c, "configuration": {"typesize": itemsize, **c.get("configuration", {})}}
+                      if c.get("name") == "blosc" else c for c in self.compressors)
+        return replace(self, compressors=comps)
 
     def chain(self, encoding: Encoding) -> list[dict]:
         """The codecs after the encoding's filters, as zarr v3 JSON: always the serializer
@@ -293,12 +303,13 @@ def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequ
             stage, why = None, str(exc).splitlines()[0]
         runners = []
         for backend in backends:
+            stored = _stored_dtype(enc.stored if not enc.rounding else np.dtype(dtype).name)
+            backend = backend.typed(_itemsize(stored))
             result = Result(enc, backend, failed=why)
             runner = None
             if stage is not None:
                 try:
-                    stored = enc.stored if not enc.rounding else np.dtype(dtype).name
-                    runner = BackEndRunner(backend, enc, _stored_dtype(stored), output)
+                    runner = BackEndRunner(backend, enc, stored, output)
                 except (ValueError, TypeError) as exc:
                     result.failed = str(exc).splitlines()[0]
             runners.append((result, runner))
@@ -345,6 +356,11 @@ def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequ
             if progress is not None:
                 progress(1)
     return m
+
+
+def _itemsize(stored: Any) -> int:
+    """The bytes of one stored element (a NumPy dtype, or a zdt ZDType: its native type's)."""
+    return int(stored.itemsize if isinstance(stored, np.dtype) else stored.to_native_dtype().itemsize)
 
 
 def _stored_dtype(name: str) -> Any:
