@@ -74,3 +74,149 @@ def test_a_damaged_chunk_of_a_sharded_array_names_the_shard(tmp_path):
     shard.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"^cannot decode / chunk c/1/0 \(sharding_indexed\): "):
         zdt.suggest(str(src), abs_error=0.5)
+
+
+# --- finding the damage: zdt inspect --check, zdt.check -----------------------------------------
+
+def test_inspect_check_lists_every_damaged_chunk_and_exits_4(damaged, capsys):
+    (damaged / "temp" / "c" / "0").write_bytes(b"\x28\xb5\x2f\xfd garbage")   # a second one
+    before = tree_digest(damaged)
+    rc = main(["inspect", str(damaged), "--check", "--quiet"])
+    out, err = capsys.readouterr()
+    assert rc == 4, out + err
+    assert err.strip().splitlines() == [
+        "zdt inspect: 2 damaged chunks in 1 of 2 arrays (listed on stdout)"], err
+    assert "  check   4 chunks read, 2 damaged:" in out, out
+    assert "    chunk c/0: bytes, zstd: " in out and "    chunk c/2: bytes, zstd: " in out, out
+    assert "  check   1 chunk read, every one decodes" in out, out
+    assert tree_digest(damaged) == before
+
+
+def test_inspect_check_json_and_a_whole_store(tmp_path, capsys):
+    import json
+
+    src = tmp_path / "whole.zarr"
+    a = zarr.create_array(src, shape=(30, 30), chunks=(10, 10), dtype="i2")
+    a[...] = np.arange(900, dtype="i2").reshape(30, 30)
+    assert main(["inspect", str(src), "--check", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    (row,) = json.loads(out)
+    assert row["check"] == {"chunks": 9, "damaged": []}
+    assert zdt.check(str(src)) == []
+
+
+def test_zdt_check_names_the_inner_chunks_of_a_damaged_shard(tmp_path):
+    src = tmp_path / "sharded.zarr"
+    a = zarr.create_array(src, shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="f4",
+                          compressors=zarr.codecs.ZstdCodec(level=1))
+    a[...] = np.arange(1600, dtype="f4").reshape(40, 40)
+    shard = src / "c" / "1" / "0"
+    data = bytearray(shard.read_bytes())
+    data[-40:] = b"\xff" * 40                # the shard index, overwritten
+    shard.write_bytes(bytes(data))
+    found = zdt.check(str(src))
+    assert [d.key for d in found] == [f"c/1/0 (inner chunk ({i}, {j}))" for i in (0, 1) for j in (0, 1)]
+    assert all(d.array == "/" and d.reason.startswith("sharding_indexed") for d in found), found
+
+
+# --- salvaging: zdt convert --on-damaged-chunk fill ---------------------------------------------
+
+def test_fill_copies_the_rest_lists_the_damage_and_exits_4(damaged, tmp_path, capsys):
+    before = tree_digest(damaged)
+    dst = tmp_path / "out.zarr"
+    rc = main(["convert", str(damaged), str(dst), "--abs-error", "0.01",
+               "--on-damaged-chunk", "fill", "--quiet"])
+    out, err = capsys.readouterr()
+    assert rc == 4, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "zdt convert: /temp chunk c/2 is damaged, written as the fill value: bytes, zstd: "), err
+    assert "1 damaged source chunk written as the fill value" in out, out
+    assert tree_digest(damaged) == before
+    src = zarr.open_group(damaged, mode="r")
+    new = zarr.open_group(dst, mode="r")
+    x, y = src["temp"], new["temp"][...]
+    for k in (0, 1, 3):                              # the chunks that decode: within the bound
+        part = slice(2500 * k, 2500 * (k + 1))
+        assert np.max(np.abs(x[part] - y[part])) <= 0.01
+    assert np.all(y[5000:7500] == src["temp"].fill_value)     # the damaged one: the fill value
+    assert new["temp"].attrs["zdt_damaged_chunks"] == [
+        {"chunk": "c/2", "reason": lines[0].split("fill value: ", 1)[1]}]
+    np.testing.assert_array_equal(new["wind"][...], np.arange(100.0))
+    assert "zdt_damaged_chunks" not in new["wind"].attrs
+
+
+def test_fill_on_an_array_that_is_copied_and_a_sharded_one(tmp_path):
+    src = tmp_path / "src.zarr"
+    g = zarr.open_group(src, mode="w")
+    ids = g.create_array("ids", shape=(40,), chunks=(10,), dtype="i4", fill_value=-1,
+                         compressors=zarr.codecs.ZstdCodec(level=1))
+    ids[...] = np.arange(40, dtype="i4")
+    sh = g.create_array("field", shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="f4",
+                        fill_value=np.nan, compressors=zarr.codecs.ZstdCodec(level=1))
+    sh[...] = np.arange(1600, dtype="f4").reshape(40, 40) / 16
+    (src / "ids" / "c" / "1").write_bytes(b"not zstd")
+    shard = src / "field" / "c" / "1" / "1"
+    data = bytearray(shard.read_bytes())
+    data[-40:] = b"\xff" * 40                # the shard index, overwritten
+    shard.write_bytes(bytes(data))
+    before = tree_digest(src)
+    report = zdt.convert(str(src), str(tmp_path / "out.zarr"), abs_error=0.5,
+                         on_damaged_chunk="fill", exclude=["/ids"])
+    assert tree_digest(src) == before
+    assert [a.action for a in report.arrays] == ["encode", "copy"]
+    assert report["ids"].bytes_after < report["ids"].bytes_before       # c/1 is no chunk now
+    assert sorted((d.array, d.key) for d in report.damaged) == sorted(
+        [("/field", f"c/1/1 (inner chunk ({i}, {j}))") for i in (0, 1) for j in (0, 1)] + [("/ids", "c/1")])
+    new = zarr.open_group(tmp_path / "out.zarr", mode="r")
+    got = new["ids"][...]
+    np.testing.assert_array_equal(got[:10], np.arange(10))
+    assert np.all(got[10:20] == -1)
+    np.testing.assert_array_equal(got[20:], np.arange(20, 40))
+    f = new["field"][...]
+    assert np.all(np.isnan(f[20:, 20:]))
+    want = np.arange(1600, dtype="f4").reshape(40, 40) / 16
+    assert np.max(np.abs(f[:20] - want[:20])) <= 0.5 and np.max(np.abs(f[:, :20] - want[:, :20])) <= 0.5
+    assert len(new["field"].attrs["zdt_damaged_chunks"]) == 4
+    assert zdt.check(str(tmp_path / "out.zarr")) == []       # the copy itself is whole
+
+
+def test_fill_is_refused_where_it_cannot_run_and_a_bad_value_is_usage(damaged, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:                 # argparse's own usage error
+        main(["convert", str(damaged), str(tmp_path / "o.zarr"), "--abs-error", "0.1",
+              "--on-damaged-chunk", "skip"])
+    assert stop.value.code == 2 and "invalid choice: 'skip'" in capsys.readouterr().err
+    from zdt.errors import UsageError
+
+    with pytest.raises(UsageError, match="--on-damaged-chunk 'skip': stop or fill"):
+        zdt.convert(str(damaged), str(tmp_path / "o.zarr"), abs_error=0.1, on_damaged_chunk="skip")
+    with pytest.raises(UsageError, match="does not run on a dask cluster"):
+        zdt.convert(str(damaged), str(tmp_path / "o.zarr"), abs_error=0.1, on_damaged_chunk="fill",
+                    scheduler="tcp://127.0.0.1:1")
+    assert not (tmp_path / "o.zarr").exists()
+
+
+@pytest.mark.parametrize("at", ["unit:3"])
+def test_a_killed_salvage_resumes_to_the_bytes_of_an_uninterrupted_one(damaged, tmp_path, at):
+    """Killed (SIGKILL) while salvaging, resumed with the same options: the same chunks,
+    attributes included, as a run that was never stopped."""
+    import os
+    import subprocess
+    import sys
+
+    args = ["--abs-error", "0.01", "--on-damaged-chunk", "fill", "--quiet"]
+    clean = tmp_path / "clean.zarr"
+    ref = subprocess.run([sys.executable, "-m", "zdt", "convert", str(damaged), str(clean), *args],
+                         capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 4, ref.stderr
+    dst = tmp_path / "out.zarr"
+    proc = subprocess.run([sys.executable, "-m", "zdt", "convert", str(damaged), str(dst), *args],
+                          env=dict(os.environ, ZDT_CONVERT_KILL_AT=at), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == -9 and not dst.exists(), proc.stderr
+    again = subprocess.run([sys.executable, "-m", "zdt", "convert", str(damaged), str(dst), *args,
+                            "--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 4, again.stderr
+    assert again.stderr == ref.stderr
+    assert tree_digest(dst) == tree_digest(clean)

@@ -76,6 +76,11 @@ class ScaleOffsetError(ZdtError):
 # command prints it as it is and exits with `exit_status` (docs/command.md, "Exit status").
 
 
+# exit status of `zdt inspect --check` that found damaged chunks, and of `zdt convert
+# --on-damaged-chunk fill` that filled some: the job is done, the data is not whole
+DAMAGED = 4
+
+
 class JobError(Exception):
     """Base class of the errors of a suggestion or a conversion; ``str(error)`` is one line."""
 

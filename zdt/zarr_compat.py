@@ -96,6 +96,30 @@ def stop_zarr_io(timeout: float = 30.0) -> None:
     asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout)
 
 
+def settle_zarr_io(timeout: float = 30.0) -> None:
+    """Wait until what zarr's IO loop runs now has ended, without cancelling it (zarr stays
+    usable). A store write that fails inside zarr's gather of a region's chunks leaves that
+    region's other chunk writes running: a caller that cleans up after the error must let them
+    end first, or they write after it (recreating what it removed)."""
+    import asyncio
+
+    from zarr.core import sync as zarr_sync
+
+    loop = zarr_sync.loop[0]
+    if loop is None or loop.is_closed() or not loop.is_running():
+        return
+
+    async def wait_all() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    try:
+        asyncio.run_coroutine_threadsafe(wait_all(), loop).result(timeout + 1)
+    except Exception:           # (a loop that will not settle: clean up all the same)
+        pass
+
+
 @dataclass(frozen=True)
 class _ProbeChangeDtype(ArrayArrayCodec):
     is_fixed_size = True

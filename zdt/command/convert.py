@@ -8,6 +8,7 @@ written), ``--codecs JSON`` (the same codecs for every numeric array), or a boun
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args,
@@ -16,15 +17,24 @@ from zdt.command.options import (add_scheduler_arg, add_selection_args, add_stor
 
 def run(args: argparse.Namespace) -> int:
     from zdt.engine.api import convert
+    from zdt.errors import DAMAGED
 
     with progress_bars(args.quiet) as progress:
         report = convert(args.src, args.dst, args.plan, codecs=args.codecs,
                          **bound_kwargs(args), **storage_kwargs(args),
                          compressor=args.compressor, resume=args.resume,
-                         scheduler=args.scheduler, progress=progress)
+                         scheduler=args.scheduler, on_damaged_chunk=args.on_damaged_chunk,
+                         progress=progress)
     lines = str(report).splitlines()
     for line in lines if not args.quiet else lines[-1:]:
         say(line)
+    if report.damaged:
+        # the job is done and the copy is not whole: every damaged chunk on stderr (also in
+        # the arrays' attributes, zdt_damaged_chunks), and a status of its own
+        for d in report.damaged:
+            print(f"zdt convert: {d.array} chunk {d.key} is damaged, written as the fill value: "
+                  f"{d.reason}", file=sys.stderr)
+        return DAMAGED
     return 0
 
 
@@ -46,6 +56,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--codecs", metavar="JSON", help="codecs for every numeric array")
     p.add_argument("--plan", metavar="FILE", help="apply the plan `zdt suggest --json` wrote")
     add_scheduler_arg(p, "the survey, the measurement and the writes")
+    p.add_argument("--on-damaged-chunk", choices=("stop", "fill"), default="stop",
+                   help="a source chunk that does not decode: stop (the default: one line naming "
+                        "it, exit 1), or fill: write its elements as the array's fill value, list "
+                        "every such chunk on stderr and in the array's attributes "
+                        "(zdt_damaged_chunks), exit 4")
     p.add_argument("--resume", action="store_true",
                    help="finish a conversion that was stopped (killed, a lost node): the units it "
                         "wrote are checked against the source and kept, the rest written, with the "

@@ -59,6 +59,32 @@ def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple
     return loc, open_node(loc, inner), loc.text + (f":{inner}" if inner else "")
 
 
+def check(source: Any, *, storage_options: dict | None = None, branch: str = "main",
+          progress: Progress | None = None) -> list:
+    """Every chunk of every array of `source` read and decoded (what ``zdt inspect --check``
+    does).
+
+    Returns
+    -------
+    list of zdt.engine.damage.Damage
+        The chunks that do not decode (array, key, reason), in array and key order; empty when
+        every chunk decodes. A chunk the store cannot give raises StorageError.
+    """
+    from zdt.engine import damage
+    from zdt.engine.arrays import storage_units
+    from zdt.engine.decide import workers
+    from zdt.stores import nodes
+
+    _, node, _ = open_source(source, storage_options, branch)
+    make = progress or _no_progress
+    found = []
+    for _, arr in nodes.walk(node):
+        if nodes.is_array(arr):
+            found += damage.check_array(arr, workers(), make(f"check /{arr.path}",
+                                                             len(storage_units(arr))))
+    return found
+
+
 def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | None = None,
             bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
             exclude: Sequence[str] | None = None, compressor: Any = "auto",
@@ -146,6 +172,9 @@ class Report:
     plan: Plan
     arrays: list = field(default_factory=list)          # zdt.engine.writer.ArrayReport
     notes: list = field(default_factory=list)           # what the run said on the way
+    # --on-damaged-chunk fill: the source's chunks that did not decode, written as the fill
+    # value (zdt.engine.damage.Damage: array, key, reason)
+    damaged: list = field(default_factory=list)
 
     @property
     def bytes_before(self) -> int:
@@ -166,9 +195,14 @@ class Report:
 
         before, after = self.bytes_before, self.bytes_after
         change = f" ({(after - before) / before:+.1%})" if before else ""
-        return "\n".join([*self.notes, *(a.line() for a in self.arrays),
+        filled = [f"{d.array} chunk {d.key}: damaged, written as the fill value ({d.reason})"
+                  for d in self.damaged]
+        return "\n".join([*self.notes, *(a.line() for a in self.arrays), *filled,
                           f"wrote {self.destination}: {fmt_bytes(after)} of chunks, "
-                          f"{fmt_bytes(before)} before{change}"])
+                          f"{fmt_bytes(before)} before{change}"
+                          + (f"; {len(self.damaged)} damaged source chunk"
+                             f"{'s' * (len(self.damaged) != 1)} written as the fill value"
+                             if self.damaged else "")])
 
 
 def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
@@ -178,9 +212,15 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             resume: bool = False, scheduler: str | None = None,
             storage_options: dict | None = None, branch: str = "main",
-            progress: Progress | None = None) -> Report:
+            on_damaged_chunk: str = "stop", progress: Progress | None = None) -> Report:
     """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
     bounded memory; every unit written is checked against its bound.
+
+    A source chunk that does not decode stops the run (InputError naming the array, the chunk
+    and the reason), unless ``on_damaged_chunk="fill"``: then its elements are written as the
+    array's fill value, the array's attributes list the damaged chunks
+    (``zdt_damaged_chunks``), and so does the report (``Report.damaged``). A chunk the store
+    cannot give stops the run either way (StorageError).
 
     What to do with each array comes from `plan` (a `Plan`, its JSON, or the path of a file
     ``zdt suggest --json`` wrote: applied as written), `codecs` (one codec chain for every
@@ -206,6 +246,11 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     if plan is not None and (compressor is not None or readers is not None):
         raise UsageError("a plan names its compressors and readers; edit the plan to change them")
     check_sample(sample)
+    if on_damaged_chunk not in ("stop", "fill"):
+        raise UsageError(f"--on-damaged-chunk {on_damaged_chunk!r}: stop or fill")
+    if on_damaged_chunk == "fill" and scheduler is not None:
+        raise UsageError("--on-damaged-chunk fill runs on this machine's threads; it does not "
+                         "run on a dask cluster (--scheduler) yet")
     from zdt.engine.writer import parse_codecs
 
     chain = parse_codecs(codecs, "--codecs") if codecs is not None else None
@@ -225,6 +270,10 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
         raise UsageError("convert writes a whole store: give the destination without :ARRAY")
     check_options_used(storage_options or {}, src, dst)
     job = _Conversion(src, destination_at(dst, resume), compression, who, progress or _no_progress)
+    if on_damaged_chunk == "fill":
+        from zdt.engine.damage import Salvage
+
+        job.salvage = Salvage()
     return job.run(given_plan, chain, selection, sample, scheduler)
 
 
@@ -254,6 +303,7 @@ class _Conversion:
         self.arrays = [n for _, n in self.nodes if is_array(n)]
         self.record = {"source": src.text, "fingerprint": fingerprint(self.nodes)}
         self.notes: list[str] = []
+        self.salvage: Any = None        # zdt.engine.damage.Salvage: --on-damaged-chunk fill
 
     def recorded_plan(self) -> Plan | None:
         """Resuming: the plan the stopped run recorded (checked against this source)."""
@@ -291,7 +341,7 @@ class _Conversion:
                     out.append(Decision(path, "encode", "codecs given", codecs=chain))
             return out
         return decide(self.arrays, selection, self.compression, sample, self.progress, cluster,
-                      self.readers)
+                      self.readers, self.salvage)
 
     def run(self, plan: Plan | None, chain: list | None, selection: Selection,
             sample: int | None, scheduler: str | None) -> Report:
@@ -318,12 +368,12 @@ class _Conversion:
                 by_path = {d.path: d for d in decisions}
                 if dest.resume:
                     # a copy that does not match is refused before anything in it changes
-                    writer.verify_done(dest, self.nodes, by_path, self.compression)
+                    writer.verify_done(dest, self.nodes, by_path, self.compression, self.salvage)
                     dest.remove_torn_files()
                 if recorded is None:
                     dest.write_record({**self.record, "plan": the_plan.to_json()})
                 reports = writer.write_copy(dest, self.nodes, by_path, self.compression,
-                                            self.progress, cluster)
+                                            self.progress, cluster, self.salvage)
                 writer.kill_point("finish")
                 dest.finish(f"zdt convert from {self.src.describe()}\n\n" + the_plan.dumps())
         except BaseException as exc:
@@ -332,6 +382,10 @@ class _Conversion:
 
                 # an interrupted write goes on in zarr's IO thread: stop it before cleaning up
                 stop_zarr_io()
+            else:
+                from zdt.zarr_compat import settle_zarr_io
+
+                settle_zarr_io()        # a failed write's sibling chunk writes: let them end
             if not isinstance(exc, KeptError):          # e.g. a resumed copy that does not match
                 dest.abandon()
             failure = None if isinstance(exc, JobError) else writer.storage_failure(exc, dest)
@@ -340,7 +394,8 @@ class _Conversion:
             raise
         finally:
             _restore_sigterm(previous)
-        return Report(self.src.describe(), dest.loc.text, the_plan, reports, self.notes)
+        return Report(self.src.describe(), dest.loc.text, the_plan, reports, self.notes,
+                      self.salvage.found() if self.salvage is not None else [])
 
 
 def _install_sigterm() -> Any:

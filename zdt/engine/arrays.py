@@ -94,9 +94,12 @@ def valid_range_of(attrs: Any) -> tuple[float, float] | None:
     return (-np.inf if lo is None else lo), (np.inf if hi is None else hi)
 
 
-def reader(arr: Any) -> Any:
+def reader(arr: Any, salvage: Any = None) -> Any:
     """region -> its values (NumPy). A chunk that cannot be read or decoded is one error naming
-    the array, the chunk's key and the reason (zarr's own says neither array nor chunk)."""
+    the array, the chunk's key and the reason (zarr's own says neither array nor chunk); with
+    `salvage` (zdt.engine.damage.Salvage), a damaged chunk reads as the fill value instead."""
+    if salvage is not None:
+        return salvage.reader(arr)
     def read(region: tuple[slice, ...]) -> np.ndarray:
         try:
             return np.asarray(arr[region])
@@ -118,7 +121,11 @@ def read_failure(arr: Any, region: tuple[slice, ...], exc: Exception) -> ZdtErro
     unit = getattr(arr, "shards", None) or arr.chunks
     ranges = [range(s.start // c, max(s.start // c + 1, -(-s.stop // c)))
               for s, c in zip(region, unit, strict=True)]
-    for n, coords in enumerate(np.ndindex(*[len(r) for r in ranges])):
+    cells = [len(r) for r in ranges]
+    if int(np.prod(cells)) == 1:        # one unit: it is the one (a transient fault would
+        cell = tuple(r[0] for r in ranges)          # not show again when read once more)
+        return _failure(arr, arr.metadata.encode_chunk_key(cell), exc, region)
+    for n, coords in enumerate(np.ndindex(*cells)):
         if n == DIAGNOSE_UNITS:
             break
         cell = tuple(r[i] for r, i in zip(ranges, coords, strict=True))
@@ -127,6 +134,10 @@ def read_failure(arr: Any, region: tuple[slice, ...], exc: Exception) -> ZdtErro
         except Exception as inner:
             key, why = arr.metadata.encode_chunk_key(cell), inner
             break
+    return _failure(arr, key, why, region)
+
+
+def _failure(arr: Any, key: str | None, why: BaseException, region: tuple[slice, ...]) -> ZdtError:
     where = f"/{arr.path} chunk {key}" if key is not None else \
         f"/{arr.path} at ({', '.join(f'{s.start}:{s.stop}' for s in region)})"
     text = str(why).splitlines()[0] if str(why) else ""

@@ -136,8 +136,9 @@ def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output
 
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
                  progress: Progress, cluster: Any = None,
-                 readers: Readers = Readers(("zarr-python",))) -> Decision:
-    """Survey, candidates, measurement: the decision for one array (see the module)."""
+                 readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> Decision:
+    """Survey, candidates, measurement: the decision for one array (see the module); with
+    `salvage`, damaged chunks read as the fill value (zdt.engine.damage)."""
     path = "/" + arr.path
     dtype = np.dtype(arr.dtype)
     regions = arrays.storage_units(arr)
@@ -152,7 +153,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     if cluster is not None:
         s = cluster.survey(arr, regions, dtype, declared.values, digits, keep, scan)
     else:
-        s = survey(arrays.reader(arr), regions, dtype, sentinels=declared.values, grid_digits=digits,
+        s = survey(arrays.reader(arr, salvage), regions, dtype, sentinels=declared.values, grid_digits=digits,
                    keep=keep, workers=workers(), progress=scan)
     base = dict(path=path, data_type=data_type_name(arr), shape=tuple(arr.shape), bound=bound)
     check = bound
@@ -218,7 +219,7 @@ def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,
 
 def decide(arrays: list[Any], selection: Selection, compression: Compression,
            sample: int | None, progress: Progress, cluster: Any = None,
-           readers: Readers = Readers(("zarr-python",))) -> list[Decision]:
+           readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> list[Decision]:
     coords = coordinates(arrays)
     decisions = []
     for arr in arrays:
@@ -228,5 +229,6 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
             decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
                                       data_type=data_type_name(arr), shape=tuple(arr.shape)))
             continue
-        decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers))
+        decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers,
+                                      salvage))
     return decisions

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from zdt.engine import arrays
+from zdt.engine import arrays, damage
 from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
@@ -50,6 +50,16 @@ def parse_codecs(codecs: Any, where: str = "codecs") -> list[dict]:
     if not isinstance(codecs, list) or not codecs or not all(isinstance(c, dict) and "name" in c for c in codecs):
         raise UsageError(f'{where} must be a list of codecs like {{"name": ..., "configuration": {{...}}}}')
     return codecs
+
+
+def open_written(store: Any, path: str, mode: str) -> Any:
+    """An array of the destination, opened without zarr's note that numcodecs.* codecs are not
+    in the v3 spec (the readers were chosen; the command prints nothing but its report)."""
+    import zarr
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Numcodecs codecs are not in the Zarr")
+        return zarr.open_array(store=store, path=path, mode=mode)
 
 
 def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compression) -> Any:
@@ -109,9 +119,10 @@ class UnitWriter:
     (if any), written to `new`. Built in this process, or in a dask worker
     (zdt.engine.cluster)."""
 
-    def __init__(self, arr: Any, new: Any, d: Decision, compression: Compression) -> None:
+    def __init__(self, arr: Any, new: Any, d: Decision, compression: Compression,
+                 salvage: Any = None) -> None:
         self.path = "/" + arr.path
-        self.read = arrays.reader(arr)
+        self.read = arrays.reader(arr, salvage)
         self.new = new
         self.bound = d.check
         declared = arrays.sentinels_of(arr)
@@ -120,9 +131,7 @@ class UnitWriter:
 
     def reopen(self, out: Any) -> None:
         """Write into the store `out` from now on (an Icechunk session after a checkpoint)."""
-        import zarr
-
-        self.new = zarr.open_array(store=out, path=self.path.lstrip("/"), mode="r+")
+        self.new = open_written(out, self.path.lstrip("/"), "r+")
 
     def write(self, i: int, region: tuple[slice, ...]) -> float:
         """Unit i (at `region`); returns its largest error (0 without a bound)."""
@@ -223,18 +232,16 @@ class ArrayReport:
 
 
 def write_array(dest: Destination, arr: Any, d: Decision, compression: Compression,
-                progress: Any, cluster: Any = None) -> ArrayReport:
+                progress: Any, cluster: Any = None, salvage: Any = None) -> ArrayReport:
     """Create the re-encoded array (or, resuming, open it) and write it unit by unit, on this
     machine's threads or on `cluster`; units an earlier run wrote are skipped (verify_done
     checked them)."""
-    import zarr
-
     path = "/" + arr.path
     done = dest.done(path)
     new = None
     if dest.resume:             # the stopped run may have created it before writing a unit
         try:
-            new = zarr.open_array(store=dest.store, path=arr.path, mode="r+")
+            new = open_written(dest.store, arr.path, "r+")
         except (FileNotFoundError, KeyError, ValueError):
             new = None
     if new is None:
@@ -246,7 +253,7 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
     if cluster is not None:
         errors = cluster.write_units(dest, arr, d, compression, todo, advance)
     else:
-        writer = UnitWriter(arr, new, d, compression)
+        writer = UnitWriter(arr, new, d, compression, salvage)
 
         def one(item: tuple[int, tuple[slice, ...]]) -> float:
             error = writer.write(*item)
@@ -259,7 +266,9 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
                                   lambda item, future: [future.result()], dest, 2 * workers(),
                                   after=lambda: writer.reopen(dest.store),
                                   cancel=lambda futures: [f.cancel() for f in futures])
-    written = zarr.open_array(store=dest.store, path=arr.path, mode="r")
+    if salvage is not None and salvage.found(path):
+        damage.record(open_written(dest.store, arr.path, "r+"), salvage.found(path))
+    written = open_written(dest.store, arr.path, "r")
     error = max(errors, default=0.0) if d.bound is not None else None
     packing = Packing.of(arr)
     if error is not None and packing is not None and d.stored_bound is not None:
@@ -273,11 +282,9 @@ class Mismatch(KeptError):
 
 
 def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
-                compression: Compression) -> None:
+                compression: Compression, salvage: Any = None) -> None:
     """Resuming: every unit the stopped run recorded as written must hold what the source
     encodes to now (decoded values compared bit for bit; copied arrays byte for byte)."""
-    import zarr
-
     for _, arr in nodes:
         if not is_array(arr):
             continue
@@ -288,14 +295,16 @@ def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict
         d = decisions[path]
         stale = f"remove {dest.partial_name()} and convert again"
         if d.action == "copy" or arr.size == 0:
+            if salvage is not None and arr.size and _salvaged(dest, arr, salvage):
+                continue
             if not same_keys(arr.store_path.store, arr.store_path.path, dest.store, arr.path):
                 raise Mismatch(f"--resume: {path} in {dest.partial_name()} is not the source's copy "
                                f"(the source changed since, or the copy is damaged): {stale}")
             continue
-        written = zarr.open_array(store=dest.store, path=arr.path, mode="r")
+        written = open_written(dest.store, arr.path, "r")
         runner = runner_for(arr, d, compression)
         regions = arrays.storage_units(arr)
-        read = arrays.reader(arr)
+        read = arrays.reader(arr, salvage)
         for i in sorted(done, key=lambda k: int(k) if k.isdigit() else -1):
             if not i.isdigit() or int(i) >= len(regions):
                 raise Mismatch(f"--resume: {dest.partial_name()} records unit {i} of {path}, which "
@@ -309,12 +318,35 @@ def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict
                                f"or the copy is damaged): {stale}")
 
 
+def _salvaged(dest: Destination, arr: Any, salvage: Any) -> bool:
+    """Resuming with --on-damaged-chunk fill: a copied array whose copy records damaged chunks
+    holds, unit by unit, what the source reads as around them (else a Mismatch)."""
+    written = open_written(dest.store, arr.path, "r")
+    if damage.ATTRIBUTE not in written.attrs:
+        return False
+    for region in arrays.storage_units(arr):
+        values, found = damage.read_around(arr, region)
+        salvage.note(found)
+        got = np.asarray(written[region])
+        # (bits for numbers, NaN payloads included; equality for strings and objects)
+        same = (got.tobytes() == values.tobytes() if values.dtype.kind in "biufcmM"
+                else bool(np.array_equal(got, values)))
+        if got.dtype != values.dtype or not same:
+            raise Mismatch(f"--resume: /{arr.path} unit {unit_label(region)} in "
+                           f"{dest.partial_name()} does not hold what the source reads as: remove "
+                           f"{dest.partial_name()} and convert again")
+    return True
+
+
 # --- the whole store --------------------------------------------------------------------------
 
 def write_copy(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
-               compression: Compression, progress: Any, cluster: Any = None) -> list[ArrayReport]:
+               compression: Compression, progress: Any, cluster: Any = None,
+               salvage: Any = None) -> list[ArrayReport]:
     """Every node of the source (`nodes`, parents first) into the destination, as `decisions`
-    say; consolidated metadata again where the source had it."""
+    say; consolidated metadata again where the source had it. With `salvage`
+    (--on-damaged-chunk fill), a damaged chunk's elements are written as the fill value and the
+    array's attributes list the damaged chunks (zdt.engine.damage)."""
     import zarr
 
     from zdt.pipeline import use_pipeline
@@ -331,13 +363,19 @@ def write_copy(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[
             if d.action == "copy" or n.size == 0:
                 if "copied" not in dest.done(path):
                     copy_keys(n.store_path.store, n.store_path.path, dest.store, n.path)
+                    if salvage is not None and n.size:
+                        new = open_written(dest.store, n.path, "r+")
+                        damage.salvage_copied(n, new, salvage, workers())
+                        damage.record(new, salvage.found(path))
                     dest.mark(path, "copied")
                     if dest.checkpoint_due():
                         dest.checkpoint()
-                size = stored_chunk_bytes(n)
-                reports.append(ArrayReport(path, "copy", d.why, size, size, None, d.bound))
+                size = after = stored_chunk_bytes(n)
+                if salvage is not None and salvage.found(path):
+                    after = stored_chunk_bytes(open_written(dest.store, n.path, "r"))
+                reports.append(ArrayReport(path, "copy", d.why, size, after, None, d.bound))
             else:
-                reports.append(write_array(dest, n, d, compression, progress, cluster))
+                reports.append(write_array(dest, n, d, compression, progress, cluster, salvage))
     kill_point("last")
     root = nodes[0][1]          # walk lists the root first
     if isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None:
@@ -359,8 +397,10 @@ def kill_point(where: str, unit: int | None = None) -> None:
 def storage_failure(exc: BaseException, dest: Destination) -> StorageError | None:
     """An OS or connection error while converting, as one line naming the destination."""
     if isinstance(exc, PermissionError):
-        return StorageError(f"{dest.loc.text}: {exc.strerror} ({exc.filename})")
+        where = f" ({exc.filename})" if exc.filename else ""
+        return StorageError(f"{dest.loc.text}: {exc.strerror or 'permission denied'}{where}")
     if isinstance(exc, (OSError, ConnectionError)) and not isinstance(exc, StorageError):
         text = str(exc).splitlines()[0] if str(exc) else ""
-        return StorageError(f"{dest.loc.text}: writing failed ({exc.__class__.__name__}: {text})")
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        return StorageError(f"{dest.loc.text}: writing{where} failed ({exc.__class__.__name__}: {text})")
     return None

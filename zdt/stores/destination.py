@@ -72,7 +72,11 @@ def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
 
         async def one(key: str) -> None:
             async with limit:
-                data = await src.get(key, proto)
+                try:
+                    data = await src.get(key, proto)
+                except (OSError, ConnectionError, TimeoutError) as exc:
+                    raise StorageError(f"reading {key_text(key)} from the source failed: "
+                                       f"{reason(exc)}") from None
                 if data is not None:
                     rel = key[len(head):]
                     await dst.set(f"{dst_prefix}/{rel}" if dst_prefix else rel, data)
@@ -86,6 +90,15 @@ def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
         await asyncio.gather(*(one(k) for k in keys if k not in first))
 
     _sync(copy_all())
+
+
+def key_text(key: str) -> str:
+    """A store key as messages name it: `/temp chunk c/0/1` for a chunk, `/temp/zarr.json`
+    for a document."""
+    array, sep, chunk = key.rpartition("c/") if ("/c/" in key or key.startswith("c/")) else ("", "", "")
+    if sep and chunk[:1].isdigit():
+        return f"/{array.rstrip('/')} chunk c/{chunk}"
+    return "/" + key
 
 
 def mark_unit(store: Any, array: str, unit: str) -> None:

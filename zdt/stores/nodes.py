@@ -4,6 +4,8 @@ stored bytes, codecs) and copying or comparing a node's objects byte for byte.""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -52,6 +54,26 @@ def open_node(loc: Location, inner: str = "") -> Any:
         raise InputError(f"{loc.text}: no array or group {inner!r} (arrays: {names})") from None
 
 
+@contextmanager
+def reading_metadata(where: Any) -> Iterator[None]:
+    """Errors of reading a store's metadata documents (walking its tree, its fingerprint) as
+    one line naming the store: the store's own (an I/O error, a reset, a timeout) as
+    StorageError; a document that does not parse as InputError."""
+    try:
+        yield
+    except JobError:
+        raise
+    except (OSError, ConnectionError, TimeoutError) as exc:
+        raise StorageError(f"{where}: reading its metadata failed ({reason(exc)})") from None
+    except (ValueError, UnicodeDecodeError) as exc:      # (json.JSONDecodeError is a ValueError)
+        raise InputError(f"{where}: a metadata document does not parse ({reason(exc)})") from None
+
+
+def store_text(node: Any) -> str:
+    """How messages name the store a node is in."""
+    return str(node.store_path.store)
+
+
 def _open(store: Any, path: str) -> Any:
     import zarr
 
@@ -77,7 +99,7 @@ def walk(node: Any) -> list[tuple[str, Any]]:
 
     if not isinstance(node, zarr.Group):
         return [(node.path, node)]
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), reading_metadata(store_text(node)):
         warnings.simplefilter("ignore")  # zarr warns about every non-zarr file it meets
         members = sorted(node.members(max_depth=None), key=lambda m: m[1].path)
     return [(node.path, node)] + [(child.path, child) for _, child in members]
@@ -149,7 +171,8 @@ def fingerprint(nodes: list[tuple[str, Any]]) -> str:
         st, prefix = node.store_path.store, node.store_path.path
         for name in METADATA_KEYS:
             key = f"{prefix}/{name}" if prefix else name
-            data = sync(st.get(key, default_buffer_prototype()))
+            with reading_metadata(store_text(node)):
+                data = sync(st.get(key, default_buffer_prototype()))
             if data is not None:
                 digest.update(f"{key}\0{len(data)}\0".encode())
                 digest.update(data.to_bytes())
