@@ -119,3 +119,33 @@ def test_integers_beyond_two_to_the_53_are_exact():
     y = np.array([2 ** 62, -(2 ** 62)], dtype=np.int64)
     assert error_of(x, y, Bound("abs", 0.5)) > 0.5
     assert error_of(x, y, Bound("abs", 1.0)) <= 1.0
+
+
+def test_a_zero_sentinel_is_matched_with_its_sign():
+    """-0.0 is data, not a fill value of 0.0 (a sentinel comes back bit for bit, and -0.0 read
+    back as 0.0 is within any bound); a 0.0 sentinel read back as -0.0 is not the sentinel."""
+    from zdt.engine.bounds import Bound, error_of, sentinel_mask
+
+    x = np.array([-0.0, 0.0, 1.5])
+    assert sentinel_mask(x, [0.0]).tolist() == [False, True, False]
+    assert sentinel_mask(x, [-0.0]).tolist() == [True, False, False]
+    bound = Bound("abs", 0.5)
+    assert error_of(x, np.array([0.0, 0.0, 1.5]), bound, sentinels=[0.0]) == 0.0
+    assert error_of(x, np.array([-0.0, -0.0, 1.5]), bound, sentinels=[0.0]) == math.inf
+    assert sentinel_mask(np.array([0, -1, 2], dtype="i4"), [0]).tolist() == [True, False, False]
+
+
+def test_negative_zeros_in_data_with_a_zero_fill_value_convert(tmp_path):
+    import zarr
+
+    import zdt
+
+    src = tmp_path / "src.zarr"
+    x = np.round(np.random.default_rng(0).normal(15, 3, 200_000), 1)
+    x[x == 0] = 0.5
+    x[100_500] = -0.0           # one, in a unit the sample of 2 does not measure
+    a = zarr.create_array(src, shape=x.shape, chunks=(1000,), dtype="f8", fill_value=0.0)
+    a[...] = x
+    zdt.convert(str(src), str(tmp_path / "out.zarr"), abs_error=0.5, sample=2)
+    y = zarr.open_array(tmp_path / "out.zarr", mode="r")[...]
+    assert np.max(np.abs(x - y)) <= 0.5

@@ -525,16 +525,24 @@ def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path)
     a = zarr.create_array(tmp_path / "src", shape=(2_000_000,), chunks=(1000,), dtype="float64",
                           fill_value=0, compressors=None)
     a[:] = readings(2_000_000, nan=0)
-    for attempt, delay in enumerate([0.0, 0.15, 0.3]):   # interrupted at different points
+    # interrupted at different points: once the first chunk, 100, 400 chunks are written (by
+    # count, not by time: a loaded machine writes the 2000 units at any speed)
+    for attempt, written in enumerate([1, 100, 400]):
         out = tmp_path / f"out{attempt}"
         proc = subprocess.Popen([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(out),
                                  "--abs-error", "0.5", "--sample", "2"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         partial = out.with_name(out.name + ".zdt-partial") / "c"
         deadline = time.monotonic() + 60
-        while not (partial.exists() and any(partial.iterdir())) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(delay)
+
+        def count() -> int:
+            try:
+                return sum(1 for _ in partial.iterdir())
+            except FileNotFoundError:
+                return 0
+
+        while count() < written and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.005)
         assert proc.poll() is None, "convert finished before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)

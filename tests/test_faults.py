@@ -207,16 +207,17 @@ def test_a_killed_salvage_resumes_to_the_bytes_of_an_uninterrupted_one(damaged, 
 
     args = ["--abs-error", "0.01", "--on-damaged-chunk", "fill", "--quiet"]
     clean = tmp_path / "clean.zarr"
+    # (from tmp_path: at the checkout's root `python -m zdt` would find the source tree first)
     ref = subprocess.run([sys.executable, "-m", "zdt", "convert", str(damaged), str(clean), *args],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert ref.returncode == 4, ref.stderr
     dst = tmp_path / "out.zarr"
     proc = subprocess.run([sys.executable, "-m", "zdt", "convert", str(damaged), str(dst), *args],
                           env=dict(os.environ, ZDT_CONVERT_KILL_AT=at), capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == -9 and not dst.exists(), proc.stderr
     again = subprocess.run([sys.executable, "-m", "zdt", "convert", str(damaged), str(dst), *args,
-                            "--resume"], capture_output=True, text=True, timeout=300)
+                            "--resume"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert again.returncode == 4, again.stderr
     assert again.stderr == ref.stderr
     assert tree_digest(dst) == tree_digest(clean)

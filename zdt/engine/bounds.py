@@ -68,10 +68,16 @@ class Bound:
 
 
 def sentinel_mask(x: np.ndarray, sentinels: Sequence[float]) -> np.ndarray:
-    """Where x holds one of the declared sentinel values (finite ones; NaN is a special)."""
+    """Where x holds one of the declared sentinel values (finite ones; NaN is a special). A
+    zero is matched with its sign: -0.0 is data, not a fill value of 0.0 (their bits differ,
+    and a sentinel must come back bit for bit)."""
     mask = np.zeros(x.shape, dtype=bool)
+    signed = x.dtype.kind == "f"
     for s in sentinels:
-        mask |= x == s
+        hit = x == s
+        if signed and s == 0:
+            hit &= np.signbit(x) == np.signbit(np.asarray(s, dtype=x.dtype))
+        mask |= hit
     return mask
 
 
