@@ -531,7 +531,11 @@ def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path)
         out = tmp_path / f"out{attempt}"
         proc = subprocess.Popen([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(out),
                                  "--abs-error", "0.5", "--sample", "2"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                # Ctrl-C as a terminal delivers it: a shell that started these
+                                # tests in the background (CI under nohup, `cmd &`) hands its
+                                # children SIGINT ignored, and Python then never raises it
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         partial = out.with_name(out.name + ".zdt-partial") / "c"
         deadline = time.monotonic() + 60
 
