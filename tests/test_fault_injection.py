@@ -10,7 +10,6 @@ tests/test_command_stores.py's and tests/test_faults.py's.)"""
 from __future__ import annotations
 
 import errno
-import hashlib
 
 import numpy as np
 import pytest
@@ -18,6 +17,7 @@ import zarr
 from zarr.storage import LocalStore, WrapperStore
 
 import zdt
+from test_faults import tree_digest as digest
 from zdt.errors import InputError, JobError, StorageError
 
 
@@ -81,15 +81,6 @@ class FaultyStore(WrapperStore):
     async def delete(self, key):
         self.faults.tick("delete", key)
         return await super().delete(key)
-
-
-def digest(root) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        h.update(str(p.relative_to(root)).encode())
-        if p.is_file():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")

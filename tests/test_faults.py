@@ -63,8 +63,9 @@ def test_the_api_raises_the_same_message(damaged, tmp_path):
         zdt.convert(str(damaged), str(tmp_path / "out.zarr"), abs_error=0.01)
 
 
-def test_a_damaged_chunk_of_a_sharded_array_names_the_shard(tmp_path):
-    src = tmp_path / "sharded.zarr"
+def damaged_shard(src: Path) -> Path:
+    """A 40x40 float32 array in 20x20 shards of 10x10 chunks whose shard c/1/0 has its index
+    overwritten."""
     a = zarr.create_array(src, shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="f4",
                           compressors=zarr.codecs.ZstdCodec(level=1))
     a[...] = np.arange(1600, dtype="f4").reshape(40, 40)
@@ -72,6 +73,11 @@ def test_a_damaged_chunk_of_a_sharded_array_names_the_shard(tmp_path):
     data = bytearray(shard.read_bytes())
     data[-40:] = b"\xff" * 40                # the shard index, overwritten
     shard.write_bytes(bytes(data))
+    return src
+
+
+def test_a_damaged_chunk_of_a_sharded_array_names_the_shard(tmp_path):
+    src = damaged_shard(tmp_path / "sharded.zarr")
     with pytest.raises(InputError, match=r"^cannot decode / chunk c/1/0 \(sharding_indexed\): "):
         zdt.suggest(str(src), abs_error=0.5)
 
@@ -107,14 +113,7 @@ def test_inspect_check_json_and_a_whole_store(tmp_path, capsys):
 
 
 def test_zdt_check_names_the_inner_chunks_of_a_damaged_shard(tmp_path):
-    src = tmp_path / "sharded.zarr"
-    a = zarr.create_array(src, shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="f4",
-                          compressors=zarr.codecs.ZstdCodec(level=1))
-    a[...] = np.arange(1600, dtype="f4").reshape(40, 40)
-    shard = src / "c" / "1" / "0"
-    data = bytearray(shard.read_bytes())
-    data[-40:] = b"\xff" * 40                # the shard index, overwritten
-    shard.write_bytes(bytes(data))
+    src = damaged_shard(tmp_path / "sharded.zarr")
     found = zdt.check(str(src))
     assert [d.key for d in found] == [f"c/1/0 (inner chunk ({i}, {j}))" for i in (0, 1) for j in (0, 1)]
     assert all(d.array == "/" and d.reason.startswith("sharding_indexed") for d in found), found
