@@ -31,11 +31,9 @@ def describe(arr: Any) -> dict[str, Any]:
 
 def check(arr: Any, progress: Any) -> dict[str, Any]:
     """Every chunk of `arr` read and decoded: how many, and the damaged ones."""
-    from zdt.engine import arrays, damage
-    from zdt.engine.decide import workers
+    from zdt.engine import damage
 
-    advance = progress(f"check /{arr.path}", len(arrays.storage_units(arr)))
-    found = damage.check_array(arr, workers(), advance)
+    found = damage.check_array(arr, progress)
     return {"chunks": damage.chunk_count(arr), "damaged": [d.to_json() for d in found]}
 
 

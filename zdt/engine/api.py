@@ -70,19 +70,12 @@ def check(source: Any, *, storage_options: dict | None = None, branch: str = "ma
         The chunks that do not decode (array, key, reason), in array and key order; empty when
         every chunk decodes. A chunk the store cannot give raises StorageError.
     """
-    from zdt.engine import damage
-    from zdt.engine.arrays import storage_units
-    from zdt.engine.decide import workers
+    from zdt.engine.damage import check_array
     from zdt.stores import nodes
 
     _, node, _ = open_source(source, storage_options, branch)
-    make = progress or _no_progress
-    found = []
-    for _, arr in nodes.walk(node):
-        if nodes.is_array(arr):
-            found += damage.check_array(arr, workers(), make(f"check /{arr.path}",
-                                                             len(storage_units(arr))))
-    return found
+    return [d for _, arr in nodes.walk(node) if nodes.is_array(arr)
+            for d in check_array(arr, progress or _no_progress)]
 
 
 def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | None = None,

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zdt.errors import InputError, StorageError, UsageError, ZdtError
+from zdt.stores.location import reason
 
 def storage_units(arr: Any) -> list[tuple[slice, ...]]:
     """The regions of the array's storage units (shards if sharded, else chunks), in C order
@@ -119,16 +120,10 @@ def read_failure(arr: Any, region: tuple[slice, ...], exc: Exception) -> ZdtErro
     StorageError (the store could not give its bytes)."""
     key, why = None, exc
     unit = getattr(arr, "shards", None) or arr.chunks
-    ranges = [range(s.start // c, max(s.start // c + 1, -(-s.stop // c)))
-              for s, c in zip(region, unit, strict=True)]
-    cells = [len(r) for r in ranges]
-    if int(np.prod(cells)) == 1:        # one unit: it is the one (a transient fault would
-        cell = tuple(r[0] for r in ranges)          # not show again when read once more)
-        return _failure(arr, arr.metadata.encode_chunk_key(cell), exc, region)
-    for n, coords in enumerate(np.ndindex(*cells)):
-        if n == DIAGNOSE_UNITS:
-            break
-        cell = tuple(r[i] for r, i in zip(ranges, coords, strict=True))
+    cells = grid_cells(region, unit)
+    if len(cells) == 1:         # one unit: it is the one (a transient fault would not show
+        return _failure(arr, arr.metadata.encode_chunk_key(cells[0]), exc, region)  # again)
+    for cell in cells[:DIAGNOSE_UNITS]:
         try:
             arr[tuple(slice(k * c, min((k + 1) * c, s)) for k, c, s in zip(cell, unit, arr.shape, strict=True))]
         except Exception as inner:
@@ -137,15 +132,28 @@ def read_failure(arr: Any, region: tuple[slice, ...], exc: Exception) -> ZdtErro
     return _failure(arr, key, why, region)
 
 
+def grid_cells(region: tuple[slice, ...], unit: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The cells of a grid of `unit`-shaped blocks (chunks, or shards) that `region` touches,
+    in C order."""
+    ranges = [range(s.start // c, max(s.start // c + 1, -(-s.stop // c)))
+              for s, c in zip(region, unit, strict=True)]
+    return [tuple(r[i] for r, i in zip(ranges, idx, strict=True))
+            for idx in np.ndindex(*[len(r) for r in ranges])]
+
+
+def storage_fault(exc: BaseException) -> bool:
+    """An error of the store (I/O, a reset, a timeout: all OSErrors) rather than of the bytes
+    it gave."""
+    return isinstance(exc, OSError)
+
+
 def _failure(arr: Any, key: str | None, why: BaseException, region: tuple[slice, ...]) -> ZdtError:
     where = f"/{arr.path} chunk {key}" if key is not None else \
         f"/{arr.path} at ({', '.join(f'{s.start}:{s.stop}' for s in region)})"
-    text = str(why).splitlines()[0] if str(why) else ""
-    reason = f"{why.__class__.__name__}: {text}" if text else why.__class__.__name__
-    if isinstance(why, (OSError, ConnectionError, TimeoutError)):
-        return StorageError(f"reading {where} from the source failed: {reason}")
+    if storage_fault(why):
+        return StorageError(f"reading {where} from the source failed: {reason(why)}")
     codecs = ", ".join(codec_names(arr))
-    return InputError(f"cannot decode {where} ({codecs}): {reason}")
+    return InputError(f"cannot decode {where} ({codecs}): {reason(why)}")
 
 
 def codec_names(arr: Any) -> list[str]:

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from zdt.engine import arrays
+from zdt.engine.arrays import storage_fault
+from zdt.stores.location import reason
 
 
 @dataclass(frozen=True)
@@ -35,23 +37,8 @@ class Damage:
         return {"array": self.array, "chunk": self.key, "reason": self.reason}
 
 
-def storage_fault(exc: BaseException) -> bool:
-    """An error of the store rather than of the bytes it gave."""
-    return isinstance(exc, (OSError, ConnectionError, TimeoutError))
-
-
 def reason_of(arr: Any, exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    what = f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
-    return f"{', '.join(arrays.codec_names(arr))}: {what}"
-
-
-def chunk_cells(arr: Any, region: tuple[slice, ...]) -> list[tuple[int, ...]]:
-    """The cells of the chunk grid (inner chunks, for a sharded array) that `region` touches."""
-    ranges = [range(s.start // c, max(s.start // c + 1, -(-s.stop // c)))
-              for s, c in zip(region, arr.chunks, strict=True)]
-    return [tuple(r[i] for r, i in zip(ranges, idx, strict=True))
-            for idx in np.ndindex(*[len(r) for r in ranges])]
+    return f"{', '.join(arrays.codec_names(arr))}: {reason(exc)}"
 
 
 def chunk_key(arr: Any, cell: tuple[int, ...]) -> str:
@@ -85,7 +72,7 @@ def read_around(arr: Any, region: tuple[slice, ...]) -> tuple[np.ndarray, list[D
             raise arrays.read_failure(arr, region, exc) from exc
     out = filled(arr, tuple(s.stop - s.start for s in region))
     damaged = []
-    for cell in chunk_cells(arr, region):
+    for cell in arrays.grid_cells(region, arr.chunks):     # (inner chunks, for a sharded array)
         part = tuple(slice(max(s.start, i * c), min(s.stop, (i + 1) * c))
                      for s, i, c in zip(region, cell, arr.chunks, strict=True))
         local = tuple(slice(p.start - s.start, p.stop - s.start) for p, s in zip(part, region, strict=True))
@@ -104,17 +91,23 @@ def chunk_count(arr: Any) -> int:
     return int(np.prod([max(1, -(-s // c)) for s, c in zip(arr.shape, arr.chunks, strict=True)]))
 
 
-def check_array(arr: Any, workers: int = 2, advance: Any = None) -> list[Damage]:
-    """Every chunk of the array read and decoded (storage unit by storage unit, on `workers`
-    threads); the ones that do not decode, in key order."""
+def check_array(arr: Any, progress: Any = None) -> list[Damage]:
+    """Every chunk of the array read and decoded (storage unit by storage unit, on the thread
+    pool; `progress(label, total)` gives the bar's advance); the ones that do not decode, in
+    key order."""
+    from zdt.engine.decide import workers
+
+    units = arrays.storage_units(arr)
+    advance = progress(f"check /{arr.path}", len(units)) if progress is not None else None
+
     def one(region: tuple[slice, ...]) -> list[Damage]:
         damaged = read_around(arr, region)[1]
         if advance is not None:
             advance(1)
         return damaged
 
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-check") as pool:
-        return [d for part in pool.map(one, arrays.storage_units(arr)) for d in part]
+    with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-check") as pool:
+        return [d for part in pool.map(one, units) for d in part]
 
 
 class Salvage:
@@ -146,7 +139,7 @@ class Salvage:
             return [d for d in self._found.values() if array is None or d.array == array]
 
 
-def salvage_copied(arr: Any, new: Any, salvage: Salvage, workers: int = 2) -> None:
+def salvage_copied(arr: Any, new: Any, salvage: Salvage) -> None:
     """An array copied byte for byte (`new`, in the destination) from a source whose chunks
     may be damaged: every chunk read; each storage unit with a damaged chunk written again
     through `new`'s codecs from what decodes, the damaged chunks' elements the fill value (a
@@ -157,7 +150,9 @@ def salvage_copied(arr: Any, new: Any, salvage: Salvage, workers: int = 2) -> No
             salvage.note(damaged)
             new[region] = values
 
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-salvage") as pool:
+    from zdt.engine.decide import workers
+
+    with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-salvage") as pool:
         list(pool.map(one, arrays.storage_units(arr)))
 
 

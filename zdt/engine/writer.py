@@ -266,8 +266,9 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
                                   lambda item, future: [future.result()], dest, 2 * workers(),
                                   after=lambda: writer.reopen(dest.store),
                                   cancel=lambda futures: [f.cancel() for f in futures])
-    if salvage is not None and salvage.found(path):
-        damage.record(open_written(dest.store, arr.path, "r+"), salvage.found(path))
+    found = salvage.found(path) if salvage is not None else []
+    if found:
+        damage.record(open_written(dest.store, arr.path, "r+"), found)
     written = open_written(dest.store, arr.path, "r")
     error = max(errors, default=0.0) if d.bound is not None else None
     packing = Packing.of(arr)
@@ -365,13 +366,13 @@ def write_copy(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[
                     copy_keys(n.store_path.store, n.store_path.path, dest.store, n.path)
                     if salvage is not None and n.size:
                         new = open_written(dest.store, n.path, "r+")
-                        damage.salvage_copied(n, new, salvage, workers())
+                        damage.salvage_copied(n, new, salvage)
                         damage.record(new, salvage.found(path))
                     dest.mark(path, "copied")
                     if dest.checkpoint_due():
                         dest.checkpoint()
                 size = after = stored_chunk_bytes(n)
-                if salvage is not None and salvage.found(path):
+                if salvage is not None and salvage.found(path):       # (rewritten units)
                     after = stored_chunk_bytes(open_written(dest.store, n.path, "r"))
                 reports.append(ArrayReport(path, "copy", d.why, size, after, None, d.bound))
             else:

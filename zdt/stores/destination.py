@@ -74,7 +74,7 @@ def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
             async with limit:
                 try:
                     data = await src.get(key, proto)
-                except (OSError, ConnectionError, TimeoutError) as exc:
+                except OSError as exc:      # (resets and timeouts are OSErrors)
                     raise StorageError(f"reading {key_text(key)} from the source failed: "
                                        f"{reason(exc)}") from None
                 if data is not None:

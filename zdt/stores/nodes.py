@@ -63,7 +63,7 @@ def reading_metadata(where: Any) -> Iterator[None]:
         yield
     except JobError:
         raise
-    except (OSError, ConnectionError, TimeoutError) as exc:
+    except OSError as exc:          # (ConnectionError and TimeoutError are OSErrors)
         raise StorageError(f"{where}: reading its metadata failed ({reason(exc)})") from None
     except (ValueError, UnicodeDecodeError) as exc:      # (json.JSONDecodeError is a ValueError)
         raise InputError(f"{where}: a metadata document does not parse ({reason(exc)})") from None
