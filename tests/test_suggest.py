@@ -225,6 +225,53 @@ def test_data_on_a_decimal_grid_keep_it_exactly_whatever_the_bound():
     assert exact_error(x, back, False) <= Fraction(1, 10 ** 12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(start=st.integers(-10 ** 6, 10 ** 6), step=st.integers(1, 500), digits=st.integers(0, 4),
+       ks=st.lists(st.integers(0, 3000), min_size=1, max_size=300), parts=st.integers(1, 5))
+def test_the_survey_finds_the_grid_the_data_lie_on(start, step, digits, ks, parts):
+    """Values (start + step k) / 10**digits, read in `parts` units: the survey's grid at those
+    digits is the smallest value and the largest step all of them keep, as whole numbers
+    (the reference: Python's exact gcd over Fractions of the decimal values)."""
+    from zdt.engine.survey import survey
+
+    x = np.array([(start + step * k) / 10 ** digits for k in ks], dtype=np.float64)
+    cuts = np.array_split(np.arange(x.size), parts)
+    regions = [slice(int(c[0]), int(c[-1]) + 1) for c in cuts if c.size]
+    s = survey(lambda r: x[r], regions, x.dtype, grid_digits=range(0, 7))
+    exact = [Fraction(start + step * k) for k in ks]
+    n0 = min(exact)
+    g = 0
+    for v in exact:
+        g = math.gcd(g, int(v - n0))
+    assert s.grid_gcd[digits] == (int(n0), g)
+    for d in range(digits + 1, 7):          # the finer grids follow by powers of ten
+        assert s.grid_gcd[d] == (int(n0) * 10 ** (d - digits), g * 10 ** (d - digits))
+    coarser = [d for d in range(digits) if d in s.grid_gcd]
+    for d in coarser:                       # on a coarser grid only if every value is
+        assert all((v / 10 ** (digits - d)).denominator == 1 for v in exact)
+
+
+def test_data_on_a_grid_of_any_step_keep_it():
+    """An elevation model in 28 m steps from -450 m (pvlib's DEM is one), NaN over the ocean:
+    at a bound of 0.5 m the codes are the grid's own (values back exactly, one byte each),
+    and at 50 m every third grid point (84 m: at most one step, 28 m, off)."""
+    rng = np.random.default_rng(3)
+    k = np.clip(np.cumsum(rng.integers(-2, 3, 30_000)) + 60, 0, 300)
+    x = -450.0 + 28.0 * k
+    x[rng.random(x.size) < 0.2] = np.nan
+    arr = source(x, np.nan, chunks=(10_000,))
+    d = decide(arr, Bound("abs", 0.5))
+    assert "own grid of 28" in d.why, d.why
+    back, _ = written(arr, d.codecs)
+    assert exact_error(x, back, False) == 0
+    d = decide(arr, Bound("abs", 50.0))
+    back, _ = written(arr, d.codecs)
+    assert exact_error(x, back, False) <= Fraction(50)
+    if "own grid" in d.why:
+        assert "one point in 3" in d.why
+        assert exact_error(x, back, False) <= Fraction(28)
+
+
 @pytest.mark.parametrize("bound, keepbits", [(1e-2, 6), (1e-3, 9)])
 def test_relative_bounds_weigh_bitround_against_the_narrow_floats(bound, keepbits):
     """The issue's case: 1e-2 and 1e-3 both gave float16, more bytes than BitRound(6) at 1e-2.

@@ -290,8 +290,43 @@ def _absolute_float(ctx: Context) -> list[Encoding]:
                              why=f"the data's own 10^-{d} grid", preference=0)
             if enc:
                 out.append(enc)
+    out += _own_grid(ctx)
     out += _bitround_absolute(ctx)
     out += _casts(ctx)
+    return out
+
+
+def _own_grid(ctx: Context) -> list[Encoding]:
+    """The grid the survey found the data on, (n0 + g k) 10**-d (zdt.engine.survey: a DEM in
+    28 m steps, temperatures in half degrees, a decoded CF-packed field with a decimal step):
+    codes k themselves (exact up to the grid's miss, whatever E), and, where E allows
+    (m - 1)/2 grid steps, every m-th grid point (m odd: a value k/m is at least 1/(2m) from a
+    rounding boundary, so the float arithmetic rounds to the nearest such point)."""
+    s, E, dt = ctx.survey, ctx.bound.value, ctx.dtype
+    if s.empty or not s.grid_gcd:
+        return []
+    d = min(s.grid_gcd)
+    n0, g = s.grid_gcd[d]
+    miss = s.grid_error.get(d, math.inf)
+    if g <= 0:
+        return []
+    step = g / 10.0 ** d
+    o = float(dt.type(n0 / 10.0 ** d))
+    if not math.isfinite(o) or abs(o - s.lo) > 1e-3 * step or (s.hi - o) / step >= 2.0 ** 40:
+        return []
+    out = []
+    wide = 2 * math.floor(E / step) + 1
+    for m in sorted({1, wide, wide - 2} - {-1}):
+        if m < 1:
+            continue
+        slack = miss + _margin(ctx, o, m * step)
+        if (m - 1) / 2 * step + slack > E or miss >= step / 4:
+            continue
+        why = f"the data's own grid of {step:.6g}" + (f", one point in {m}" if m > 1 else "")
+        enc = _quantized(ctx, o, float(dt.type(1 / (m * step))), proven=True, why=why,
+                         preference=0 if m == 1 else 1)
+        if enc:
+            out.append(enc)
     return out
 
 

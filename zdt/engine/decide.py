@@ -14,6 +14,7 @@ one-line recipe's step of exactly 2E) is eligible only when every unit was measu
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable
 from functools import partial
@@ -63,7 +64,37 @@ def back_ends(enc: cand.Encoding, arr: Any, compression: Compression, readers: R
             and readers.pcodec_ok(bits // 8) and str(stored) not in ("bfloat16",)
             and _pcodec_installed()):
         out += [BackEnd(p, (), costly=i > 0) for i, p in enumerate(PCODEC)]
+        orders: list = [None]
+        # the chunk read along its axes reversed (a transpose codec, which every reader decodes)
+        if sum(n > 1 for n in arr.chunks) >= 2 and _pcodec_takes_transposed():
+            order = tuple(reversed(range(len(arr.chunks))))
+            orders.append(order)
+            out += [BackEnd(p, (), costly=True, order=order) for p in PCODEC]
+        for order in orders:
+            paged = _edge_pages(tuple(arr.shape), tuple(arr.chunks), order)
+            if paged is not None:
+                conf = {**PCODEC[0]["configuration"], "equal_pages_up_to": paged}
+                out.append(BackEnd({**PCODEC[0], "configuration": conf}, (), costly=True, order=order))
     return out
+
+
+def _edge_pages(shape: tuple, chunks: tuple, order: tuple | None) -> int | None:
+    """pcodec's page size that puts the padding of the edge chunks along the axis read first
+    (zarr stores an edge chunk whole, the part past the array's edge the fill value) in pages
+    of their own, where it costs almost nothing (a page of one value), instead of spreading
+    over the data's page as one more frequent symbol (about a tenth of the chunk's bytes when
+    three quarters are padding); None when that axis has no partial edge chunk."""
+    if not chunks:
+        return None
+    axis = order[0] if order is not None else 0
+    n, c = shape[axis], chunks[axis]
+    if n % c == 0 or c < 2:
+        return None
+    f = (n % c) / c if n > c else n / c         # the part of the chunk's run that is data
+    total = math.prod(chunks)
+    # the fewest equal pages (up to 8) whose boundary after the data wastes least
+    pages = min(range(2, 9), key=lambda p: (math.ceil(f * p) / p - f, p))
+    return max(1, -(-total // pages))
 
 
 @functools.cache
@@ -74,35 +105,71 @@ def _pcodec_installed() -> bool:
     return find_spec("pcodec") is not None
 
 
+@functools.cache
+def _pcodec_takes_transposed() -> bool:
+    """Whether this zarr and numcodecs write a transposed chunk through numcodecs.pcodec as it
+    is: numcodecs 0.16's wrapper (zarr 3.1's environment) encodes the transposed view's memory
+    in the untransposed order, and every reader then reads scrambled values. Tried once, on
+    a small array in memory."""
+    import warnings
+
+    import zarr
+    from zarr.storage import MemoryStore
+
+    x = np.arange(12, dtype="uint16").reshape(3, 4)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = zarr.create_array(MemoryStore(), shape=x.shape, chunks=x.shape, dtype=x.dtype,
+                                  filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}],
+                                  serializer=PCODEC[0], compressors=None)
+            a[...] = x
+            return bool((a[...] == x).all())
+    except Exception:       # (any failure: not offered)
+        return False
+
+
 def _costly(chain: list[dict]) -> bool:
     """Compressors several times slower than zstd's default level to measure (zstd 9, gzip)."""
     return any(c["name"] == "gzip" or (c["name"] == "zstd" and c["configuration"]["level"] > 3)
                for c in chain)
 
 
-# The search screens: every chain is sized on the first sampled units up to SCREEN values, and
-# only the FINALISTS smallest that keep the bound there are sized on the rest (every encoding's
-# error is measured on every unit all the same). Compressors rank alike on a part and on the
-# whole; sizing every chain everywhere cost 10x a plain rewrite (bench/bench_convert.py).
+# The search screens: every chain is sized on a spread of the sampled units up to SCREEN
+# values, and only the FINALISTS smallest that keep the bound there (and the smallest of each
+# kind of back end, pcodec or bytes + compressor, which rank unlike each other on unlike parts
+# of an array: an ocean-only corner favours zstd) are sized on the rest (every encoding's error
+# is measured on every unit all the same). Compressors rank alike on a part and on the whole;
+# sizing every chain everywhere cost 10x a plain rewrite (bench/bench_convert.py).
 SCREEN = 500_000
 FINALISTS = 4
 LEADERS = 2
 
 
+def _screening_units(samples: list) -> list[int]:
+    """Which sampled units screen: evenly spread over them (the first units of an array are
+    its corner, often unlike the rest), as many as hold about SCREEN values."""
+    per_unit = max(1, max(s.size for s in samples)) if samples else 1
+    return arrays.spread(len(samples), max(1, -(-SCREEN // per_unit)))
+
+
+def _family(backend: BackEnd) -> str:
+    return "pcodec" if backend.serializer is not None else "bytes"
+
+
 def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output: Output,
              bound: Bound, declared: Any, all_measured: bool, advance: Callable[[int], None]) -> Any:
-    """measure() (or the cluster's) with screening (see SCREEN): on the first units, every
-    encoding with the quick back ends, then the slow ones (BackEnd.costly) with the LEADERS
-    encodings that lead; on the rest, every encoding's error and the FINALISTS' bytes. A
-    Measurement whose other results are marked as screened out."""
+    """measure() (or the cluster's) with screening (see SCREEN): on a spread of the units,
+    every encoding with the quick back ends, then the slow ones (BackEnd.costly) with the
+    LEADERS encodings that lead under that kind of back end; on the rest, every encoding's error and the finalists'
+    bytes. A Measurement whose other results are marked as screened out."""
     flat = [(e, b) for e, backends in chains for b in backends]
-    cut, seen = 0, 0
-    while cut < len(samples) and seen < SCREEN:
-        seen += samples[cut].size
-        cut += 1
     if len(flat) <= FINALISTS:
         return run(samples, chains, dtype, output, bound, declared, progress=advance)
-    first = run(samples[:cut], chains, dtype, output, bound, declared, progress=advance,
+    ids = _screening_units(samples)
+    screen = [samples[i] for i in ids]
+    others = [s for i, s in enumerate(samples) if i not in set(ids)]
+    first = run(screen, chains, dtype, output, bound, declared, progress=advance,
                 sized=frozenset(i for i, (_, b) in enumerate(flat) if not b.costly))
 
     def keeps(i: int) -> bool:
@@ -113,24 +180,32 @@ def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output
         return sorted((i for i in ids if keeps(i)), key=lambda i: (
             first.results[i].nbytes, first.results[i].encoding.preference))
 
-    leaders = []
+    # the encodings that lead under each kind of back end get that kind's slow ones (pcodec's
+    # other deltas, pages and transpose for the codes pcodec likes best, which are often not
+    # those a byte compressor likes best: a uint16 twin of uint8 codes)
+    leaders: dict[str, list] = {}
     for i in rank(i for i, (_, b) in enumerate(flat) if not b.costly):
-        if flat[i][0] not in leaders:
-            leaders.append(flat[i][0])
-    costly = frozenset(i for i, (e, b) in enumerate(flat) if b.costly and e in leaders[:LEADERS])
+        led = leaders.setdefault(_family(flat[i][1]), [])
+        if flat[i][0] not in led:
+            led.append(flat[i][0])
+    costly = frozenset(i for i, (e, b) in enumerate(flat)
+                       if b.costly and e in leaders.get(_family(b), [])[:LEADERS])
     if costly:
-        extra = run(samples[:cut], chains, dtype, output, bound, declared, sized=costly)
+        extra = run(screen, chains, dtype, output, bound, declared, sized=costly)
         for i in costly:
             first.results[i].nbytes = extra.results[i].nbytes
     sized = frozenset(i for i, (_, b) in enumerate(flat) if not b.costly) | costly
-    finalists = frozenset(rank(sized)[:FINALISTS])
-    if cut < len(samples):
-        rest = run(samples[cut:], chains, dtype, output, bound, declared, progress=advance,
-                   sized=finalists)
+    ranked = rank(sized)
+    finalists = set(ranked[:FINALISTS])
+    for kind in {_family(b) for _, b in flat}:
+        finalists |= set([i for i in ranked if _family(flat[i][1]) == kind][:1])
+    if others:
+        rest = run(others, chains, dtype, output, bound, declared, progress=advance,
+                   sized=frozenset(finalists))
         first.fold(rest)
     for i, r in enumerate(first.results):
         if i not in finalists and r.failed is None:
-            r.failed = "screened out (larger on the first units measured)"
+            r.failed = "screened out (larger on the units screened)"
     return first
 
 
@@ -148,7 +223,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     declared = arrays.sentinels_of(arr)
     packing = Packing.of(arr)
     digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative and packing is None) else ()
-    digits = [d for d in digits if 10.0 ** -d > 2 * bound.value]
+    # (every decimal grid, the finer ones too: the survey learns the step the data keep on
+    # them, zdt.engine.candidates._own_grid)
     scan = progress(f"scan {path}", len(regions))
     if cluster is not None:
         s = cluster.survey(arr, regions, dtype, declared.values, digits, keep, scan)

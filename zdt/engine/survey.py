@@ -33,6 +33,10 @@ class Survey:
     specials: set[str] = field(default_factory=set)     # "NaN", "Infinity", "-Infinity"
     sentinels_seen: set[float] = field(default_factory=set)
     grid_error: dict[int, float] = field(default_factory=dict)   # decimal digits -> largest miss
+    # decimal digits d the data lie on (within 1e-3 of 10**-d) -> (n0, g): every value is
+    # (n0 + g k) 10**-d for whole k, n0 the smallest and g the largest such step (a DEM in
+    # 28 m steps: g = 28 at d = 0); g = 0 when all values are one
+    grid_gcd: dict[int, tuple[int, int]] = field(default_factory=dict)
     kept: dict[int, np.ndarray] = field(default_factory=dict)    # unit index -> its data
 
     @property
@@ -45,6 +49,12 @@ class Survey:
         return 0.0 if self.empty else max(abs(self.lo), abs(self.hi))
 
     def merge(self, other: Survey) -> None:
+        if not other.empty:         # (a part without finite values says nothing of grids)
+            if self.empty:
+                self.grid_gcd = dict(other.grid_gcd)
+            else:
+                self.grid_gcd = {d: _joined(self.grid_gcd[d], other.grid_gcd[d])
+                                 for d in self.grid_gcd if d in other.grid_gcd}
         self.count += other.count
         self.lo = min(self.lo, other.lo)
         self.hi = max(self.hi, other.hi)
@@ -88,15 +98,44 @@ def _chunk_survey(x: np.ndarray, dtype: np.dtype, sentinels: Sequence[float],
         s.has_zero = nonzero.size < mag.size
         if nonzero.size:
             s.min_abs = float(nonzero.min())
-        for d in grid_digits:
+        on = None               # the coarsest grid the values are on, and how near
+        for d in sorted(grid_digits):
+            if on is not None:  # (on 10**-d0, they are as near a finer grid: no pass needed)
+                s.grid_error[d] = on
+                continue
             scale = 10.0 ** d
             s.grid_error[d] = float(np.abs(np.rint(flat * scale) / scale - flat).max())
+            if s.grid_error[d] <= 1e-3 * 10.0 ** -d:
+                on = s.grid_error[d]
+        held = sorted(d for d in grid_digits if s.grid_error[d] <= 1e-3 * 10.0 ** -d)
+        if held and max(abs(s.lo), abs(s.hi)) * 10.0 ** held[-1] < 2 ** 52:
+            d0 = held[0]
+            n = np.rint(flat * 10.0 ** d0).astype(np.int64)
+            n0 = int(n.min())
+            g = _gcd(n - n0)
+            for d in held:      # (on 10**-d0, the finer grids follow by a power of ten)
+                f = 10 ** (d - d0)
+                s.grid_gcd[d] = (n0 * f, g * f)
     else:
         s.has_zero = bool((flat == 0).any())
         nonzero = flat[flat != 0]
         if nonzero.size:
             s.min_abs = float(np.abs(nonzero.astype(np.float64)).min())
     return s
+
+
+def _gcd(diffs: np.ndarray) -> int:
+    """The greatest common divisor of non-negative whole numbers (0 for none or all zero); a
+    first look at a few thousand ends most searches (noisy data: 1) without the whole pass."""
+    head = int(np.gcd.reduce(diffs[:4096])) if diffs.size else 0
+    if head == 1 or diffs.size <= 4096:
+        return head
+    return math.gcd(head, int(np.gcd.reduce(diffs[4096:])))
+
+
+def _joined(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Two parts' (n0, g) of one grid: the smallest start and the step both lie on."""
+    return min(a[0], b[0]), math.gcd(a[1], b[1], abs(a[0] - b[0]))
 
 
 def survey(read: Callable[[Any], np.ndarray], regions: Sequence[Any], dtype: np.dtype, *,

@@ -103,6 +103,8 @@ def runner_for(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
     """The decision's encoding on chunks in memory (what the written array will hold; with
     round_with, the values rounded in memory)."""
     filters, serializer, _ = split_codecs(d.codecs)
+    # (a transpose only reorders a chunk's elements for the serializer: the values are the same)
+    filters = [f for f in filters if f["name"] != "transpose"]
     enc = Encoding(d.why, tuple(filters), serializer, "", True, rounding=tuple(d.round_with or ()))
     output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
     return ChunkRunner(enc, np.dtype(arr.dtype), output)
