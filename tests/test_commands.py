@@ -227,7 +227,8 @@ def test_a_destination_that_cannot_be_written_is_refused(store, read_only_dir, c
     before = tree(store / "src")
     dst = read_only_dir / "out"
     rc, out, err = zdt_cmd(capsys, "convert", str(store / "src"), str(dst), "--abs-error", "1")
-    assert rc == 1 and err.strip() == f"zdt convert: {read_only_dir}: not writable", err
+    assert rc == 1 and err.strip() == (f"zdt convert: {read_only_dir}: not writable (a read-only "
+                                       f"file system)"), err
     assert out == "" and not dst.exists() and tree(store / "src") == before
 
 

@@ -379,9 +379,10 @@ class _Conversion:
                 from zdt.zarr_compat import settle_zarr_io
 
                 settle_zarr_io()        # a failed write's sibling chunk writes: let them end
+            # (named before the partial copy goes: the line says what it held)
+            failure = None if isinstance(exc, JobError) else writer.storage_failure(exc, dest)
             if not isinstance(exc, KeptError):          # e.g. a resumed copy that does not match
                 dest.abandon()
-            failure = None if isinstance(exc, JobError) else writer.storage_failure(exc, dest)
             if failure is not None:
                 raise failure from None
             raise

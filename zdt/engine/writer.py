@@ -162,8 +162,21 @@ class UnitWriter:
         except ZdtError as exc:
             raise InputError(f"{path}: writing the storage unit {unit_label(region)}: "
                              f"{str(exc).splitlines()[0]}") from None
+        except OSError as exc:          # (storage_failure names the chunk key in its line)
+            exc.zdt_key = self._key(region)
+            raise
         kill_point("unit", i)
         return error
+
+    def _key(self, region: tuple[slice, ...]) -> str | None:
+        """The key of the storage unit at `region` in the copy (c/3/1; a shard's, if sharded)."""
+        try:
+            unit = getattr(self.new, "shards", None) or self.new.chunks
+            coords = tuple(s.start // n for s, n in zip(region, unit, strict=True))
+            key = self.new.metadata.encode_chunk_key(coords)
+        except (AttributeError, TypeError, ValueError, ZeroDivisionError):
+            return None
+        return f"{self.new.path}/{key}" if self.new.path else key
 
     def _worst(self, x: np.ndarray, y: np.ndarray, region: tuple[slice, ...]) -> str:
         """The element that breaks the bound, by its index in the array, in the data's units."""
@@ -398,12 +411,26 @@ def kill_point(where: str, unit: int | None = None) -> None:
 
 
 def storage_failure(exc: BaseException, dest: Destination) -> StorageError | None:
-    """An OS or connection error while converting, as one line naming the destination."""
-    if isinstance(exc, PermissionError):
-        where = f" ({exc.filename})" if exc.filename else ""
-        return StorageError(f"{dest.loc.text}: {exc.strerror or 'permission denied'}{where}")
-    if isinstance(exc, (OSError, ConnectionError)) and not isinstance(exc, StorageError):
-        text = str(exc).splitlines()[0] if str(exc) else ""
-        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        return StorageError(f"{dest.loc.text}: writing{where} failed ({exc.__class__.__name__}: {text})")
-    return None
+    """An OS or connection error while converting, as one line naming the destination, the
+    file or chunk key written and what the copy held then (call it before dest.abandon()):
+    ``DST: no space left on device writing DST.zdt-partial/temps/c/3/1 (1.9 MB written)``."""
+    if not isinstance(exc, OSError) or isinstance(exc, StorageError):
+        return None
+    key = getattr(exc, "zdt_key", None)
+    target = dest.key_name(key) if key else (exc.filename or dest.partial_name())
+    where = f" writing {target}"
+    written = dest.written_bytes()
+    held = f" ({_size(written)} written)" if written else ""
+    if exc.errno is not None and exc.strerror:
+        why = exc.strerror[0].lower() + exc.strerror[1:]
+        return StorageError(f"{dest.loc.text}: {why}{where}{held}")
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return StorageError(f"{dest.loc.text}:{where} failed ({exc.__class__.__name__}"
+                        f"{': ' + text if text else ''}){held}")
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"

@@ -28,6 +28,8 @@ is the metadata of the scratch branch's checkpoint commit.
 
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import json
 import os
@@ -267,6 +269,14 @@ class Destination:
         """Remove what this conversion wrote (the destination was empty before it)."""
         raise NotImplementedError
 
+    def written_bytes(self) -> int | None:
+        """The bytes the partial copy holds now, where that is cheap to know (else None)."""
+        return None
+
+    def key_name(self, key: str) -> str:
+        """A key of the copy being written, as messages name it."""
+        return f"{self.partial_name()}/{key}"
+
     # --- writing from other processes (zdt.engine.cluster) ----------------------------------
     def for_worker(self) -> Any:
         """What a worker process writes into: a picklable object with a ``store`` property
@@ -381,7 +391,11 @@ class StagedDirectory(_MarkedStore):
             raise InputError(f"{dst.parent}: not a directory")
         # access() answers for the file system too (read-only mounts), and for root
         if not os.access(parent, os.W_OK | os.X_OK):
-            raise InputError(f"{dst.parent}: not writable")
+            try:
+                read_only = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+            except OSError:
+                read_only = False
+            raise InputError(f"{dst.parent}: not writable" + (" (a read-only file system)" if read_only else ""))
 
     def check_resumable(self) -> None:
         if self.loc.path.exists():
@@ -416,6 +430,14 @@ class StagedDirectory(_MarkedStore):
 
     def abandon(self) -> None:
         shutil.rmtree(self.staging.path, ignore_errors=True)
+
+    def written_bytes(self) -> int | None:
+        total = 0
+        for root, _, files in os.walk(self.staging.path):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(root, name)).st_size
+        return total
 
     def _worker_location(self) -> Location:
         return self.staging
