@@ -66,7 +66,8 @@ def back_ends(enc: cand.Encoding, arr: Any, compression: Compression, readers: R
         out += [BackEnd(p, (), costly=i > 0) for i, p in enumerate(PCODEC)]
         orders: list = [None]
         # the chunk read along its axes reversed (a transpose codec, which every reader decodes)
-        if sum(n > 1 for n in arr.chunks) >= 2 and _pcodec_takes_transposed():
+        if (sum(n > 1 for n in arr.chunks) >= 2 and _pcodec_takes_transposed()
+                and readers.transposed_pcodec_ok(tuple(arr.shape), tuple(arr.chunks))):
             order = tuple(reversed(range(len(arr.chunks))))
             orders.append(order)
             out += [BackEnd(p, (), costly=True, order=order) for p in PCODEC]

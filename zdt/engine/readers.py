@@ -41,6 +41,10 @@ class Reader:
     filters: bool               # whether it decodes lossy array -> array codecs (cast_value, ...)
     types: frozenset | None     # the data types a filter may produce (None: any zdt writes)
     pcodec_min_bytes: int = 2   # numcodecs.pcodec only for types at least this wide
+    # numcodecs.pcodec behind a transpose in a partial edge chunk (zarrs 0.2.3 refuses it:
+    # "indexer references array indices [64, 48] which are out-of-bounds of array shape
+    # [48, 64]"; whole chunks it reads)
+    transposed_pcodec_edges: bool = True
 
 
 READERS = {
@@ -51,7 +55,7 @@ READERS = {
                                  "numcodecs.pcodec", "numcodecs.shuffle", "packbits"},
                   True, None),
     "zarrs": Reader("zarrs", CORE | {"numcodecs.pcodec", "numcodecs.shuffle", "packbits"},
-                    False, NUMPY_TYPES),
+                    False, NUMPY_TYPES, transposed_pcodec_edges=False),
     "tensorstore": Reader("tensorstore", CORE, False, NUMPY_TYPES),
 }
 ALIASES = {"zarr": "zarr-python", "zarr_python": "zarr-python", "ts": "tensorstore"}
@@ -101,6 +105,12 @@ class Readers:
     def type_ok(self, data_type: str) -> bool:
         """Whether a filter may produce this data type for every reader."""
         return all(r.types is None or data_type in r.types for r in self.readers)
+
+    def transposed_pcodec_ok(self, shape: tuple, chunks: tuple) -> bool:
+        """Whether every reader reads numcodecs.pcodec behind a transpose in this array (with
+        partial edge chunks, zarrs does not)."""
+        edges = any(n % c for n, c in zip(shape, chunks, strict=True) if c)
+        return not edges or all(r.transposed_pcodec_edges for r in self.readers)
 
     def pcodec_ok(self, itemsize: int) -> bool:
         return self.decodes("numcodecs.pcodec") and all(itemsize >= r.pcodec_min_bytes for r in self.readers)
