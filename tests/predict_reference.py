@@ -89,13 +89,24 @@ def unzigzag(m: int) -> int:
 
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
     dtype = np.dtype(dtype)
-    magic, predictor, size, reserved, n_raw = struct.unpack_from("<4sBBHQ", data)
-    assert magic == b"ZPR1" and predictor in (1, 2) and size == dtype.itemsize and reserved == 0
+    magic, predictor, size, stage, n_raw = struct.unpack_from("<4sBBHQ", data)
+    assert magic == b"ZPR1" and predictor in (1, 2) and size == dtype.itemsize and stage in (0, 1)
     n = math.prod(shape)
-    payload = bytes(Zstd().decode(data[16:]))
-    assert len(payload) == 2 * n + n_raw * size
-    symbols = [payload[i] | payload[n + i] << 8 for i in range(n)]
-    raws = np.frombuffer(payload[2 * n:], dtype=dtype.newbyteorder("<"))
+    if stage == 0:          # symbols as two byte planes, then the raw values, one zstd frame
+        payload = bytes(Zstd().decode(data[16:]))
+        assert len(payload) == 2 * n + n_raw * size
+        symbols = [payload[i] | payload[n + i] << 8 for i in range(n)]
+        raws = np.frombuffer(payload[2 * n:], dtype=dtype.newbyteorder("<"))
+    else:                   # u64 length, pcodec standalone data of the symbols, zstd frame
+        from pcodec import standalone
+
+        (length,) = struct.unpack_from("<Q", data, 16)
+        codes = standalone.simple_decompress(data[24:24 + length])
+        assert codes.dtype == np.uint16 and codes.size == n
+        symbols = [int(k) for k in codes]
+        rest = bytes(Zstd().decode(data[24 + length:])) if n_raw else data[24 + length:]
+        assert len(rest) == n_raw * size
+        raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
     q = 2.0 * abs_error
     out = np.empty(n, dtype=dtype)
     v = [None] * n

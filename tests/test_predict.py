@@ -61,11 +61,12 @@ shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)
        noise=st.sampled_from([0.0, 1e-3, 0.3, 50.0]), specials=st.sampled_from([0.0, 0.05, 0.5]),
        dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, 0.0, np.nan, -9999.0]),
        E=st.sampled_from([1e-6, 0.01, 0.5, 3.0, 1e4]),
-       predictor=st.sampled_from(["lorenzo", "interpolation", "auto"]))
+       predictor=st.sampled_from(["lorenzo", "interpolation", "auto"]),
+       entropy=st.sampled_from(["zstd", "pcodec", "auto"]))
 def test_every_element_within_the_bound_and_the_reference_decodes_the_same_bits(
-        seed, shape, smooth, noise, specials, dtype, fill, E, predictor):
+        seed, shape, smooth, noise, specials, dtype, fill, E, predictor, entropy):
     x = field(seed, shape, smooth, noise, specials, dtype, fill)
-    config = PredictConfig.create(abs_error=E, predictor=predictor)
+    config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
     data = config.encode(x, fill)
     y = config.decode(data, x.dtype, x.shape, fill)
     assert y.shape == x.shape and y.dtype == x.dtype
@@ -92,7 +93,7 @@ def test_corrupt_and_truncated_chunks_are_value_errors(dtype):
     rng = np.random.default_rng(3)
     x = np.cumsum(rng.normal(0, 1, (20, 30)), axis=1).astype(dtype)
     x[2, 3] = np.nan
-    config = PredictConfig.create(abs_error=0.01)
+    config = PredictConfig.create(abs_error=0.01, entropy="zstd")
     data = config.encode(x)
     cases = {
         "short": data[:10],
@@ -100,7 +101,8 @@ def test_corrupt_and_truncated_chunks_are_value_errors(dtype):
         "magic": b"XPR1" + data[4:],
         "predictor": data[:4] + b"\x07" + data[5:],
         "element size": data[:5] + bytes([12 - x.dtype.itemsize]) + data[6:],
-        "reserved": data[:6] + b"\x01\x00" + data[8:],
+        "entropy stage": data[:6] + b"\x02\x00" + data[8:],
+        "pcodec stage on zstd data": data[:6] + b"\x01\x00" + data[8:],
         "n_raw": data[:8] + (10**9).to_bytes(8, "little") + data[16:],
         "n_raw off by one": data[:8] + (int.from_bytes(data[8:16], "little") + 1).to_bytes(8, "little") + data[16:],
         "frame magic": data[:16] + b"\0\0\0\0" + data[20:],
@@ -114,13 +116,60 @@ def test_corrupt_and_truncated_chunks_are_value_errors(dtype):
         config.decode(data, x.dtype, (20, 31))      # another shape than the chunk's
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_corrupt_pcodec_chunks_are_value_errors(dtype):
+    """Entropy stage 1 (the symbols in pcodec's format): a length past the end, pcodec data
+    that does not decode, too few or too many symbols for the shape, a bad raw-value frame."""
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.normal(0, 1, (20, 30)), axis=1).astype(dtype)
+    x[2, 3] = np.nan
+    config = PredictConfig.create(abs_error=0.01, entropy="pcodec")
+    data = config.encode(x)
+    assert data[6:8] == b"\x01\x00"
+    length = int.from_bytes(data[16:24], "little")
+    codes, frame = data[24:24 + length], data[24 + length:]
+    from pcodec import ChunkConfig, standalone
+
+    def with_symbols(sym: np.ndarray) -> bytes:
+        pco = bytes(standalone.simple_compress(sym.astype(np.uint16), ChunkConfig()))
+        return data[:16] + len(pco).to_bytes(8, "little") + pco + frame
+
+    sym = standalone.simple_decompress(codes)
+    cases = {
+        "length past the end": data[:16] + (len(data)).to_bytes(8, "little") + data[24:],
+        "no length": data[:20],
+        "pcodec magic": data[:24] + b"xxxx" + data[28:],
+        "truncated pcodec": data[:16] + (length // 2).to_bytes(8, "little") + codes[:length // 2] + frame,
+        "one symbol short": with_symbols(sym[:-1]),
+        "one symbol more": with_symbols(np.append(sym, 2)),
+        "raw frame cut": data[:-3],
+        "raw frame missing": data[:24 + length],
+    }
+    for name, bad in cases.items():
+        with pytest.raises(ValueError, match="zdt.predict"):
+            config.decode(bad, x.dtype, x.shape)
+    check_within(x, config.decode(data, x.dtype, x.shape), 0.01, None)
+
+
+def test_the_pcodec_stage_codes_smooth_fields_smaller():
+    """Where the codes spread wide and peaked (a smooth field with a little noise), pcodec's
+    bins code them in fewer bytes than zstd over byte planes; `auto` keeps the smaller."""
+    i, j = np.mgrid[0:200, 0:300]
+    x = (100 * np.sin(i / 23) * np.cos(j / 31) + 3 * np.sin(i * j / 500)
+         + np.random.default_rng(1).normal(0, 0.01, i.shape))
+    sizes = {e: len(PredictConfig.create(abs_error=0.05, entropy=e).encode(x))
+             for e in ("zstd", "pcodec", "auto")}
+    assert sizes["pcodec"] < 0.95 * sizes["zstd"], sizes
+    assert sizes["auto"] == min(sizes["zstd"], sizes["pcodec"])
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=200), st.integers(0, 199))
-def test_arbitrary_bytes_never_crash(tail, cut):
+@given(st.binary(max_size=200), st.integers(0, 199), st.sampled_from(["zstd", "pcodec"]))
+def test_arbitrary_bytes_never_crash(tail, cut, entropy):
     """Mutated chunks decode or raise ValueError: never a crash or a read out of bounds (the
     sanitizer leg runs this under ASan)."""
     x = np.linspace(0, 10, 60).reshape(6, 10)
-    config = PredictConfig.create(abs_error=0.1)
+    config = PredictConfig.create(abs_error=0.1, entropy=entropy)
     data = bytearray(config.encode(x))
     data[HEADER.size + cut % max(1, len(data) - HEADER.size):] = tail
     try:
@@ -133,7 +182,8 @@ def test_arbitrary_bytes_never_crash(tail, cut):
 def test_config_errors_name_the_key():
     for kwargs, key in [({"abs_error": 0}, "abs_error"), ({"abs_error": float("nan")}, "abs_error"),
                         ({"abs_error": True}, "abs_error"), ({"abs_error": 1, "predictor": "x"}, "predictor"),
-                        ({"abs_error": 1, "level": 99}, "level")]:
+                        ({"abs_error": 1, "level": 99}, "level"),
+                        ({"abs_error": 1, "entropy": "huffman"}, "entropy")]:
         with pytest.raises(ConfigError) as info:
             PredictConfig.create(**kwargs)
         assert info.value.config_key == key
@@ -157,7 +207,8 @@ def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks():
     x[64:, 64:] = -9999.0
     meta = json.loads(store._store_dict["zarr.json"].to_bytes())
     assert meta["codecs"] == [{"name": "zdt.predict",
-                               "configuration": {"abs_error": 0.05, "predictor": "auto", "level": 3}}]
+                               "configuration": {"abs_error": 0.05, "predictor": "auto", "level": 3,
+                                                 "entropy": "auto"}}]
     b = zarr.open_array(store, mode="r")
     check_within(x, b[...], 0.05, np.float32(-9999.0))
     with pytest.raises(ValueError, match="float32 or float64"):

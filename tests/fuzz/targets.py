@@ -315,7 +315,9 @@ def seeds(name: str) -> list[bytes]:
         x = np.cumsum(np.linspace(-1, 1, 48)).reshape(6, 8)
         x[1, 2] = np.nan
         # float64, shape (6, 8), no fill, abs_error 0.5; float32 (5,), fill 0.0, 1e-3
-        return [bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5).encode(x),
+        # each entropy stage: zstd over byte planes, pcodec's symbols then a zstd frame
+        return [bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5, entropy="zstd").encode(x),
+                bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5, entropy="pcodec").encode(x),
                 bytes([0, 1, 5, 1, 0]) + PredictConfig.create(abs_error=1e-3).encode(
                     np.array([0, 1, 2, 0, 4], "f4"), 0.0)]
     if name == "cast_value":

@@ -4,8 +4,11 @@ zdt.kernels._predict.
 
 A chunk is predicted element by element from neighbours already reconstructed, the prediction
 error quantized in steps of 2E into 16-bit symbols, the values that cannot be predicted within E
-stored exactly; the symbols (as a low-byte plane and a high-byte plane) and the exact values go
-through one zstd frame behind a 16-byte header.
+stored exactly. Behind a 16-byte header, one of two entropy stages (the header says which):
+the symbols (as a low-byte plane and a high-byte plane) and the exact values in one zstd
+frame; or the symbols as pcodec's standalone format (its bins and ANS code a peaked, wide
+distribution of codes better than zstd: a smooth field at a coarse bound), then the exact values
+in a zstd frame. `entropy="auto"` writes both and keeps the smaller.
 """
 
 from __future__ import annotations
@@ -23,10 +26,14 @@ from zdt.errors import ConfigError
 
 CODEC = "zdt.predict"
 MAGIC = b"ZPR1"
-HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, reserved, n_raw
+HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy stage, n_raw
 PREDICTORS = {"lorenzo": 1, "interpolation": 2}
 CHOICES = ("auto", *PREDICTORS)
-KEYS = ("abs_error", "predictor", "level")
+STAGES = {"zstd": 0, "pcodec": 1}       # the header's entropy-stage field
+STAGE_CHOICES = ("auto", *STAGES)
+PCO_LENGTH = struct.Struct("<Q")        # stage 1: the pcodec data's length, ahead of it
+PCODEC_LEVEL = 8
+KEYS = ("abs_error", "predictor", "level", "entropy")
 DTYPES = (np.dtype("float32"), np.dtype("float64"))
 
 
@@ -63,14 +70,25 @@ def grid4(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     return tuple([1] * (4 - len(dims)) + dims)        # type: ignore[return-value]
 
 
+def _pcodec() -> Any:
+    """pcodec's standalone module (`pip install pcodec`: zdt[zarr] brings it)."""
+    try:
+        from pcodec import standalone
+    except ImportError:
+        return None
+    return standalone
+
+
 @dataclass(frozen=True)
 class PredictConfig:
     abs_error: float
     predictor: str = "auto"
     level: int = 3
+    entropy: str = "auto"
 
     @classmethod
-    def create(cls, *, abs_error: object, predictor: object = "auto", level: object = 3) -> PredictConfig:
+    def create(cls, *, abs_error: object, predictor: object = "auto", level: object = 3,
+               entropy: object = "auto") -> PredictConfig:
         if isinstance(abs_error, bool) or not isinstance(abs_error, (int, float)) \
                 or not math.isfinite(abs_error) or abs_error <= 0:
             raise ConfigError(f"{CODEC}: abs_error must be a finite number > 0, got {abs_error!r}",
@@ -81,14 +99,21 @@ class PredictConfig:
         if isinstance(level, bool) or not isinstance(level, int) or not -7 <= level <= 22:
             raise ConfigError(f"{CODEC}: level must be an integer from -7 to 22, got {level!r}",
                               config_key="level")
-        return cls(float(abs_error), str(predictor), int(level))
+        if entropy not in STAGE_CHOICES:
+            raise ConfigError(f"{CODEC}: entropy must be one of {', '.join(STAGE_CHOICES)}, got "
+                              f"{entropy!r}", config_key="entropy")
+        if entropy == "pcodec" and _pcodec() is None:
+            raise ConfigError(f"{CODEC}: entropy 'pcodec' needs the pcodec package (pip install "
+                              f"pcodec)", config_key="entropy")
+        return cls(float(abs_error), str(predictor), int(level), str(entropy))
 
     @classmethod
     def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
         return cls.create(**check_keys(config, KEYS, CODEC, required=("abs_error",)))
 
     def to_json(self) -> dict[str, Any]:
-        return {"abs_error": self.abs_error, "predictor": self.predictor, "level": self.level}
+        return {"abs_error": self.abs_error, "predictor": self.predictor, "level": self.level,
+                "entropy": self.entropy}
 
     # --- chunks -------------------------------------------------------------------------------
 
@@ -102,29 +127,42 @@ class PredictConfig:
         fills = fill_array(fill, dtype)
         shape = grid4(arr.shape)
         names = list(PREDICTORS) if self.predictor == "auto" else [self.predictor]
+        if self.entropy == "auto":
+            stages = ["zstd", "pcodec"] if _pcodec() is not None else ["zstd"]
+        else:
+            stages = [self.entropy]
         best: bytes | None = None
         for name in names:
             sym, raw = _predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills)
-            out = self._pack(PREDICTORS[name], dtype, sym, raw)
-            if best is None or len(out) < len(best):
-                best = out
+            for stage in stages:
+                out = self._pack(PREDICTORS[name], dtype, sym, raw, stage)
+                if best is None or len(out) < len(best):
+                    best = out
         assert best is not None
         return best
 
-    def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray) -> bytes:
+    def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray,
+              stage: str = "zstd") -> bytes:
         from numcodecs.zstd import Zstd
 
+        raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
+        head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
+        if stage == "pcodec":
+            from pcodec import ChunkConfig
+
+            codes = _pcodec().simple_compress(np.ascontiguousarray(sym, dtype=np.uint16),
+                                              ChunkConfig(compression_level=PCODEC_LEVEL))
+            # (no frame when there is no raw value: numcodecs' zstd cannot decode an empty one)
+            return (head + PCO_LENGTH.pack(len(codes)) + bytes(codes)
+                    + (bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""))
         low = (sym & 0xFF).astype(np.uint8)
         high = (sym >> 8).astype(np.uint8)
-        payload = b"".join((low.tobytes(), high.tobytes(), raw.astype(dtype.newbyteorder("<")).tobytes()))
-        frame = Zstd(level=self.level).encode(payload)
-        return HEADER.pack(MAGIC, predictor, dtype.itemsize, 0, len(raw)) + bytes(frame)
+        frame = Zstd(level=self.level).encode(b"".join((low.tobytes(), high.tobytes(), raw_bytes)))
+        return head + bytes(frame)
 
     def decode(self, data: object, dtype: np.dtype, shape: tuple[int, ...], fill: object = None) -> np.ndarray:
         """The chunk of `shape` and `dtype` that `data` holds; ValueError naming what is wrong
         with a corrupt chunk."""
-        from numcodecs.zstd import Zstd
-
         from zdt.kernels import _predict
 
         dtype = check_dtype(np.dtype(dtype))
@@ -133,36 +171,85 @@ class PredictConfig:
         if len(buf) < HEADER.size:
             raise ValueError(f"{CODEC}: a chunk of {len(buf)} bytes is shorter than its "
                              f"{HEADER.size}-byte header")
-        magic, predictor, size, reserved, n_raw = HEADER.unpack_from(buf)
+        magic, predictor, size, stage, n_raw = HEADER.unpack_from(buf)
         if magic != MAGIC:
             raise ValueError(f"{CODEC}: the chunk starts with {bytes(magic)!r}, not {MAGIC!r}")
         if predictor not in PREDICTORS.values():
             raise ValueError(f"{CODEC}: unknown predictor {predictor} in the chunk header")
         if size != dtype.itemsize:
             raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements, the array {dtype}")
-        if reserved:
-            raise ValueError(f"{CODEC}: reserved header bytes are {reserved:#x}, not 0")
+        if stage not in STAGES.values():
+            raise ValueError(f"{CODEC}: unknown entropy stage {stage} in the chunk header")
         if n_raw > n:
             raise ValueError(f"{CODEC}: the chunk claims {n_raw} exact values for {n} elements")
-        expected = 2 * n + n_raw * size
-        declared = frame_content_size(buf[HEADER.size:])
-        if declared != expected:
-            raise ValueError(f"{CODEC}: the zstd frame declares {declared} bytes of content, "
-                             f"the header and shape call for {expected}")
-        payload = np.empty(expected, dtype=np.uint8)
-        try:
-            got = Zstd().decode(bytes(buf[HEADER.size:]), out=payload)
-        except Exception as exc:        # numcodecs' zstd raises RuntimeError / ValueError
-            raise ValueError(f"{CODEC}: the zstd frame does not decode into the {expected} bytes "
-                             f"the header and shape call for ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
-        sym = payload[:n].astype(np.uint16) | (payload[n:2 * n].astype(np.uint16) << 8)
-        # (a copy: the raw values start 2n bytes into the payload, where a float32 or float64
-        # may be misaligned, and the kernel loads them as floats)
-        raw = payload[2 * n:].view(dtype.newbyteorder("<")).astype(dtype, copy=True)
+        if stage == STAGES["pcodec"]:
+            sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
+            if n_raw:
+                payload = _zstd_exactly(rest, n_raw * size)
+            elif len(rest):
+                raise ValueError(f"{CODEC}: {len(rest)} bytes after the symbols of a chunk "
+                                 f"without exact values")
+            else:
+                payload = np.empty(0, dtype=np.uint8)
+        else:
+            payload = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
+        if stage == STAGES["zstd"]:
+            sym = payload[:n].astype(np.uint16) | (payload[n:2 * n].astype(np.uint16) << 8)
+            payload = payload[2 * n:]
+        # (a copy: the raw values may start at an odd offset of the payload, where a float32
+        # or float64 is misaligned, and the kernel loads them as floats)
+        raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
         _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
                         fill_array(fill, dtype))
         return out.reshape(shape)
+
+
+def _zstd_exactly(frame: Any, expected: int) -> np.ndarray:
+    """A zstd frame's content, which must be `expected` bytes (declared in its header, and
+    decoded to that length); ValueError otherwise."""
+    from numcodecs.zstd import Zstd
+
+    declared = frame_content_size(frame)
+    if declared != expected:
+        raise ValueError(f"{CODEC}: the zstd frame declares {declared} bytes of content, "
+                         f"the header and shape call for {expected}")
+    payload = np.empty(expected, dtype=np.uint8)
+    try:
+        Zstd().decode(bytes(frame), out=payload)
+    except Exception as exc:        # numcodecs' zstd raises RuntimeError / ValueError
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{CODEC}: the zstd frame does not decode into the {expected} bytes "
+                         f"the header and shape call for ({why})") from None
+    return payload
+
+
+def _pcodec_symbols(data: Any, n: int) -> tuple[np.ndarray, Any]:
+    """Entropy stage 1: the n symbols from the length-prefixed pcodec data, and what follows
+    it (the raw values' zstd frame); ValueError for a chunk that does not hold exactly n."""
+    standalone = _pcodec()
+    if standalone is None:
+        raise ValueError(f"{CODEC}: the chunk's symbols are pcodec-coded and the pcodec package "
+                         f"is not installed (pip install pcodec)")
+    if len(data) < PCO_LENGTH.size:
+        raise ValueError(f"{CODEC}: the chunk ends inside its pcodec length")
+    (length,) = PCO_LENGTH.unpack_from(data)
+    if length > len(data) - PCO_LENGTH.size:
+        raise ValueError(f"{CODEC}: the pcodec data's length {length} runs past the chunk's end")
+    codes = bytes(data[PCO_LENGTH.size:PCO_LENGTH.size + length])
+    sym = np.empty(n, dtype=np.uint16)
+    try:
+        progress = standalone.simple_decompress_into(codes, sym)
+    except BaseException as exc:    # pcodec's "pco error: ..." (RuntimeError); a Rust panic
+        if not isinstance(exc, (RuntimeError, ValueError)) and type(exc).__name__ != "PanicException":
+            raise
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{CODEC}: the pcodec symbols do not decode ({why})") from None
+    if progress.n_processed != n or not progress.finished:
+        raise ValueError(f"{CODEC}: the pcodec data holds "
+                         f"{'more' if not progress.finished else progress.n_processed} symbols, "
+                         f"the chunk's shape calls for {n}")
+    return sym, data[PCO_LENGTH.size + length:]
 
 
 def check_dtype(dtype: np.dtype) -> np.dtype:

@@ -24,15 +24,16 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, repr=False)
 class PredictCodec(SyncCodec, ArrayBytesCodec):
     """zdt.predict: ``abs_error`` (every element decodes within it), ``predictor`` ("auto",
-    "lorenzo", "interpolation"), ``level`` (zstd's)."""
+    "lorenzo", "interpolation"), ``level`` (zstd's), ``entropy`` ("auto", "zstd", "pcodec")."""
 
     is_fixed_size = False
 
     config: PredictConfig
 
-    def __init__(self, *, abs_error: float, predictor: str = "auto", level: int = 3) -> None:
+    def __init__(self, *, abs_error: float, predictor: str = "auto", level: int = 3,
+                 entropy: str = "auto") -> None:
         object.__setattr__(self, "config", PredictConfig.create(
-            abs_error=abs_error, predictor=predictor, level=level))
+            abs_error=abs_error, predictor=predictor, level=level, entropy=entropy))
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
