@@ -320,7 +320,7 @@ def _own_grid(ctx: Context) -> list[Encoding]:
         if m < 1:
             continue
         slack = miss + _margin(ctx, o, m * step)
-        if (m - 1) / 2 * step + slack > E or miss >= step / 4:
+        if (m - 1) / 2 * step + slack > E:
             continue
         why = f"the data's own grid of {step:.6g}" + (f", one point in {m}" if m > 1 else "")
         enc = _quantized(ctx, o, float(dt.type(1 / (m * step))), proven=True, why=why,

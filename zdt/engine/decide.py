@@ -70,7 +70,7 @@ def back_ends(enc: cand.Encoding, arr: Any, compression: Compression, readers: R
                 and readers.transposed_pcodec_ok(tuple(arr.shape), tuple(arr.chunks))):
             order = tuple(reversed(range(len(arr.chunks))))
             orders.append(order)
-            out += [BackEnd(p, (), costly=True, order=order) for p in PCODEC]
+            out.append(BackEnd(PCODEC[0], (), costly=True, order=order))
         for order in orders:
             paged = _edge_pages(tuple(arr.shape), tuple(arr.chunks), order)
             if paged is not None:

@@ -62,6 +62,7 @@ class BackEnd:
             pages = c.get("equal_pages_up_to", 262144)
             parts.append(f"{self.serializer['name'].removeprefix('numcodecs.')}"
                          + (f" level {c['level']}" if "level" in c else "")
+                         + (f", delta order {c['delta_encoding_order']}" if "delta_encoding_order" in c else "")
                          + (f", pages of up to {pages:,} values" if pages != 262144 else ""))
         if self.order is not None:
             parts.insert(0, f"transpose {list(self.order)}")

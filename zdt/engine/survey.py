@@ -33,7 +33,7 @@ class Survey:
     specials: set[str] = field(default_factory=set)     # "NaN", "Infinity", "-Infinity"
     sentinels_seen: set[float] = field(default_factory=set)
     grid_error: dict[int, float] = field(default_factory=dict)   # decimal digits -> largest miss
-    # decimal digits d the data lie on (within 1e-3 of 10**-d) -> (n0, g): every value is
+    # decimal digits d the data lie on (up to float rounding) -> (n0, g): every value is
     # (n0 + g k) 10**-d for whole k, n0 the smallest and g the largest such step (a DEM in
     # 28 m steps: g = 28 at d = 0); g = 0 when all values are one
     grid_gcd: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -98,16 +98,11 @@ def _chunk_survey(x: np.ndarray, dtype: np.dtype, sentinels: Sequence[float],
         s.has_zero = nonzero.size < mag.size
         if nonzero.size:
             s.min_abs = float(nonzero.min())
-        on = None               # the coarsest grid the values are on, and how near
-        for d in sorted(grid_digits):
-            if on is not None:  # (on 10**-d0, they are as near a finer grid: no pass needed)
-                s.grid_error[d] = on
-                continue
+        for d in grid_digits:
             scale = 10.0 ** d
             s.grid_error[d] = float(np.abs(np.rint(flat * scale) / scale - flat).max())
-            if s.grid_error[d] <= 1e-3 * 10.0 ** -d:
-                on = s.grid_error[d]
-        held = sorted(d for d in grid_digits if s.grid_error[d] <= 1e-3 * 10.0 ** -d)
+        # (the grid's step: only grids the values are on up to float rounding, not merely near)
+        held = sorted(d for d in grid_digits if s.grid_error[d] <= 1e-9 * 10.0 ** -d)
         if held and max(abs(s.lo), abs(s.hi)) * 10.0 ** held[-1] < 2 ** 52:
             d0 = held[0]
             n = np.rint(flat * 10.0 ** d0).astype(np.int64)
