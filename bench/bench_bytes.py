@@ -205,13 +205,13 @@ def per_unit(x: np.ndarray, chunks: tuple, codec: Callable[[np.ndarray], tuple[i
     `as_stored`, an edge unit is the whole chunk as a zarr array stores it, the part past the
     array's edge the fill value (NaN) -- what the recipe costs written as a zarr codec chain;
     without, the unit's own values only (the whole-array compressors: ZFP, SZ3, zdt.predict)."""
+    from zdt.engine.measure import padded
+
     total, back = 0, np.empty_like(x)
     for sel in units(x.shape, chunks):
         u = x[sel]
         if as_stored and u.shape != tuple(chunks):
-            full = np.full(chunks, np.nan, dtype=x.dtype)
-            full[tuple(slice(0, n) for n in u.shape)] = u
-            n, y = codec(full)
+            n, y = codec(padded(u, chunks, np.nan))
             y = np.asarray(y).reshape(chunks)[tuple(slice(0, n) for n in u.shape)]
         else:
             n, y = codec(np.ascontiguousarray(u))

@@ -76,7 +76,7 @@ ls -A {full}
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"zdt convert: {full}/dst.zarr: no space left on device writing "
                                f"{full}/dst.zarr.zdt-partial/c/"), lines[0]
-    assert lines[0].endswith((" MB written)", " kB written)")), lines[0]
+    assert lines[0].endswith((" MB written)", " KB written)")), lines[0]
     assert proc.stdout.splitlines() == [f"rc={STORAGE}"]        # and the tmpfs is empty again
     assert tree_digest(noisy_source) == before
 

@@ -192,10 +192,9 @@ class PredictConfig:
             else:
                 payload = np.empty(0, dtype=np.uint8)
         else:
-            payload = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
-        if stage == STAGES["zstd"]:
-            sym = payload[:n].astype(np.uint16) | (payload[n:2 * n].astype(np.uint16) << 8)
-            payload = payload[2 * n:]
+            planes = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
+            sym = planes[:n].astype(np.uint16) | (planes[n:2 * n].astype(np.uint16) << 8)
+            payload = planes[2 * n:]
         # (a copy: the raw values may start at an odd offset of the payload, where a float32
         # or float64 is misaligned, and the kernel loads them as floats)
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)

@@ -316,9 +316,7 @@ def _own_grid(ctx: Context) -> list[Encoding]:
         return []
     out = []
     wide = 2 * math.floor(E / step) + 1
-    for m in sorted({1, wide, wide - 2} - {-1}):
-        if m < 1:
-            continue
+    for m in sorted({1, wide, max(1, wide - 2)}):
         slack = miss + _margin(ctx, o, m * step)
         if (m - 1) / 2 * step + slack > E:
             continue

@@ -91,7 +91,7 @@ def _edge_pages(shape: tuple, chunks: tuple, order: tuple | None) -> int | None:
     n, c = shape[axis], chunks[axis]
     if n % c == 0 or c < 2:
         return None
-    f = (n % c) / c if n > c else n / c         # the part of the chunk's run that is data
+    f = (n % c) / c                             # the part of the edge chunk's run that is data
     total = math.prod(chunks)
     # the fewest equal pages (up to 8) whose boundary after the data wastes least
     pages = min(range(2, 9), key=lambda p: (math.ceil(f * p) / p - f, p))
@@ -162,14 +162,15 @@ def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output
              bound: Bound, declared: Any, all_measured: bool, advance: Callable[[int], None]) -> Any:
     """measure() (or the cluster's) with screening (see SCREEN): on a spread of the units,
     every encoding with the quick back ends, then the slow ones (BackEnd.costly) with the
-    LEADERS encodings that lead under that kind of back end; on the rest, every encoding's error and the finalists'
-    bytes. A Measurement whose other results are marked as screened out."""
+    LEADERS encodings that lead under that kind of back end; on the rest, every encoding's
+    error and the finalists' bytes. A Measurement whose other results are marked as screened
+    out."""
     flat = [(e, b) for e, backends in chains for b in backends]
     if len(flat) <= FINALISTS:
         return run(samples, chains, dtype, output, bound, declared, progress=advance)
-    ids = _screening_units(samples)
-    screen = [samples[i] for i in ids]
-    others = [s for i, s in enumerate(samples) if i not in set(ids)]
+    ids = set(_screening_units(samples))
+    screen = [s for i, s in enumerate(samples) if i in ids]
+    others = [s for i, s in enumerate(samples) if i not in ids]
     first = run(screen, chains, dtype, output, bound, declared, progress=advance,
                 sized=frozenset(i for i, (_, b) in enumerate(flat) if not b.costly))
 
@@ -197,9 +198,10 @@ def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output
             first.results[i].nbytes = extra.results[i].nbytes
     sized = frozenset(i for i, (_, b) in enumerate(flat) if not b.costly) | costly
     ranked = rank(sized)
-    finalists = set(ranked[:FINALISTS])
-    for kind in {_family(b) for _, b in flat}:
-        finalists |= set([i for i in ranked if _family(flat[i][1]) == kind][:1])
+    best_of_kind = {}
+    for i in reversed(ranked):
+        best_of_kind[_family(flat[i][1])] = i
+    finalists = set(ranked[:FINALISTS]) | set(best_of_kind.values())
     if others:
         rest = run(others, chains, dtype, output, bound, declared, progress=advance,
                    sized=frozenset(finalists))

@@ -98,11 +98,19 @@ def _chunk_survey(x: np.ndarray, dtype: np.dtype, sentinels: Sequence[float],
         s.has_zero = nonzero.size < mag.size
         if nonzero.size:
             s.min_abs = float(nonzero.min())
-        for d in grid_digits:
+        # the coarsest grid the values are on up to float rounding (not merely near: that is
+        # the 1e-3 rule of fold()); on it, they are on every finer grid at least as nearly,
+        # which needs no pass of its own
+        held: list[int] = []
+        for d in sorted(grid_digits):
+            if held:
+                s.grid_error[d] = s.grid_error[held[0]]
+                held.append(d)
+                continue
             scale = 10.0 ** d
             s.grid_error[d] = float(np.abs(np.rint(flat * scale) / scale - flat).max())
-        # (the grid's step: only grids the values are on up to float rounding, not merely near)
-        held = sorted(d for d in grid_digits if s.grid_error[d] <= 1e-9 * 10.0 ** -d)
+            if s.grid_error[d] <= 1e-9 * 10.0 ** -d:
+                held.append(d)
         if held and max(abs(s.lo), abs(s.hi)) * 10.0 ** held[-1] < 2 ** 52:
             d0 = held[0]
             n = np.rint(flat * 10.0 ** d0).astype(np.int64)

@@ -417,20 +417,13 @@ def storage_failure(exc: BaseException, dest: Destination) -> StorageError | Non
     if not isinstance(exc, OSError) or isinstance(exc, StorageError):
         return None
     key = getattr(exc, "zdt_key", None)
-    target = dest.key_name(key) if key else (exc.filename or dest.partial_name())
+    target = f"{dest.partial_name()}/{key}" if key else (exc.filename or dest.partial_name())
     where = f" writing {target}"
     written = dest.written_bytes()
-    held = f" ({_size(written)} written)" if written else ""
+    held = f" ({arrays.fmt_bytes(written)} written)" if written else ""
     if exc.errno is not None and exc.strerror:
         why = exc.strerror[0].lower() + exc.strerror[1:]
         return StorageError(f"{dest.loc.text}: {why}{where}{held}")
     text = str(exc).splitlines()[0] if str(exc) else ""
     return StorageError(f"{dest.loc.text}:{where} failed ({exc.__class__.__name__}"
                         f"{': ' + text if text else ''}){held}")
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"

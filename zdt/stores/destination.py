@@ -29,7 +29,6 @@ is the metadata of the scratch branch's checkpoint commit.
 from __future__ import annotations
 
 import contextlib
-
 import functools
 import json
 import os
@@ -273,10 +272,6 @@ class Destination:
         """The bytes the partial copy holds now, where that is cheap to know (else None)."""
         return None
 
-    def key_name(self, key: str) -> str:
-        """A key of the copy being written, as messages name it."""
-        return f"{self.partial_name()}/{key}"
-
     # --- writing from other processes (zdt.engine.cluster) ----------------------------------
     def for_worker(self) -> Any:
         """What a worker process writes into: a picklable object with a ``store`` property
@@ -395,7 +390,8 @@ class StagedDirectory(_MarkedStore):
                 read_only = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
             except OSError:
                 read_only = False
-            raise InputError(f"{dst.parent}: not writable" + (" (a read-only file system)" if read_only else ""))
+            raise InputError(f"{dst.parent}: not writable"
+                             + (" (a read-only file system)" if read_only else ""))
 
     def check_resumable(self) -> None:
         if self.loc.path.exists():
