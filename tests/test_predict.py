@@ -148,6 +148,20 @@ def test_corrupt_pcodec_chunks_are_value_errors(dtype):
     for name, bad in cases.items():
         with pytest.raises(ValueError, match="zdt.predict"):
             config.decode(bad, x.dtype, x.shape)
+    n = x.size
+    exact = {  # the messages themselves, for two of them
+        "one symbol short": f"zdt.predict: the pcodec data holds {n - 1} symbols, the chunk's "
+                            f"shape calls for {n}",
+        "length past the end": f"zdt.predict: the pcodec data's length {len(data)} runs past "
+                               f"the chunk's end",
+    }
+    for name, message in exact.items():
+        with pytest.raises(ValueError) as info:
+            config.decode(cases[name], x.dtype, x.shape)
+        assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        config.decode(data[:6] + b"\x02\x00" + data[8:], x.dtype, x.shape)
+    assert str(info.value) == "zdt.predict: unknown entropy stage 2 in the chunk header"
     check_within(x, config.decode(data, x.dtype, x.shape), 0.01, None)
 
 
@@ -194,21 +208,25 @@ def test_config_errors_name_the_key():
         PredictConfig.create(abs_error=1).encode(np.arange(5, dtype="i4"))
 
 
-def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks():
+@pytest.mark.parametrize("entropy", ["auto", "zstd", "pcodec"])
+def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
     store = MemoryStore()
     i, j = np.mgrid[0:100, 0:70]
     x = (20 + 5 * np.sin(i / 9) + np.cos(j / 7)).astype("f4")
     x[10:30, 5:25] = -9999.0            # a masked region holding the fill value
     x[50, 50] = np.nan
     a = zarr.create_array(store, shape=x.shape, chunks=(32, 32), dtype="f4", fill_value=-9999.0,
-                          serializer=PredictCodec(abs_error=0.05), compressors=None)
+                          serializer=PredictCodec(abs_error=0.05, entropy=entropy), compressors=None)
     a[...] = x
     a[64:, 64:] = -9999.0               # a whole chunk of fill: not written
     x[64:, 64:] = -9999.0
     meta = json.loads(store._store_dict["zarr.json"].to_bytes())
     assert meta["codecs"] == [{"name": "zdt.predict",
                                "configuration": {"abs_error": 0.05, "predictor": "auto", "level": 3,
-                                                 "entropy": "auto"}}]
+                                                 "entropy": entropy}}]
+    stages = {bytes(v.to_bytes()[6:8]) for k, v in store._store_dict.items() if k.startswith("c/")}
+    if entropy != "auto":               # every chunk written with the stage asked for
+        assert stages == {{"zstd": b"\x00\x00", "pcodec": b"\x01\x00"}[entropy]}
     b = zarr.open_array(store, mode="r")
     check_within(x, b[...], 0.05, np.float32(-9999.0))
     with pytest.raises(ValueError, match="float32 or float64"):
