@@ -231,3 +231,86 @@ def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
     check_within(x, b[...], 0.05, np.float32(-9999.0))
     with pytest.raises(ValueError, match="float32 or float64"):
         zarr.create_array(MemoryStore(), shape=(4,), dtype="i4", serializer=PredictCodec(abs_error=1))
+
+
+# --- the numcodecs face -------------------------------------------------------------------------
+
+def test_numcodecs_face_is_found_by_id_and_round_trips_its_config():
+    import numcodecs
+
+    from zdt.codecs.numcodecs.predict import Predict
+
+    codec = numcodecs.get_codec({"id": "zdt.predict", "abs_error": 0.25, "predictor": "lorenzo"})
+    assert isinstance(codec, Predict)
+    assert codec.get_config() == {"id": "zdt.predict", "abs_error": 0.25, "predictor": "lorenzo",
+                                  "level": 3, "entropy": "auto"}
+    with pytest.raises(ConfigError, match="abs_error") as info:
+        numcodecs.get_codec({"id": "zdt.predict", "abs_err": 0.25})
+    assert info.value.config_key == "abs_err"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(), (7,), (5, 6), (3, 1, 4, 2, 2, 3)])
+def test_numcodecs_face_layout_is_shape_then_a_chunk(dtype, shape):
+    """The spec's envelope: one byte D, D u64 extents, then a chunk the reference decodes."""
+    from zdt.codecs.numcodecs.predict import Predict
+
+    x = field(5, shape, 10.0, 0.1, 0.05, dtype, None)
+    codec = Predict(abs_error=0.01)
+    data = codec.encode(x)
+    assert data[0] == len(shape)
+    extents = [int.from_bytes(data[1 + 8 * d:9 + 8 * d], "little") for d in range(len(shape))]
+    assert tuple(extents) == shape
+    chunk = data[1 + 8 * len(shape):]
+    ref = predict_reference.decode(chunk, x.dtype, shape, 0.01, np.nan)
+    y = codec.decode(data)
+    assert y.shape == shape and y.dtype == x.dtype
+    assert np.array_equal(ref.view(UINT[x.dtype.itemsize]), y.view(UINT[x.dtype.itemsize]))
+    check_within(x, y, 0.01, None)
+    out = np.empty(shape, dtype=dtype)
+    assert codec.decode(data, out=out) is out and np.array_equal(out, y, equal_nan=True)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_numcodecs_face_as_a_zarr_format_2_compressor(order):
+    from zdt.codecs.numcodecs.predict import Predict
+
+    store = MemoryStore()
+    i, j = np.mgrid[0:90, 0:70]
+    x = (300 + 20 * np.sin(i / 11) * np.cos(j / 8)).astype("f8")
+    x[3, 4] = np.nan
+    a = zarr.create_array(store, shape=x.shape, chunks=(32, 32), dtype="f8", zarr_format=2,
+                          order=order, compressors=Predict(abs_error=0.1), fill_value=np.nan)
+    a[...] = x
+    meta = json.loads(store._store_dict[".zarray"].to_bytes())
+    assert meta["compressor"] == {"id": "zdt.predict", "abs_error": 0.1, "predictor": "auto",
+                                  "level": 3, "entropy": "auto"}
+    b = zarr.open_array(store, mode="r")
+    check_within(x, b[...], 0.1, None)
+    assert sum(len(v.to_bytes()) for k, v in store._store_dict.items() if "." not in k) < x.nbytes / 4
+
+
+def test_numcodecs_face_refuses_what_it_cannot_encode_and_corrupt_buffers():
+    from zdt.codecs.numcodecs.predict import Predict
+
+    codec = Predict(abs_error=0.01)
+    with pytest.raises(TypeError, match="NumPy array"):
+        codec.encode(b"\x00" * 16)
+    with pytest.raises(ConfigError, match="float32 or float64"):
+        codec.encode(np.arange(4, dtype="i2"))
+    data = codec.encode(np.linspace(0, 1, 50).reshape(5, 10))
+    huge = bytes([2]) + (2**40).to_bytes(8, "little") * 2 + data[17:]
+    cases = {
+        b"": "zdt.predict: an empty buffer holds no array",
+        data[:20]: "zdt.predict: a buffer of 20 bytes ends before its shape and the 16-byte chunk header",
+        bytes([200]) + data[1:]: "zdt.predict: the buffer claims 200 dimensions (at most 32)",
+        data[:22] + b"\x03" + data[23:]: "zdt.predict: the chunk holds 3-byte elements (4 or 8)",
+        huge: "zdt.predict: the buffer's shape (1099511627776, 1099511627776) is larger than an "
+              "array can be",
+    }
+    for buf, message in cases.items():
+        with pytest.raises(ValueError) as info:
+            codec.decode(buf)
+        assert str(info.value) == message
+    with pytest.raises(ValueError, match="zdt.predict"):
+        codec.decode(data[:-5])

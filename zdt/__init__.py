@@ -10,7 +10,8 @@ numcodecs ones without importing zarr):
 * ``zdt.CastValue``       the same as a numcodecs codec (zarr format 2 filter)
 * ``zdt.ScaleOffsetCodec`` / ``zdt.ScaleOffset``  the ``scale_offset`` codec (v3 / numcodecs)
 * ``zdt.PackBitsCodec``   the ``packbits`` codec (zarr v3): elements at their real bit width
-* ``zdt.PredictCodec``    the ``zdt.predict`` codec (zarr v3): error-bounded prediction of floats
+* ``zdt.PredictCodec`` / ``zdt.Predict``  the ``zdt.predict`` codec (zarr v3 / numcodecs, a
+                          format 2 compressor): error-bounded prediction of floats
 * ``zdt.BitroundCodec`` / ``zdt.BitRound`` / ``zdt.bitround``  the ``bitround`` codec (v3, a
                           numcodecs filter writing numcodecs' own id, NumPy arrays)
 * ``zdt.cast_array``, ``zdt.scale_offset_encode`` / ``_decode``  the same on NumPy arrays
@@ -66,6 +67,7 @@ _LAZY = {
     "ScaleOffsetCodec": "zdt.codecs.zarr.scale_offset",
     "PackBitsCodec": "zdt.codecs.zarr.packbits",
     "PredictCodec": "zdt.codecs.zarr.predict",
+    "Predict": "zdt.codecs.numcodecs.predict",
     "CastValue": "zdt.codecs.numcodecs.cast_value",
     "ScaleOffset": "zdt.codecs.numcodecs.scale_offset",
     "VLenUTF8Codec": "zdt.codecs.zarr.vlen",

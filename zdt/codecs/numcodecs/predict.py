@@ -1,0 +1,93 @@
+"""zdt.predict as a numcodecs codec (id ``zdt.predict``): a zarr format 2 compressor, or a
+codec for numcodecs users on arrays of any shape.
+
+A numcodecs codec is not told the array's shape and type when it decodes, so its encoded
+buffer carries them ahead of a zdt.predict chunk (docs/codecs/predict.md, "numcodecs face"):
+one byte D, D extents as little-endian u64, then the chunk of that shape. The element size in
+the chunk's header gives the type (4: float32, 8: float64). Format 2 compressors never see
+the array's fill value: every value, the fill value too, is predicted within E (NaN and the
+infinities are stored exactly, as always).
+
+Like every numcodecs codec, it gives back the bytes it was given in their memory order: a
+Fortran-ordered array is predicted as the C-ordered array its memory holds (its transpose),
+and decodes as that (zarr format 2 reshapes it in the array's order).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import numpy as np
+from numcodecs.abc import Codec
+from numcodecs.compat import ndarray_copy
+
+from zdt.codecs.config_json import check_keys
+from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype
+
+EXTENT = struct.Struct("<Q")
+MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer
+BY_SIZE = {4: np.dtype("float32"), 8: np.dtype("float64")}
+
+
+class Predict(Codec):
+    """Error-bounded prediction (see zdt.codecs.zarr.PredictCodec): every value decodes within
+    ``abs_error`` of the encoded one. ``predictor``: "auto", "lorenzo" or "interpolation";
+    ``level``: zstd's; ``entropy``: "auto", "zstd" or "pcodec"."""
+
+    codec_id = CODEC
+
+    def __init__(self, abs_error: float, predictor: str = "auto", level: int = 3,
+                 entropy: str = "auto") -> None:
+        self.config = PredictConfig.create(abs_error=abs_error, predictor=predictor, level=level,
+                                           entropy=entropy)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Predict:
+        config = dict(config)
+        config.pop("id", None)
+        return cls(**check_keys(config, KEYS, CODEC, required=("abs_error",)))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"id": self.codec_id, **self.config.to_json()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config.to_json().items())
+        return f"{type(self).__name__}({args})"
+
+    def encode(self, buf: Any) -> bytes:
+        if not isinstance(buf, np.ndarray):
+            raise TypeError(f"{CODEC}: encodes a NumPy array of float32 or float64 (its shape "
+                            f"and type are part of the prediction), not {type(buf).__name__}")
+        if buf.ndim > MAX_DIMS:
+            raise ValueError(f"{CODEC}: an array of {buf.ndim} dimensions (at most {MAX_DIMS})")
+        check_dtype(buf.dtype)
+        if buf.flags.f_contiguous and not buf.flags.c_contiguous:
+            buf = buf.T         # its memory as it lies (numcodecs' contract: the same bytes back)
+        head = bytes([buf.ndim]) + b"".join(EXTENT.pack(n) for n in buf.shape)
+        return head + self.config.encode(buf)
+
+    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+        data = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf
+        if len(data) < 1:
+            raise ValueError(f"{CODEC}: an empty buffer holds no array")
+        ndim = data[0]
+        start = 1 + EXTENT.size * ndim
+        if ndim > MAX_DIMS:
+            raise ValueError(f"{CODEC}: the buffer claims {ndim} dimensions (at most {MAX_DIMS})")
+        if len(data) < start + HEADER.size:
+            raise ValueError(f"{CODEC}: a buffer of {len(data)} bytes ends before its shape and "
+                             f"the {HEADER.size}-byte chunk header")
+        shape = tuple(EXTENT.unpack_from(data, 1 + EXTENT.size * d)[0] for d in range(ndim))
+        size = data[start + 5]
+        if size not in BY_SIZE:
+            raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements (4 or 8)")
+        if math.prod(shape) * size > np.iinfo(np.intp).max:
+            raise ValueError(f"{CODEC}: the buffer's shape {shape} is larger than an array can be")
+        try:
+            arr = self.config.decode(data[start:], BY_SIZE[size], shape)
+        except MemoryError:         # a corrupt shape: more elements than memory holds
+            raise ValueError(f"{CODEC}: the buffer's shape {shape} ({math.prod(shape):,} "
+                             f"elements) does not fit in memory") from None
+        return ndarray_copy(arr, out) if out is not None else arr
