@@ -58,6 +58,8 @@ def sentinels_of(arr: Any) -> Sentinels:
     candidates = [(arr.fill_value, arr.metadata.zarr_format == 2)]
     for key in ("_FillValue", "missing_value"):
         v = arr.attrs.get(key)
+        if key == "_FillValue" and dtype.kind == "f" and isinstance(v, str):
+            v = xarray_float_fill(v)
         candidates += [(w, True) for w in (v if isinstance(v, list) else [v])]
     for i, (v, masks) in enumerate(candidates):
         if v is None or isinstance(v, (str, bool)) or (isinstance(v, dict)):
@@ -77,6 +79,21 @@ def sentinels_of(arr: Any) -> Sentinels:
         if masks and all(x != w for w in masking):
             masking.append(x)
     return Sentinels(tuple(values), special, tuple(masking), valid_range_of(arr.attrs))
+
+
+def xarray_float_fill(text: str) -> float | None:
+    """A float array's _FillValue as xarray writes it in zarr attributes (format 3, and format
+    2 where the zarr fill value is not the mask): base64 of the value as a little-endian
+    binary64 (xarray.backends.zarr.FillValueCoder); None if `text` is not that."""
+    import base64
+    import binascii
+    import struct
+
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return struct.unpack("<d", raw)[0] if len(raw) == 8 else None
 
 
 def valid_range_of(attrs: Any) -> tuple[float, float] | None:

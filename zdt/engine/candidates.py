@@ -15,6 +15,10 @@ writes after the output's compressor (zdt.engine.measure), never here.
 * relative bound R, float data: casts to every narrower float format whose precision and
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
   fewest mantissa bits that keep R, and a cast followed by ``bitround``.
+* absolute bound E, float32 / float64, readers that all have zdt (``--readers zdt``), zarr
+  format 3: ``zdt.predict`` (prediction from reconstructed neighbours, its own entropy stage:
+  an array -> bytes codec; docs/codecs/predict.md), proven by the codec itself (its encoder
+  checks every element in the decoder's own arithmetic).
 * integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
   of 1 and more, an odd whole step (2 floor(E) + 1) and the quantization above, through
   float64, into an unsigned type no wider than the data; relative bound: none (copied).
@@ -86,9 +90,11 @@ class Context:
     fill_special: str | None   # "NaN" / "Infinity" / "-Infinity" when the fill value is one
     zarr_format: int
     masking: tuple = ()     # the sentinels readers take for "missing" (no data may become one)
+    valid: tuple | None = None  # CF valid range (lo, hi): a value inside must stay inside
     whole: bool = False     # what decodes here is then rounded to a whole number (integers)
     readers: Readers = Readers(("zdt",))
     in_memory: bool = False     # the filters only round values in memory (any type will do)
+    fill_value: Any = None      # the output array's fill value
 
     @property
     def specials(self) -> list[str]:
@@ -127,6 +133,7 @@ def candidates(ctx: Context) -> list[Encoding]:
             out += _relative_float(ctx)
         else:
             out += _absolute_float(ctx)
+            out += _predict(ctx)
     elif kind in "iu" and not ctx.bound.relative:
         out += _integer_shift(ctx)
         if ctx.bound.value >= 1:
@@ -294,6 +301,34 @@ def _absolute_float(ctx: Context) -> list[Encoding]:
     out += _bitround_absolute(ctx)
     out += _casts(ctx)
     return out
+
+
+PREDICT_TYPES = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _predict(ctx: Context) -> list[Encoding]:
+    """zdt.predict with the bound, where every reader has zdt and the codec keeps what must
+    come back exactly: it keeps NaN, the infinities and the fill value bit for bit, and would
+    predict any other declared sentinel like data, so none may occur. A masking sentinel other than the fill
+    value (which the codec never reconstructs a value to) must lie outside what the values
+    may read back as (within E of the range), and so must the edges of a CF valid range."""
+    s, E = ctx.survey, ctx.bound.value
+    if (ctx.zarr_format != 3 or ctx.in_memory or ctx.whole or ctx.dtype not in PREDICT_TYPES
+            or not ctx.readers.decodes("zdt.predict") or s.empty):
+        return []
+    fill = np.asarray(ctx.fill_value if ctx.fill_value is not None else np.nan, dtype=ctx.dtype)
+    if any(np.asarray(v, dtype=ctx.dtype).tobytes() != fill.tobytes() for v in s.sentinels_seen):
+        return []
+    lo, hi = float(s.lo) - E, float(s.hi) + E
+    if any(lo <= float(v) <= hi and float(v) != float(fill) for v in ctx.masking):
+        return []
+    valid = ctx.valid
+    if valid is not None and not (valid[0] <= lo and hi <= valid[1]):
+        return []
+    config = {"abs_error": E, "predictor": "auto", "level": 3, "entropy": "auto"}
+    return [Encoding(f"zdt.predict within {E:g} (prediction from decoded neighbours)", (),
+                     {"name": "zdt.predict", "configuration": config}, ctx.dtype.name, True,
+                     preference=3)]
 
 
 def _own_grid(ctx: Context) -> list[Encoding]:

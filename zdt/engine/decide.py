@@ -26,7 +26,7 @@ from zdt.engine import arrays
 from zdt.engine import candidates as cand
 from zdt.engine.bounds import Bound
 from zdt.engine.compressors import Compression
-from zdt.engine.measure import BackEnd, Output, best, measure
+from zdt.engine.measure import LOSSY_SERIALIZERS, BackEnd, Output, best, measure
 from zdt.engine.packing import Packing
 from zdt.engine.readers import Readers
 from zdt.engine.plan import Decision
@@ -52,7 +52,10 @@ PCODEC = [{"name": "numcodecs.pcodec",
 def back_ends(enc: cand.Encoding, arr: Any, compression: Compression, readers: Readers) -> list[BackEnd]:
     """What may follow an encoding's array -> array stage: with a compressor given, that; else
     bytes with each compressor `auto` tries, and numcodecs.pcodec (16- to 64-bit stored types,
-    zarr v3, where the readers decode it)."""
+    zarr v3, where the readers decode it). An encoding with its own entropy stage (zdt.predict)
+    gets no compressor after it unless one is given."""
+    if enc.serializer is not None and enc.serializer["name"] in LOSSY_SERIALIZERS:
+        return [BackEnd(None, tuple(compression.chain(arr)) if not compression.searched else ())]
     if not compression.searched:
         return [] if enc.for_pcodec else [BackEnd(None, tuple(compression.chain(arr)))]
     out = [] if enc.for_pcodec else [BackEnd(None, tuple(c), costly=_costly(c))
@@ -154,7 +157,9 @@ def _screening_units(samples: list) -> list[int]:
     return arrays.spread(len(samples), max(1, -(-SCREEN // per_unit)))
 
 
-def _family(backend: BackEnd) -> str:
+def _family(enc: cand.Encoding, backend: BackEnd) -> str:
+    if enc.serializer is not None and enc.serializer["name"] in LOSSY_SERIALIZERS:
+        return enc.serializer["name"]
     return "pcodec" if backend.serializer is not None else "bytes"
 
 
@@ -187,11 +192,11 @@ def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output
     # those a byte compressor likes best: a uint16 twin of uint8 codes)
     leaders: dict[str, list] = {}
     for i in rank(i for i, (_, b) in enumerate(flat) if not b.costly):
-        led = leaders.setdefault(_family(flat[i][1]), [])
+        led = leaders.setdefault(_family(*flat[i]), [])
         if flat[i][0] not in led:
             led.append(flat[i][0])
     costly = frozenset(i for i, (e, b) in enumerate(flat)
-                       if b.costly and e in leaders.get(_family(b), [])[:LEADERS])
+                       if b.costly and e in leaders.get(_family(e, b), [])[:LEADERS])
     if costly:
         extra = run(screen, chains, dtype, output, bound, declared, sized=costly)
         for i in costly:
@@ -200,7 +205,7 @@ def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output
     ranked = rank(sized)
     best_of_kind = {}
     for i in reversed(ranked):
-        best_of_kind[_family(flat[i][1])] = i
+        best_of_kind[_family(*flat[i])] = i
     finalists = set(ranked[:FINALISTS]) | set(best_of_kind.values())
     if others:
         rest = run(others, chains, dtype, output, bound, declared, progress=advance,
@@ -243,8 +248,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                             f"allows no change to the stored numbers", **base)
         base["stored_bound"] = check
     ctx = cand.Context(dtype, s, check, declared.values, declared.fill_special,
-                       arr.metadata.zarr_format, declared.masking, readers=readers,
-                       in_memory=not readers.filters)
+                       arr.metadata.zarr_format, declared.masking, valid=declared.valid,
+                       readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value)
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
         encodings = [e.rounded_in_memory(dtype) for e in encodings]

@@ -10,6 +10,10 @@ every encoding and back end over the kept units on a thread pool (the kernels, t
 and pcodec release the GIL), each unit read once. For a zarr format 2 output the stage is the
 numcodecs filters and the back end the numcodecs compressor.
 
+A lossy serializer (zdt.predict: prediction from neighbours, so not element-wise) is measured
+by decoding what it wrote: its error is taken there, chunk by chunk, edges padded as zarr
+stores them.
+
 `ChunkRunner` is one whole chain on chunks of one shape: what convert checks each unit with.
 """
 
@@ -40,6 +44,12 @@ class Output:
 
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+# array -> bytes codecs whose decoded chunk is not what they were given (the others are lossless)
+LOSSY_SERIALIZERS = frozenset({"zdt.predict"})
+
+
+def is_lossy(serializer: Any) -> bool:
+    return isinstance(serializer, dict) and serializer.get("name") in LOSSY_SERIALIZERS
 
 
 @dataclass(frozen=True)
@@ -183,6 +193,7 @@ class BackEndRunner:
         self.chunk_shape = tuple(output.chunk_shape)
         serializer = backend.serializer or (None if encoding.rounding else encoding.serializer)
         self.pcodec = None
+        self.lossy = is_lossy(serializer)
         if output.zarr_format == 2:
             from zdt.engine.compressors import to_v2
 
@@ -195,9 +206,11 @@ class BackEndRunner:
             serializer = None
         elif backend.order is not None:
             raise ValueError("a transposed chunk is measured under pcodec only")
-        # (the stored chunk's own fill value does not change its bytes: any valid one will do)
+        # (the stored chunk's own fill value does not change its bytes: any valid one will do;
+        # a lossy serializer keeps the fill value exactly: the array's own, whose type it has)
         self.codecs = resolve_chunk_codecs((), serializer, list(backend.compressors) or None,
-                                           stored, output.chunk_shape, 0)
+                                           stored, output.chunk_shape,
+                                           output.fill_value if self.lossy else 0)
 
     def nbytes(self, stored: np.ndarray) -> int:
         if self.zarr_format == 2:
@@ -214,6 +227,12 @@ class BackEndRunner:
         data = self.codecs.stored_to_bytes(stored)
         return 0 if data is None else len(data)
 
+    def round_trip(self, stored: np.ndarray) -> tuple[int, np.ndarray]:
+        """(the bytes written, what decoding them gives), for a lossy serializer."""
+        data = self.codecs.stored_to_bytes(stored)
+        back = self.codecs.bytes_to_stored(data).reshape(self.chunk_shape)
+        return len(data), back
+
 
 class ChunkRunner:
     """One whole chain (an encoding, its serializer and the output's compressors) on full
@@ -224,11 +243,25 @@ class ChunkRunner:
         self.dtype = np.dtype(dtype)
         self.output = output
         self.stage = StageRunner(encoding, dtype, output)
+        self.lossy: BackEndRunner | None = None
+        if is_lossy(encoding.serializer):
+            self.lossy = BackEndRunner(BackEnd(), encoding, self.dtype, output)
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """What reading gives back for the values `x` (any shape: the stages are element-wise;
-        serializer and compressors are lossless)."""
-        return self.stage.to_stored(x)[1]
+        """What reading gives back for the values `x`: any shape where the stages are
+        element-wise (serializer and compressors lossless); with a lossy serializer, a storage
+        unit (whole chunks from its corner; edge chunks padded with the fill value, as zarr
+        stores them), each chunk encoded and decoded."""
+        if self.lossy is None:
+            return self.stage.to_stored(x)[1]
+        shape = tuple(self.output.chunk_shape)
+        out = np.empty(x.shape, dtype=self.dtype)
+        for sel in chunk_slices(x.shape, shape):
+            piece = x[sel]
+            stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value))
+            back = self.lossy.round_trip(stored)[1]
+            out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
+        return out
 
     def rounded(self, x: np.ndarray) -> np.ndarray:
         """The values to write: `x` itself, or for an encoding rounded in memory, rounded."""
@@ -247,14 +280,16 @@ def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:
     """A storage unit (a shard) cut into its chunks."""
-    if x.shape == tuple(chunk_shape) or not x.shape:
-        return [x]
-    starts = [range(0, n, c) for n, c in zip(x.shape, chunk_shape, strict=True)]
-    out = []
-    for corner in np.ndindex(*[len(r) for r in starts]):
-        sel = tuple(slice(r[i], r[i] + c) for r, i, c in zip(starts, corner, chunk_shape, strict=True))
-        out.append(x[sel])
-    return out
+    return [x[sel] for sel in chunk_slices(x.shape, chunk_shape)]
+
+
+def chunk_slices(shape: tuple[int, ...], chunk_shape: tuple[int, ...]) -> list[tuple[slice, ...]]:
+    """Where the chunks of a storage unit of `shape` lie in it (C order of the chunk grid)."""
+    if tuple(shape) == tuple(chunk_shape) or not shape:
+        return [tuple(slice(0, n) for n in shape)]
+    starts = [range(0, n, c) for n, c in zip(shape, chunk_shape, strict=True)]
+    return [tuple(slice(r[i], r[i] + c) for r, i, c in zip(starts, corner, chunk_shape, strict=True))
+            for corner in np.ndindex(*[len(r) for r in starts])]
 
 
 @dataclass
@@ -362,7 +397,14 @@ def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequ
                     continue
                 result.error = err
                 if sized is None or k - len(runners) + j in sized:
-                    result.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
+                    if runner.lossy:        # its error is what decoding its bytes gives
+                        for piece, s in zip(pieces, stored_chunks, strict=True):
+                            n, back = runner.round_trip(s)
+                            region = tuple(slice(0, c) for c in piece.shape)
+                            result.nbytes += n
+                            result.error = max(result.error, error_of(piece, back[region], bound, **check))
+                    else:
+                        result.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
         return part
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-measure") as pool:

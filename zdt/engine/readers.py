@@ -9,8 +9,9 @@ table, the versions and the errors the others give.
     zarr-python   zarr-python >= 3.2 with numcodecs and pcodec: the core codecs, cast_value,
                   scale_offset (built in since 3.2), the numcodecs.* codecs (numcodecs.bitround,
                   numcodecs.pcodec, ...); NumPy's numeric types
-    zdt           zarr-python with zdt installed: the above, and zdt's bitround, packbits and
-                  the low-precision data types (bfloat16, float8 / float6 / float4, int2 / int4)
+    zdt           zarr-python with zdt installed: the above, and zdt's bitround, packbits,
+                  zdt.predict and the low-precision data types (bfloat16, float8 / float6 /
+                  float4, int2 / int4)
     zarrs         zarrs 0.23 (zarrs-python 0.2): the core codecs, numcodecs.pcodec for 16- to
                   64-bit types, numcodecs.shuffle; no cast_value, scale_offset or bitround (its
                   numcodecs.fixedscaleoffset decodes in float32 arithmetic: not bit-exact)
@@ -52,7 +53,8 @@ READERS = {
                                                  "numcodecs.pcodec", "numcodecs.shuffle"},
                           True, NUMPY_TYPES),
     "zdt": Reader("zdt", CORE | {"cast_value", "scale_offset", "bitround", "numcodecs.bitround",
-                                 "numcodecs.pcodec", "numcodecs.shuffle", "packbits"},
+                                 "numcodecs.pcodec", "numcodecs.shuffle", "packbits",
+                                 "zdt.predict"},
                   True, None),
     "zarrs": Reader("zarrs", CORE | {"numcodecs.pcodec", "numcodecs.shuffle", "packbits"},
                     False, NUMPY_TYPES, transposed_pcodec_edges=False),

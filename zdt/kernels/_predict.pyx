@@ -156,7 +156,9 @@ cdef inline void encode_one(real* x, Py_ssize_t i, double p, double* v, uint16_t
             if CODE_MIN <= c <= CODE_MAX:
                 r = p + e.q * <double>c
                 rr = <real>r
-                if fabs(<double>rr - xd) <= e.limit:
+                # (a value that reads back equal to the fill value would read as missing
+                # where the fill value masks, CF's _FillValue: it is stored raw instead)
+                if fabs(<double>rr - xd) <= e.limit and not (e.has_fill and rr == fill):
                     sym[i] = <uint16_t>((2 * c if c >= 0 else -2 * c - 1) + 2)
                     v[i] = <double>rr
                     return

@@ -1,0 +1,155 @@
+"""zdt.predict as a candidate of the engine: offered only when every reader named has zdt
+(zarr v3, float32 / float64, an absolute bound), measured by the bytes it writes and by the
+error of what its bytes decode to, and written so that every value reads back within the
+bound and no value reads back as the fill value that masks it."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+import zdt
+from zdt.codecs.predict import PredictConfig
+
+
+def smooth(n0: int = 300, n1: int = 260, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    i, j = np.mgrid[0:n0, 0:n1]
+    return 500 * np.sin(i / 50) * np.cos(j / 35) + rng.normal(0, 0.05, (n0, n1))
+
+
+def write(root: Path, x: np.ndarray, *, fill=np.nan, attrs=None, chunks=(128, 128)) -> Path:
+    g = zarr.open_group(root, mode="w")
+    a = g.create_array("x", shape=x.shape, chunks=chunks, dtype=x.dtype, fill_value=fill,
+                       attributes=attrs or {}, dimension_names=[f"d{k}" for k in range(x.ndim)])
+    a[...] = x
+    return root
+
+
+def names(plan_or_path) -> set[str]:
+    if isinstance(plan_or_path, Path):
+        doc = json.loads((plan_or_path / "x" / "zarr.json").read_text())
+        return {c["name"] for c in doc["codecs"]}
+    return {c["name"] for c in plan_or_path["/x"].codecs or []}
+
+
+def exactly_within(x: np.ndarray, y: np.ndarray, E: float) -> None:
+    x, y = x.reshape(-1), y.reshape(-1)
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    ok = ~np.isnan(x)
+    worst = max(abs(Fraction(b) - Fraction(a)) for a, b in zip(x[ok].tolist(), y[ok].tolist()))
+    assert worst <= Fraction(E)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_readers_with_zdt_get_predict_where_it_writes_fewest_bytes(tmp_path, dtype):
+    x = smooth().astype(dtype)
+    x[5, 7] = np.nan
+    src = write(tmp_path / "src.zarr", x, chunks=(128, 100))        # edge chunks both ways
+    E = 0.5
+    portable = zdt.convert(src, tmp_path / "portable.zarr", abs_error=E)
+    report = zdt.convert(src, tmp_path / "zdt.zarr", abs_error=E, readers="zdt")
+    assert "zdt.predict" not in names(tmp_path / "portable.zarr")
+    assert names(tmp_path / "zdt.zarr") == {"zdt.predict"}
+    assert report.bytes_after < portable.bytes_after
+    exactly_within(x, zarr.open_array(tmp_path / "zdt.zarr" / "x", mode="r")[...], E)
+    # the plan's error is what the written bytes decode to, measured, not assumed
+    measured = zdt.suggest(src, abs_error=E, readers="zdt")["/x"].measured
+    assert 0.4 < measured["error"] <= E
+
+
+def test_never_offered_to_readers_without_zdt(tmp_path):
+    src = write(tmp_path / "src.zarr", smooth())
+    for readers in ("zarr-python", "zarrs", "tensorstore", "zdt,zarr-python", "any"):
+        plan = zdt.suggest(src, abs_error=0.5, readers=readers)
+        assert "zdt.predict" not in names(plan), readers
+        assert all("zdt.predict" not in r["label"] for r in [plan["/x"].measured.get("runner_up", {"label": ""})])
+
+
+@pytest.mark.parametrize("zarr_fill", [0.0, np.nan])
+def test_no_value_reads_back_as_a_masking_fill_value(tmp_path, zarr_fill):
+    """Data crossing the CF _FillValue 0.0 (xarray writes it base64-coded in zarr v3): a value
+    that decoded to 0.0 would be hidden by xarray. Where 0.0 is also the zarr fill value the
+    codec never reconstructs a value to it (stores such values exactly); where the zarr fill
+    value is NaN the codec would not know, so it is not offered; the mask survives both."""
+    x = smooth() / 100                                  # -5 .. 5, crossing 0 everywhere
+    x[40:90, 30:120] = 0.0                              # missing
+    E = 0.02
+    near = (np.abs(x) < E) & (x != 0.0)
+    assert near.sum() > 500                             # values a bare quantizer would zero
+    src = tmp_path / "src.zarr"
+    xr.Dataset({"x": (("a", "b"), np.where(x == 0.0, np.nan, x))}).to_zarr(
+        src, encoding={"x": {"_FillValue": 0.0, "fill_value": zarr_fill, "chunks": (128, 128)}},
+        zarr_format=3, consolidated=False)
+    assert zarr.open_array(src / "x", mode="r")[...].tobytes() == x.tobytes()
+    out = tmp_path / "out.zarr"
+    zdt.convert(src, out, abs_error=E, readers="zdt")
+    assert ("zdt.predict" in names(out)) == (zarr_fill == 0.0)
+    y = zarr.open_array(out / "x", mode="r")[...]
+    assert np.array_equal(x == 0.0, y == 0.0)
+    exactly_within(x, y, E)
+    src_ds = xr.open_zarr(src, consolidated=False)
+    out_ds = xr.open_zarr(out, consolidated=False)
+    assert np.array_equal(src_ds.x.isnull().values, out_ds.x.isnull().values)
+
+
+@pytest.mark.parametrize("fill", [0.0, -0.0, 1.5])
+def test_the_encoder_never_reconstructs_the_fill_value(fill):
+    x = np.linspace(-2, 2, 4001)
+    x[::7] = fill
+    config = PredictConfig.create(abs_error=1.0, predictor="lorenzo", entropy="zstd")
+    y = config.decode(config.encode(x, fill), x.dtype, x.shape, fill)
+    was = x.view(np.uint64) == np.float64(fill).view(np.uint64)
+    assert np.array_equal(y[was].view(np.uint64), x[was].view(np.uint64))
+    assert not (y[x != fill] == fill).any()         # (0.0 and -0.0 are equal: both stay)
+    assert np.abs(y - x).max() <= 1.0
+
+
+@pytest.mark.parametrize("attrs, why", [
+    ({"missing_value": 100.0}, "a masking value inside the data's range"),
+    ({"valid_range": [-500.0, 500.0]}, "a valid range the decoded values could leave"),
+])
+def test_not_offered_where_it_cannot_keep_what_readers_mask(tmp_path, attrs, why):
+    src = write(tmp_path / "src.zarr", smooth(), attrs=attrs)
+    assert "zdt.predict" not in names(zdt.suggest(src, abs_error=0.5, readers="zdt")), why
+    wide = {k: ([-1e4, 1e4] if k == "valid_range" else 1e6) for k in attrs}
+    src2 = write(tmp_path / "src2.zarr", smooth(), attrs=wide)
+    assert "zdt.predict" in names(zdt.suggest(src2, abs_error=0.5, readers="zdt"))
+
+
+def test_resume_checks_predict_units_bit_for_bit(tmp_path):
+    """--resume compares what the source encodes to with what the stopped run wrote: the
+    codec is deterministic, so a finished copy resumes as complete."""
+    src = write(tmp_path / "src.zarr", smooth())
+    out = tmp_path / "out.zarr"
+    zdt.convert(src, out, abs_error=0.5, readers="zdt")
+    before = {p.name: p.read_bytes() for p in (out / "x" / "c").rglob("*") if p.is_file()}
+    from zdt.engine.writer import runner_for
+    plan = zdt.suggest(src, abs_error=0.5, readers="zdt")
+    arr = zarr.open_array(src / "x", mode="r")
+    from zdt.engine.compressors import Compression
+    runner = runner_for(arr, plan["/x"], Compression.parse(None))
+    written = zarr.open_array(out / "x", mode="r")
+    for region in [(slice(0, 128), slice(0, 128)), (slice(256, 300), slice(256, 260))]:
+        want = runner.values(arr[region])
+        assert want.tobytes() == written[region].tobytes()
+    assert before
+
+
+def test_not_offered_where_a_declared_sentinel_occurs(tmp_path):
+    """A missing_value other than the fill value that occurs in the data must come back bit for
+    bit: the codec would predict it like data."""
+    x = smooth()
+    x[10:20, 10:20] = 1e6
+    src = write(tmp_path / "src.zarr", x, attrs={"missing_value": 1e6})
+    plan = zdt.suggest(src, abs_error=0.5, readers="zdt")
+    assert "zdt.predict" not in names(plan)
+    out = tmp_path / "out.zarr"
+    zdt.convert(src, out, plan)
+    assert (zarr.open_array(out / "x", mode="r")[10:20, 10:20] == 1e6).all()
