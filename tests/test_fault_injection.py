@@ -1,5 +1,6 @@
-"""Systematic fault injection: a real zarr Store (zarr's WrapperStore around a LocalStore) that
-fails the N-th read or write of a small conversion with a chosen error, for every N.
+"""Systematic fault injection: a real zarr Store (zarr's WrapperStore around a LocalStore, or
+around the S3 store on a real S3 API server) that fails the N-th read or write of a small
+conversion with a chosen error, for every N.
 
 Whatever fails and wherever, the outcome is one of: the conversion finishes with the clean
 run's bytes; or it raises one of zdt's errors, one line naming what failed, and leaves nothing
@@ -17,6 +18,7 @@ import zarr
 from zarr.storage import LocalStore, WrapperStore
 
 import zdt
+from test_command_stores import s3, s3_endpoint  # noqa: F401  (fixtures: moto on 127.0.0.1)
 from test_faults import tree_digest as digest
 from zdt.errors import InputError, JobError, StorageError
 
@@ -218,3 +220,75 @@ def test_every_key_read_failing_or_damaged_is_one_line_naming_it(source, clean, 
             assert isinstance(exc, InputError if isinstance(error, str) else StorageError), \
                 (key, error, exc)
     assert failed >= len([k for k in there if "/c/" in k])
+
+
+# --- the same around an S3 store (a real S3 API server, moto, on 127.0.0.1) ----------------------
+
+def s3_store(endpoint: str, url: str, read_only: bool = False):
+    from zarr.storage import FsspecStore
+
+    from test_command_stores import KEY, SECRET
+
+    return FsspecStore.from_url(url, read_only=read_only, storage_options={
+        "endpoint_url": endpoint, "key": KEY, "secret": SECRET})
+
+
+def test_every_write_to_s3_failing_is_one_line_and_leaves_nothing(source, clean, s3, s3_endpoint,
+                                                                  tmp_path):
+    """FaultyStore around the S3 store: every write of a conversion into S3 failing in turn
+    (the kinds rotating) is one line naming the destination, and the bucket holds nothing of
+    it afterwards; the fault-free run into S3 writes the local run's bytes."""
+    from test_command_stores import s3_bytes, store_bytes
+
+    fs, bucket, _ = s3
+    before = digest(source)
+    ref = tmp_path / "ref.zarr"
+    convert(str(source), LocalStore(ref))
+    writes = Faults(("set", "delete"))
+    convert(str(source), FaultyStore(s3_store(s3_endpoint, f"s3://{bucket}/clean.zarr"), writes))
+    assert s3_bytes(fs, f"{bucket}/clean.zarr") == store_bytes(ref)
+    assert len(writes.keys) > 10
+    kinds = list(STORAGE)
+    for n in range(1, len(writes.keys) + 1):
+        kind = kinds[n % len(kinds)]
+        faults = Faults(("set", "delete"), n, STORAGE[kind])
+        prefix = f"{bucket}/w{n}.zarr"
+        with pytest.raises(StorageError) as info:
+            convert(str(source), FaultyStore(s3_store(s3_endpoint, f"s3://{prefix}"), faults))
+        message = str(info.value)
+        assert faults.fired, n
+        assert message and "\n" not in message and f"w{n}.zarr" in message, message
+        reason = getattr(STORAGE[kind], "strerror", None)
+        assert type(STORAGE[kind]).__name__ in message or (reason and reason.lower() in message.lower()), \
+            (kind, message)
+        fs.invalidate_cache()
+        assert fs.find(prefix) == [], (n, faults.fired, fs.find(prefix))
+    assert digest(source) == before
+
+
+def test_every_chunk_read_from_s3_failing_is_one_line_naming_it(source, s3, s3_endpoint, tmp_path):
+    """The source in S3 behind FaultyStore: the first read of each chunk fails (a reset, a
+    timeout) or comes back damaged: one line naming the array and the chunk; nothing left."""
+    fs, bucket, _ = s3
+    fs.put(str(source), f"{bucket}/src.zarr", recursive=True)
+    url = f"s3://{bucket}/src.zarr"
+    reads = Faults(("get",))
+    ref = tmp_path / "ref.zarr"
+    convert(FaultyStore(s3_store(s3_endpoint, url, read_only=True), reads), LocalStore(ref))
+    chunks = sorted({k for k, there in reads.keys if there and "/c/" in k})
+    assert len(chunks) >= 6
+    errors = [STORAGE["reset"], STORAGE["timeout"], "truncate", "flip"]
+    for i, key in enumerate(chunks):
+        error = errors[i % len(errors)]
+        if isinstance(error, str) and key.startswith("count/"):
+            continue            # (copied byte for byte, never decoded: see above)
+        dst = tmp_path / f"r{i}.zarr"
+        faults = Faults(("get",), 1, error, key)
+        with pytest.raises(JobError) as info:
+            convert(FaultyStore(s3_store(s3_endpoint, url, read_only=True), faults), LocalStore(dst))
+        assert faults.fired == f"get {key}"
+        array, chunk = key.split("/c/", 1)
+        message = str(info.value)
+        assert "\n" not in message and f"/{array} chunk c/{chunk}" in message, (key, message)
+        assert isinstance(info.value, InputError if isinstance(error, str) else StorageError), message
+        assert not dst.exists() or not any(p.is_file() for p in dst.rglob("*"))

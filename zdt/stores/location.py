@@ -287,10 +287,24 @@ def environment_note(loc: Location) -> str:
 
 def describe_store(store: Any) -> str:
     """A store object as messages name it: its URL where zarr gives one (file://, memory://,
-    s3://), else its class."""
-    text = str(store)
+    s3://), that of the store a wrapper (zarr's WrapperStore: a cache, a logger) wraps, else
+    its class."""
     name = type(store).__name__
-    return text if "://" in text and len(text) < 200 else f"<{name}>"
+    for _ in range(8):
+        text = str(store)
+        fs, path = getattr(store, "fs", None), getattr(store, "path", None)
+        if fs is not None and isinstance(path, str):        # an FsspecStore: its URL
+            protocol = getattr(fs, "protocol", None)
+            protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
+            if isinstance(protocol, str) and protocol != "file":
+                text = f"{protocol}://{path}"
+        if "://" in text and len(text) < 200:
+            return text.removeprefix("wrapping-")
+        inner = getattr(store, "_store", None)
+        if inner is None or inner is store:
+            break
+        store = inner
+    return f"<{name}>"
 
 
 def _same_store(a: Any, b: Any) -> bool:
