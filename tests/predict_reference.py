@@ -44,7 +44,8 @@ def lorenzo_order(dims: list[int]):
         yield flat(index, dims), predict
 
 
-def interpolation_order(dims: list[int]):
+def interpolation_order(dims: list[int], reverse: bool = False):
+    """Predictor 2, or with `reverse` predictor 3 (each level's dimensions last to first)."""
     D = len(dims)
     if D == 0:
         yield 0, lambda v: 0.0
@@ -53,11 +54,12 @@ def interpolation_order(dims: list[int]):
     s = 1
     while s < max(dims) - 1:
         s *= 2
+    order = list(reversed(range(D))) if reverse else list(range(D))
     while s >= 1:
-        for d in range(D):
+        for d in order:
             ranges = []
             for e, n in enumerate(dims):
-                if e < d:
+                if order.index(e) < order.index(d):
                     ranges.append(range(0, n, s))
                 elif e == d:
                     ranges.append(range(s, n, 2 * s))
@@ -83,6 +85,27 @@ def interpolation_order(dims: list[int]):
         s //= 2
 
 
+class Offset:
+    """The elements of a slice, indexed from its first (flat) element."""
+
+    def __init__(self, v: list, start: int) -> None:
+        self.v, self.start = v, start
+
+    def __getitem__(self, i: int):
+        return self.v[self.start + i]
+
+
+def slices_order(dims: list[int]):
+    """Predictor 4: each slice along dimension 0, in turn, as a chunk of its own (predictor 2)."""
+    if not dims:
+        yield from interpolation_order(dims)
+        return
+    size = math.prod(dims[1:])
+    for i0 in range(dims[0]):
+        for i, predict in interpolation_order(dims[1:]):
+            yield i0 * size + i, (lambda v, predict=predict, start=i0 * size: predict(Offset(v, start)))
+
+
 def unzigzag(m: int) -> int:
     return m >> 1 if m % 2 == 0 else -((m + 1) >> 1)
 
@@ -90,7 +113,7 @@ def unzigzag(m: int) -> int:
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
     dtype = np.dtype(dtype)
     magic, predictor, size, stage, n_raw = struct.unpack_from("<4sBBHQ", data)
-    assert magic == b"ZPR1" and predictor in (1, 2) and size == dtype.itemsize and stage in (0, 1)
+    assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1)
     n = math.prod(shape)
     if stage == 0:          # symbols as two byte planes, then the raw values, one zstd frame
         payload = bytes(Zstd().decode(data[16:]))
@@ -112,7 +135,8 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
     v = [None] * n
     used = 0
     dims = spec_shape(shape)
-    order = lorenzo_order(dims) if predictor == 1 else interpolation_order(dims)
+    order = {1: lambda: lorenzo_order(dims), 2: lambda: interpolation_order(dims),
+             3: lambda: interpolation_order(dims, reverse=True), 4: lambda: slices_order(dims)}[predictor]()
     visited = 0
     for i, predict in order:
         assert v[i] is None, "an element visited twice"

@@ -161,6 +161,20 @@ def predict_decode(data: bytes) -> bool:
     return True
 
 
+def predict_numcodecs_decode(data: bytes) -> bool:
+    """zdt.predict's numcodecs face: the dimension count and extents ahead of a chunk."""
+    from zdt.codecs.numcodecs.predict import Predict
+
+    inp = Input(data)
+    codec = Predict(abs_error=[1e-3, 0.5, 100.0][inp.byte() % 3])
+    try:
+        out = codec.decode(inp.rest())
+    except ACCEPTED:
+        return False
+    assert out.dtype in (np.float32, np.float64)
+    return True
+
+
 # ------------------------------------------------------------------ differential targets
 # Random configurations and element bit patterns through cast_value and scale_offset, every
 # kernel build this machine runs (and cast_value's exact path), compared with the exact
@@ -278,6 +292,7 @@ TARGETS = {
     "arrow_bytes_int64": _vlen_target(False, vlen.ARROW, 8, "zdt.vlen_arrow"),
     "packbits": packbits_decode,
     "predict": predict_decode,
+    "predict_numcodecs": predict_numcodecs_decode,
     "cast_value": cast_value_decode,
     "scale_offset": scale_offset_decode,
     "cast_value_differential": cast_value_differential,
@@ -319,7 +334,16 @@ def seeds(name: str) -> list[bytes]:
         return [bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5, entropy="zstd").encode(x),
                 bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5, entropy="pcodec").encode(x),
                 bytes([0, 1, 5, 1, 0]) + PredictConfig.create(abs_error=1e-3).encode(
-                    np.array([0, 1, 2, 0, 4], "f4"), 0.0)]
+                    np.array([0, 1, 2, 0, 4], "f4"), 0.0)] + [
+                # predictors 3 (dimensions reversed) and 4 (slices), shape (6, 8)
+                bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5, predictor=p).encode(x)
+                for p in ("interpolation_reversed", "interpolation_slices")]
+    if name == "predict_numcodecs":
+        from zdt.codecs.numcodecs.predict import Predict
+
+        x = np.cumsum(np.linspace(-1, 1, 48)).reshape(6, 8)
+        return [bytes([1]) + Predict(abs_error=0.5).encode(x),
+                bytes([0]) + Predict(abs_error=1e-3).encode(np.float32([3.0]).reshape(()))]
     if name == "cast_value":
         f64, u8 = SOURCES.index("float64"), SOURCES.index("uint8")
         return [bytes([f64, u8, 0, 1, 0]) + bytes(range(64)),

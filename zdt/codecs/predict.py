@@ -27,7 +27,8 @@ from zdt.errors import ConfigError
 CODEC = "zdt.predict"
 MAGIC = b"ZPR1"
 HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy stage, n_raw
-PREDICTORS = {"lorenzo": 1, "interpolation": 2}
+PREDICTORS = {"lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
+              "interpolation_slices": 4}
 CHOICES = ("auto", *PREDICTORS)
 STAGES = {"zstd": 0, "pcodec": 1}       # the header's entropy-stage field
 STAGE_CHOICES = ("auto", *STAGES)
@@ -126,14 +127,21 @@ class PredictConfig:
         x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
         fills = fill_array(fill, dtype)
         shape = grid4(arr.shape)
-        names = list(PREDICTORS) if self.predictor == "auto" else [self.predictor]
+        names = _worth_trying(shape) if self.predictor == "auto" else [self.predictor]
         if self.entropy == "auto":
             stages = ["zstd", "pcodec"] if _pcodec() is not None else ["zstd"]
         else:
             stages = [self.entropy]
+        coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills))
+                 for name in names]
+        if len(coded) > 1:
+            # (packing is the costly part: only the predictors whose symbols' order-0 entropy
+            # and raw values come within ESTIMATE_SLACK of the best are packed)
+            cost = [_estimate(sym, raw) for _, sym, raw in coded]
+            least = min(cost)
+            coded = [c for c, k in zip(coded, cost) if k <= least * ESTIMATE_SLACK]
         best: bytes | None = None
-        for name in names:
-            sym, raw = _predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills)
+        for name, sym, raw in coded:
             for stage in stages:
                 out = self._pack(PREDICTORS[name], dtype, sym, raw, stage)
                 if best is None or len(out) < len(best):
@@ -202,6 +210,26 @@ class PredictConfig:
         _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
                         fill_array(fill, dtype))
         return out.reshape(shape)
+
+
+ESTIMATE_SLACK = 1.1
+
+
+def _worth_trying(shape: tuple[int, int, int, int]) -> list[str]:
+    """The predictors `auto` tries on a chunk of this (4-d) shape: the reversed order and the
+    slices only where they differ from plain interpolation (two or more real dimensions)."""
+    real = sum(n > 1 for n in shape)
+    names = ["lorenzo", "interpolation"]
+    return names + (["interpolation_reversed", "interpolation_slices"] if real >= 2 else [])
+
+
+def _estimate(sym: np.ndarray, raw: np.ndarray) -> float:
+    """Bits a chunk's symbols take at their order-0 entropy, plus its raw values' bits."""
+    counts = np.bincount(sym, minlength=1)
+    counts = counts[counts > 0].astype(np.float64)
+    n = counts.sum()
+    bits = float(n * np.log2(n) - (counts * np.log2(counts)).sum()) if n else 0.0
+    return bits + 8.0 * raw.nbytes + 1.0
 
 
 def _zstd_exactly(frame: Any, expected: int) -> np.ndarray:

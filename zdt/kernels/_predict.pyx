@@ -25,6 +25,8 @@ ctypedef fused real:
 cdef enum:
     LORENZO = 1
     INTERPOLATION = 2
+    REVERSED = 3            # interpolation, the dimensions taken last to first
+    SLICES = 4              # interpolation of each slice along the first dimension on its own
 
 cdef double MARGIN = 1.0 - 2.0 ** -40       # the encoder's check, below E by more than a rounding
 cdef int CODE_MIN = -32767
@@ -233,14 +235,19 @@ cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const rea
 
 
 cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                           Dec* dd, real fill, bint decoding) noexcept nogil:
+                           Dec* dd, real fill, bint decoding, bint reverse) noexcept nogil:
+    """Predictors 2 and 3 (`reverse`: at each level the dimensions last to first; padded
+    dimensions, of extent 1, then come last and have no elements to visit)."""
     cdef Py_ssize_t s = top_step(g)
     cdef Py_ssize_t i
     cdef Py_ssize_t k[4]
     cdef Py_ssize_t first[4]
     cdef Py_ssize_t step[4]
-    cdef int d, f
+    cdef int d, f, kk
+    cdef int rank[4]        # a dimension's place in the order of a level
     cdef double p
+    for f in range(4):
+        rank[f] = 3 - f if reverse else f
     if g.n[0] * g.n[1] * g.n[2] * g.n[3] == 0:
         return 0
     # the element (0, 0, 0, 0), predicted 0
@@ -250,9 +257,10 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
     else:
         encode_one(x, 0, 0.0, v, sym, <real*>raw, e, fill)
     while s >= 1:
-        for d in range(4):
+        for kk in range(4):
+            d = 3 - kk if reverse else kk
             for f in range(4):
-                if f < d:
+                if rank[f] < kk:
                     first[f] = 0; step[f] = s
                 elif f == d:
                     first[f] = s; step[f] = 2 * s
@@ -281,6 +289,34 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
     return 0
 
 
+cdef int run_slices(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
+                    Dec* dd, real fill, bint decoding) noexcept nogil:
+    """Predictor 4: each slice along the first real dimension (extent > 1) predicted on its own
+    by predictor 2, slice after slice (the raw values in that order)."""
+    cdef Grid sub = g[0]
+    cdef int r = 0
+    cdef Py_ssize_t i, off
+    while r < 4 and g.n[r] == 1:
+        r += 1
+    if r == 4:              # one element
+        return run_interpolation(g, x, v, sym, raw, e, dd, fill, decoding, False)
+    sub.n[r] = 1
+    for i in range(g.n[r]):
+        off = i * g.st[r]
+        if run_interpolation(&sub, x + off, v + off, sym + off, raw, e, dd, fill, decoding, False) < 0:
+            return -1
+    return 0
+
+
+cdef int run(int predictor, const Grid* g, real* x, double* v, uint16_t* sym, const real* raw,
+             Enc* e, Dec* dd, real fill, bint decoding) noexcept nogil:
+    if predictor == LORENZO:
+        return run_lorenzo(g, x, v, sym, raw, e, dd, fill, decoding)
+    if predictor == SLICES:
+        return run_slices(g, x, v, sym, raw, e, dd, fill, decoding)
+    return run_interpolation(g, x, v, sym, raw, e, dd, fill, decoding, predictor == REVERSED)
+
+
 # --- entry points ---------------------------------------------------------------------------
 
 def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] fill):
@@ -304,11 +340,10 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     e.nraw = 0
     if n == 0:
         return syms, raws[:0]
+    if predictor not in (LORENZO, INTERPOLATION, REVERSED, SLICES):
+        raise ValueError(f"zdt.predict: unknown predictor {predictor}")
     with nogil:
-        if predictor == LORENZO:
-            run_lorenzo(&g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, False)
-        else:
-            run_interpolation(&g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, False)
+        run(predictor, &g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, False)
     return syms, raws[:e.nraw].copy()
 
 
@@ -333,11 +368,10 @@ def decode(const uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple sh
     # (a raw array of length 0 still needs a valid pointer)
     cdef real dummy = 0
     cdef const real* rp = &raw[0] if raw.shape[0] else &dummy
+    if predictor not in (LORENZO, INTERPOLATION, REVERSED, SLICES):
+        raise ValueError(f"zdt.predict: unknown predictor {predictor}")
     with nogil:
-        if predictor == LORENZO:
-            rc = run_lorenzo(&g, &out[0], &v[0], <uint16_t*>&sym[0], rp, NULL, &dd, f, True)
-        else:
-            rc = run_interpolation(&g, &out[0], &v[0], <uint16_t*>&sym[0], rp, NULL, &dd, f, True)
+        rc = run(predictor, &g, &out[0], &v[0], <uint16_t*>&sym[0], rp, NULL, &dd, f, True)
     if rc < 0 or dd.nraw != dd.nraw_max:
         raise ValueError(f"zdt.predict: the symbols use {'more than ' if rc < 0 else ''}"
                          f"{dd.nraw} raw values, the chunk holds {dd.nraw_max}")
