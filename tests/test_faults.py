@@ -146,6 +146,32 @@ def test_fill_copies_the_rest_lists_the_damage_and_exits_4(damaged, tmp_path, ca
     assert "zdt_damaged_chunks" not in new["wind"].attrs
 
 
+def test_suggest_with_fill_plans_what_convert_with_fill_writes(damaged, tmp_path, capsys):
+    """suggest --on-damaged-chunk fill reads the damaged chunk as the fill value, lists it on
+    stderr, exits 4, and its plan applied with fill writes the bytes convert decides alone."""
+    before = tree_digest(damaged)
+    rc = main(["suggest", str(damaged), "--abs-error", "0.01", "--on-damaged-chunk", "fill",
+               "--json", "--quiet"])
+    out, err = capsys.readouterr()
+    assert rc == 4, err
+    assert err.strip().splitlines() == [line for line in err.strip().splitlines()
+                                        if line.startswith("zdt suggest: /temp chunk c/2 is damaged, "
+                                                           "read as the fill value: bytes, zstd: ")]
+    assert len(err.strip().splitlines()) == 1, err
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(out)
+    plan = zdt.suggest(str(damaged), abs_error=0.01, on_damaged_chunk="fill")
+    assert [(d.array, d.key) for d in plan.damaged] == [("/temp", "c/2")]
+    assert plan["/temp"].action == "encode"
+    a, b = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    zdt.convert(str(damaged), str(a), str(plan_file), on_damaged_chunk="fill")
+    zdt.convert(str(damaged), str(b), abs_error=0.01, on_damaged_chunk="fill")
+    assert tree_digest(a) == tree_digest(b)
+    assert tree_digest(damaged) == before
+    with pytest.raises(zdt.InputError, match="/temp chunk c/2"):
+        zdt.suggest(str(damaged), abs_error=0.01)
+
+
 def test_fill_on_an_array_that_is_copied_and_a_sharded_one(tmp_path):
     src = tmp_path / "src.zarr"
     g = zarr.open_group(src, mode="w")

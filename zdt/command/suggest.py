@@ -5,6 +5,7 @@ array, the encoding that writes the fewest bytes and keeps its bound, measured o
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from zdt.command.options import (add_scheduler_arg, add_selection_args, add_storage_args,
@@ -13,12 +14,18 @@ from zdt.command.options import (add_scheduler_arg, add_selection_args, add_stor
 
 def run(args: argparse.Namespace) -> int:
     from zdt.engine.api import suggest
+    from zdt.errors import DAMAGED
 
     with progress_bars(args.quiet) as progress:
         plan = suggest(args.path, **bound_kwargs(args), **storage_kwargs(args),
                        compressor=args.compressor or "auto", scheduler=args.scheduler,
-                       progress=progress)
+                       on_damaged_chunk=args.on_damaged_chunk, progress=progress)
     print(plan.dumps() if args.json else plan)
+    for d in plan.damaged:
+        print(f"zdt suggest: {d.array} chunk {d.key} is damaged, read as the fill value: "
+              f"{d.reason}", file=sys.stderr)
+    if plan.damaged:
+        return DAMAGED
     return 1 if plan.unmet else 0
 
 
@@ -38,6 +45,10 @@ def add_parser(sub: Any) -> None:
     add_storage_args(p)
     add_selection_args(p)
     add_scheduler_arg(p, "the survey and the measurement")
+    p.add_argument("--on-damaged-chunk", choices=("stop", "fill"), default="stop",
+                   help="a source chunk that does not decode: stop (the default), or read it as "
+                        "the array's fill value, as convert --on-damaged-chunk fill writes it, and "
+                        "list every one on stderr (exit status 4)")
     p.add_argument("--json", action="store_true",
                    help="print the plan as JSON (for zdt convert --plan) instead of the report")
     p.set_defaults(run=run)

@@ -83,7 +83,8 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
             exclude: Sequence[str] | None = None, compressor: Any = "auto",
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             scheduler: str | None = None, storage_options: dict | None = None,
-            branch: str = "main", progress: Progress | None = None) -> Plan:
+            branch: str = "main", on_damaged_chunk: str = "stop",
+            progress: Progress | None = None) -> Plan:
     """For every array of `source`, the encoding that writes the fewest bytes on disk and keeps
     its bound, measured on the data; arrays that are not data (coordinates, strings, integers
     under a relative bound) or that no encoding shrinks are copied.
@@ -118,6 +119,10 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
         A dask scheduler's address, or ``"local:N"``: the passes run there.
     storage_options, branch
         For URLs: fsspec's options (as zarr and xarray take them); an Icechunk branch.
+    on_damaged_chunk
+        ``"stop"`` (the default): a source chunk that does not decode is an InputError naming
+        it; ``"fill"``: it reads as the array's fill value, as ``convert(...,
+        on_damaged_chunk="fill")`` writes it, and ``plan.damaged`` lists every one.
     progress
         ``progress(label, total)`` -> ``advance(n)``: called once per pass.
 
@@ -149,10 +154,28 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
                              f"{data_type_name(node)}")
     elif not arrays:
         raise InputError(f"{text}: no arrays")
+    salvage = _salvage(on_damaged_chunk, scheduler)
     with _cluster(scheduler, loc) as cluster:
         decisions = decide(arrays, selection, compression, sample, progress or _no_progress,
-                           cluster, who)
-    return Plan(loc.text, str(compression), decisions, str(who))
+                           cluster, who, salvage)
+    plan = Plan(loc.text, str(compression), decisions, str(who))
+    if salvage is not None:
+        plan.damaged = salvage.found()
+    return plan
+
+
+def _salvage(on_damaged_chunk: str, scheduler: str | None) -> Any:
+    """A Salvage for on_damaged_chunk="fill" (damaged chunks read as the fill value), else None."""
+    if on_damaged_chunk not in ("stop", "fill"):
+        raise UsageError(f"--on-damaged-chunk {on_damaged_chunk!r}: stop or fill")
+    if on_damaged_chunk == "stop":
+        return None
+    if scheduler is not None:
+        raise UsageError("--on-damaged-chunk fill runs on this machine's threads; it does not "
+                         "run on a dask cluster (--scheduler) yet")
+    from zdt.engine.damage import Salvage
+
+    return Salvage()
 
 
 @dataclass
@@ -239,11 +262,7 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     if plan is not None and (compressor is not None or readers is not None):
         raise UsageError("a plan names its compressors and readers; edit the plan to change them")
     check_sample(sample)
-    if on_damaged_chunk not in ("stop", "fill"):
-        raise UsageError(f"--on-damaged-chunk {on_damaged_chunk!r}: stop or fill")
-    if on_damaged_chunk == "fill" and scheduler is not None:
-        raise UsageError("--on-damaged-chunk fill runs on this machine's threads; it does not "
-                         "run on a dask cluster (--scheduler) yet")
+    salvage = _salvage(on_damaged_chunk, scheduler)
     from zdt.engine.writer import parse_codecs
 
     chain = parse_codecs(codecs, "--codecs") if codecs is not None else None
@@ -263,10 +282,7 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
         raise UsageError("convert writes a whole store: give the destination without :ARRAY")
     check_options_used(storage_options or {}, src, dst)
     job = _Conversion(src, destination_at(dst, resume), compression, who, progress or _no_progress)
-    if on_damaged_chunk == "fill":
-        from zdt.engine.damage import Salvage
-
-        job.salvage = Salvage()
+    job.salvage = salvage
     return job.run(given_plan, chain, selection, sample, scheduler)
 
 

@@ -181,6 +181,9 @@ class Plan:
     compressor: Any                 # "auto", "keep", "none", "zstd:3", ... or zarr v3 codec JSON
     decisions: list[Decision]
     readers: str = "zarr-python"    # who reads the output (zdt.engine.readers)
+    # suggest(..., on_damaged_chunk="fill"): the source's chunks that did not decode, read as
+    # the fill value (zdt.engine.damage.Damage); not part of the plan's JSON
+    damaged: list = field(default_factory=list, compare=False)
 
     def __str__(self) -> str:
         return "\n".join(line for d in self.decisions for line in d.report(self.compressor))
