@@ -20,7 +20,8 @@ each unit's own values. The summary also gives the pcodec recipes on edge units 
 array (a layout no zarr writer produces: padding costs pcodec about a tenth of an edge
 chunk's bytes unless it sits in pages of its own):
 - zdt: `zdt.convert(src, dst, abs_error=E | rel_error=R)`, the defaults (readers zarr-python,
-  the whole chain searched); and `readers="any"` (plain numbers, every reader);
+  the whole chain searched); `readers="any"` (plain numbers, every reader); and, for absolute
+  bounds, `readers="zdt"` (zdt's own codecs allowed: zdt.predict is one more candidate);
 - quantize + pcodec: the integers FixedScaleOffset would write (offset at the data's floor,
   step just under 2E, NaN as one more code) through pcodec level 8;
 - BitRound + pcodec (relative bounds): keepbits = ceil(-log2 R) - 1, then pcodec level 8;
@@ -369,11 +370,11 @@ def main() -> None:
     header("bytes on disk at the same bound")
     from zdt.engine.bounds import Bound, error_of
 
-    print(f"\n{SEP} data {SEP} bound {SEP} values {SEP} zdt {SEP} zdt, any reader {SEP} quantize / BitRound "
+    print(f"\n{SEP} data {SEP} bound {SEP} values {SEP} zdt {SEP} zdt, any reader {SEP} zdt, readers zdt {SEP} quantize / BitRound "
           f"+ pcodec {SEP} numcodecs recipes + zstd {SEP} ZFP {SEP} zdt.predict {SEP} SZ3 {SEP} best portable {SEP} "
           f"zdt's encoding {SEP}")
-    print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}")
-    total_zdt = total_best = total_predict = total_sz3 = total_unpadded = 0
+    print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}")
+    total_zdt = total_best = total_predict = total_sz3 = total_unpadded = total_own = 0
     behind_cut: list[str] = []
     for d in datasets():
         if args.only and not any(s.strip().lower() in d.name.lower() for s in args.only.split(",")):
@@ -390,6 +391,9 @@ def main() -> None:
             add("zdt", n, y)
             n, y, _ = zdt_method(d, kind, value, "any")
             add("zdt, any reader", n, y)
+            if kind == "abs":
+                n, y, _ = zdt_method(d, kind, value, "zdt")
+                add("zdt, readers zdt", n, y)
             for label, (n, y) in methods(d, kind, value).items():
                 add(label, n, y)
             assert results["zdt"]["ok"] and results["zdt, any reader"]["ok"], (d.name, kind, value, results)
@@ -407,6 +411,8 @@ def main() -> None:
                 assert results["zdt.predict"]["ok"], (d.name, value, results["zdt.predict"])
                 total_predict += results["zdt.predict"]["bytes"]
                 total_sz3 += results["SZ3 (pysz)"]["bytes"]
+                assert results["zdt, readers zdt"]["ok"], (d.name, value, results["zdt, readers zdt"])
+                total_own += results["zdt, readers zdt"]["bytes"]
 
             def cell(*labels: str) -> str:
                 parts = []
@@ -419,7 +425,7 @@ def main() -> None:
 
             shown = f"{kind} {value:g}{' ' + d.unit if kind == 'abs' else ''}"
             print(f"{SEP} {d.name} {SEP} {shown} {SEP} {d.values.size:,} {SEP} **{results['zdt']['bytes']:,}** "
-                  f"{SEP} {cell('zdt, any reader')} {SEP} {cell('quantize + pcodec', 'BitRound + pcodec')} "
+                  f"{SEP} {cell('zdt, any reader')} {SEP} {cell('zdt, readers zdt')} {SEP} {cell('quantize + pcodec', 'BitRound + pcodec')} "
                   f"{SEP} {cell('FixedScaleOffset + zstd', 'Quantize + zstd', 'BitRound + zstd')} "
                   f"{SEP} {cell('ZFP (zfpy)')} {SEP} {cell('zdt.predict')} {SEP} {cell('SZ3 (pysz)')} {SEP} "
                   f"{'-' if best is None else f'{best:,}'} {SEP} {encoding} {SEP}", flush=True)
@@ -434,7 +440,8 @@ def main() -> None:
             print(f"  more than that cut recipe: {line}")
     if total_sz3:
         print(f"over the absolute-bound rows SZ3 keeps: zdt.predict {total_predict:,} bytes, SZ3 "
-              f"{total_sz3:,} ({total_predict / total_sz3:.2f}x)")
+              f"{total_sz3:,} ({total_predict / total_sz3:.2f}x); zdt with readers zdt "
+              f"{total_own:,} ({total_own / total_sz3:.2f}x)")
 
 
 if __name__ == "__main__":

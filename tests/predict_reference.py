@@ -106,6 +106,17 @@ def slices_order(dims: list[int]):
             yield i0 * size + i, (lambda v, predict=predict, start=i0 * size: predict(Offset(v, start)))
 
 
+def level_group(index: tuple[int, ...], predictor: int) -> int:
+    """Stage 2's group of an element: the fewest trailing zero bits, capped at 3 (0: 3), of its
+    indices along the dimensions its predictor interpolates along."""
+    along = index[1:] if predictor == 4 else index
+    best = 3
+    for k in along:
+        t = 3 if k == 0 else min(3, (k & -k).bit_length() - 1)
+        best = min(best, t)
+    return best
+
+
 def unzigzag(m: int) -> int:
     return m >> 1 if m % 2 == 0 else -((m + 1) >> 1)
 
@@ -113,14 +124,15 @@ def unzigzag(m: int) -> int:
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
     dtype = np.dtype(dtype)
     magic, predictor, size, stage, n_raw = struct.unpack_from("<4sBBHQ", data)
-    assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1)
+    assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2)
     n = math.prod(shape)
+    dims = spec_shape(shape)
     if stage == 0:          # symbols as two byte planes, then the raw values, one zstd frame
         payload = bytes(Zstd().decode(data[16:]))
         assert len(payload) == 2 * n + n_raw * size
         symbols = [payload[i] | payload[n + i] << 8 for i in range(n)]
         raws = np.frombuffer(payload[2 * n:], dtype=dtype.newbyteorder("<"))
-    else:                   # u64 length, pcodec standalone data of the symbols, zstd frame
+    elif stage == 1:        # u64 length, pcodec standalone data of the symbols, zstd frame
         from pcodec import standalone
 
         (length,) = struct.unpack_from("<Q", data, 16)
@@ -130,11 +142,33 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         rest = bytes(Zstd().decode(data[24 + length:])) if n_raw else data[24 + length:]
         assert len(rest) == n_raw * size
         raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
+    if stage == 2:          # four groups by level, each u64 length + pcodec data, zstd frame
+        from pcodec import standalone
+
+        assert predictor in (2, 3, 4)
+        members = [[], [], [], []]
+        for index in itertools.product(*[range(k) for k in dims]):
+            members[level_group(index, predictor)].append(flat(index, dims))
+        symbols = [None] * n
+        at = 16
+        for group in members:
+            (length,) = struct.unpack_from("<Q", data, at)
+            at += 8
+            if not group:
+                assert length == 0
+                continue
+            codes = standalone.simple_decompress(data[at:at + length])
+            at += length
+            assert codes.size == len(group)
+            for i, k in zip(group, codes.tolist()):
+                symbols[i] = k
+        rest = bytes(Zstd().decode(data[at:])) if n_raw else data[at:]
+        assert len(rest) == n_raw * size
+        raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
     q = 2.0 * abs_error
     out = np.empty(n, dtype=dtype)
     v = [None] * n
     used = 0
-    dims = spec_shape(shape)
     order = {1: lambda: lorenzo_order(dims), 2: lambda: interpolation_order(dims),
              3: lambda: interpolation_order(dims, reverse=True), 4: lambda: slices_order(dims)}[predictor]()
     visited = 0

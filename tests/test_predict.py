@@ -63,9 +63,11 @@ shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)
        E=st.sampled_from([1e-6, 0.01, 0.5, 3.0, 1e4]),
        predictor=st.sampled_from(["lorenzo", "interpolation", "interpolation_reversed",
                                   "interpolation_slices", "auto"]),
-       entropy=st.sampled_from(["zstd", "pcodec", "auto"]))
+       entropy=st.sampled_from(["zstd", "pcodec", "pcodec_levels", "auto"]))
 def test_every_element_within_the_bound_and_the_reference_decodes_the_same_bits(
         seed, shape, smooth, noise, specials, dtype, fill, E, predictor, entropy):
+    if predictor == "lorenzo" and entropy == "pcodec_levels":
+        predictor = "interpolation"         # (Lorenzo has no levels: a ConfigError, tested below)
     x = field(seed, shape, smooth, noise, specials, dtype, fill)
     config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
     data = config.encode(x, fill)
@@ -161,25 +163,93 @@ def test_corrupt_pcodec_chunks_are_value_errors(dtype):
             config.decode(cases[name], x.dtype, x.shape)
         assert str(info.value) == message
     with pytest.raises(ValueError) as info:
-        config.decode(data[:6] + b"\x02\x00" + data[8:], x.dtype, x.shape)
-    assert str(info.value) == "zdt.predict: unknown entropy stage 2 in the chunk header"
+        config.decode(data[:6] + b"\x03\x00" + data[8:], x.dtype, x.shape)
+    assert str(info.value) == "zdt.predict: unknown entropy stage 3 in the chunk header"
     check_within(x, config.decode(data, x.dtype, x.shape), 0.01, None)
+
+
+def test_corrupt_level_stage_chunks_are_value_errors():
+    """Stage 2 (pcodec by level): a predictor without levels, lengths past the end or cut, a
+    group one symbol short, bytes for a group this shape has not."""
+    from pcodec import ChunkConfig, standalone
+
+    from zdt.codecs.predict import level_groups, grid4
+
+    x = np.cumsum(np.linspace(-1, 1, 600)).reshape(20, 30)
+    x[2, 3] = np.nan
+    config = PredictConfig.create(abs_error=0.01, predictor="interpolation", entropy="pcodec_levels")
+    data = config.encode(x)
+    assert data[4] == 2 and data[6:8] == b"\x02\x00"
+    check_within(x, config.decode(data, x.dtype, x.shape), 0.01, None)
+    groups = level_groups(grid4(x.shape), 2)
+    at, parts = 16, []
+    for where in groups:
+        length = int.from_bytes(data[at:at + 8], "little")
+        parts.append(data[at + 8:at + 8 + length])
+        at += 8 + length
+    frame = data[at:]
+
+    def rebuilt(codes: list[bytes]) -> bytes:
+        return data[:16] + b"".join(len(c).to_bytes(8, "little") + c for c in codes) + frame
+
+    assert rebuilt(parts) == data
+    g0 = standalone.simple_decompress(parts[0])
+    short = bytes(standalone.simple_compress(g0[:-1], ChunkConfig()))
+    cases = {
+        "zdt.predict: entropy stage 2 (by level) with predictor 1, which has no levels":
+            data[:4] + b"\x01" + data[5:],
+        "zdt.predict: the chunk ends inside level group 0's pcodec length": data[:20],
+        f"zdt.predict: the pcodec data's length {len(data)} runs past the chunk's end":
+            data[:16] + len(data).to_bytes(8, "little") + data[24:],
+        f"zdt.predict: the pcodec data holds {len(groups[0]) - 1} symbols, the chunk's shape "
+        f"calls for {len(groups[0])}": rebuilt([short, *parts[1:]]),
+    }
+    for message, bad in cases.items():
+        with pytest.raises(ValueError) as info:
+            config.decode(bad, x.dtype, x.shape)
+        assert str(info.value) == message
+    # a shape with an empty group: (3,) has indices 0 (group 3), 1 (0) and 2 (1)
+    y = np.array([1.0, 2.0, 3.5])
+    small = config.encode(y)
+    assert [len(w) for w in level_groups(grid4(y.shape), 2)] == [1, 1, 0, 1]
+    empty_at = 16
+    for _ in range(2):
+        empty_at += 8 + int.from_bytes(small[empty_at:empty_at + 8], "little")
+    bad = small[:empty_at] + (5).to_bytes(8, "little") + small[empty_at + 8:]
+    with pytest.raises(ValueError) as info:
+        config.decode(bad, y.dtype, y.shape)
+    assert str(info.value) == ("zdt.predict: level group 2 has no elements in this shape and "
+                               "5 bytes of pcodec data")
+    with pytest.raises(ConfigError, match="Lorenzo has no levels"):
+        PredictConfig.create(abs_error=1, predictor="lorenzo", entropy="pcodec_levels")
+
+
+def test_levels_beat_one_pcodec_stream_on_a_smooth_field():
+    """The finest level of a smooth field is almost all zero codes and the coarse ones spread
+    wide: coded apart they take far fewer bytes than coded together."""
+    i, j = np.mgrid[0:256, 0:256]
+    x = 40 * np.sin(i / 37) * np.cos(j / 23) + 0.5 * np.sin(i / 3 + j / 5)
+    sizes = {e: len(PredictConfig.create(abs_error=0.01, predictor="interpolation", entropy=e).encode(x))
+             for e in ("pcodec", "pcodec_levels")}
+    assert sizes["pcodec_levels"] < 0.9 * sizes["pcodec"], sizes
+    assert PredictConfig.create(abs_error=0.01).encode(x)[6] == 2
 
 
 def test_the_pcodec_stage_codes_smooth_fields_smaller():
     """Where the codes spread wide and peaked (a smooth field with a little noise), pcodec's
-    bins code them in fewer bytes than zstd over byte planes; `auto` keeps the smaller."""
+    bins code them in fewer bytes than zstd over byte planes; `auto` keeps the smallest (with
+    the level stage, which the interpolation predictors have, fewer still)."""
     i, j = np.mgrid[0:200, 0:300]
     x = (100 * np.sin(i / 23) * np.cos(j / 31) + 3 * np.sin(i * j / 500)
          + np.random.default_rng(1).normal(0, 0.01, i.shape))
     sizes = {e: len(PredictConfig.create(abs_error=0.05, entropy=e).encode(x))
-             for e in ("zstd", "pcodec", "auto")}
+             for e in ("zstd", "pcodec", "pcodec_levels", "auto")}
     assert sizes["pcodec"] < 0.95 * sizes["zstd"], sizes
-    assert sizes["auto"] == min(sizes["zstd"], sizes["pcodec"])
+    assert sizes["auto"] == min(sizes.values()) < min(sizes["zstd"], sizes["pcodec"])
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=200), st.integers(0, 199), st.sampled_from(["zstd", "pcodec"]))
+@given(st.binary(max_size=200), st.integers(0, 199), st.sampled_from(["zstd", "pcodec", "pcodec_levels"]))
 def test_arbitrary_bytes_never_crash(tail, cut, entropy):
     """Mutated chunks decode or raise ValueError: never a crash or a read out of bounds (the
     sanitizer leg runs this under ASan)."""

@@ -337,7 +337,11 @@ def seeds(name: str) -> list[bytes]:
                     np.array([0, 1, 2, 0, 4], "f4"), 0.0)] + [
                 # predictors 3 (dimensions reversed) and 4 (slices), shape (6, 8)
                 bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(abs_error=0.5, predictor=p).encode(x)
-                for p in ("interpolation_reversed", "interpolation_slices")]
+                for p in ("interpolation_reversed", "interpolation_slices")] + [
+                # entropy stage 2 (pcodec by level), predictors 2 and 4
+                bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(
+                    abs_error=0.5, predictor=p, entropy="pcodec_levels").encode(x)
+                for p in ("interpolation", "interpolation_slices")]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 

@@ -13,6 +13,7 @@ in a zstd frame. `entropy="auto"` writes both and keeps the smaller.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Mapping
@@ -30,7 +31,9 @@ HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy
 PREDICTORS = {"lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
               "interpolation_slices": 4}
 CHOICES = ("auto", *PREDICTORS)
-STAGES = {"zstd": 0, "pcodec": 1}       # the header's entropy-stage field
+STAGES = {"zstd": 0, "pcodec": 1, "pcodec_levels": 2}      # the header's entropy-stage field
+INTERPOLATING = (2, 3, 4)               # the predictors stage 2 (levels) goes with
+GROUPS = 4                              # stage 2: levels 1, 2, 4, and the rest
 STAGE_CHOICES = ("auto", *STAGES)
 PCO_LENGTH = struct.Struct("<Q")        # stage 1: the pcodec data's length, ahead of it
 PCODEC_LEVEL = 8
@@ -103,7 +106,10 @@ class PredictConfig:
         if entropy not in STAGE_CHOICES:
             raise ConfigError(f"{CODEC}: entropy must be one of {', '.join(STAGE_CHOICES)}, got "
                               f"{entropy!r}", config_key="entropy")
-        if entropy == "pcodec" and _pcodec() is None:
+        if entropy == "pcodec_levels" and predictor == "lorenzo":
+            raise ConfigError(f"{CODEC}: entropy 'pcodec_levels' goes with the interpolation "
+                              f"predictors (Lorenzo has no levels)", config_key="entropy")
+        if entropy in ("pcodec", "pcodec_levels") and _pcodec() is None:
             raise ConfigError(f"{CODEC}: entropy 'pcodec' needs the pcodec package (pip install "
                               f"pcodec)", config_key="entropy")
         return cls(float(abs_error), str(predictor), int(level), str(entropy))
@@ -128,10 +134,8 @@ class PredictConfig:
         fills = fill_array(fill, dtype)
         shape = grid4(arr.shape)
         names = _worth_trying(shape) if self.predictor == "auto" else [self.predictor]
-        if self.entropy == "auto":
-            stages = ["zstd", "pcodec"] if _pcodec() is not None else ["zstd"]
-        else:
-            stages = [self.entropy]
+        if self.entropy == "pcodec_levels":         # (only the predictors with levels have it)
+            names = [n for n in names if PREDICTORS[n] in INTERPOLATING] or ["interpolation"]
         coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills))
                  for name in names]
         if len(coded) > 1:
@@ -142,27 +146,44 @@ class PredictConfig:
             coded = [c for c, k in zip(coded, cost) if k <= least * ESTIMATE_SLACK]
         best: bytes | None = None
         for name, sym, raw in coded:
-            for stage in stages:
-                out = self._pack(PREDICTORS[name], dtype, sym, raw, stage)
+            predictor = PREDICTORS[name]
+            for stage in self._stages(predictor):
+                out = self._pack(predictor, dtype, sym, raw, stage, shape)
                 if best is None or len(out) < len(best):
                     best = out
         assert best is not None
         return best
 
+    def _stages(self, predictor: int) -> list[str]:
+        """The entropy stages tried for a predictor's symbols. `auto`: zstd, and pcodec, by
+        level for the predictors that have levels (pcodec over each level's symbols on their
+        own beats pcodec over them all: a smooth field's finest level is almost all zero
+        codes, its coarse levels spread wide, and their mixture's entropy is far above the
+        levels' own)."""
+        if self.entropy != "auto":
+            return [self.entropy]
+        if _pcodec() is None:
+            return ["zstd"]
+        return ["zstd", "pcodec_levels" if predictor in INTERPOLATING else "pcodec"]
+
     def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray,
-              stage: str = "zstd") -> bytes:
+              stage: str = "zstd", shape: tuple[int, int, int, int] | None = None) -> bytes:
         from numcodecs.zstd import Zstd
 
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
         head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
+        # (no frame when there is no raw value: numcodecs' zstd cannot decode an empty one)
+        frame = bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""
         if stage == "pcodec":
-            from pcodec import ChunkConfig
-
-            codes = _pcodec().simple_compress(np.ascontiguousarray(sym, dtype=np.uint16),
-                                              ChunkConfig(compression_level=PCODEC_LEVEL))
-            # (no frame when there is no raw value: numcodecs' zstd cannot decode an empty one)
-            return (head + PCO_LENGTH.pack(len(codes)) + bytes(codes)
-                    + (bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""))
+            codes = _pco_compress(sym)
+            return head + PCO_LENGTH.pack(len(codes)) + codes + frame
+        if stage == "pcodec_levels":
+            assert shape is not None
+            parts = [head]
+            for where in level_groups(shape, predictor):
+                codes = _pco_compress(sym[where]) if len(where) else b""
+                parts += [PCO_LENGTH.pack(len(codes)), codes]
+            return b"".join([*parts, frame])
         low = (sym & 0xFF).astype(np.uint8)
         high = (sym >> 8).astype(np.uint8)
         frame = Zstd(level=self.level).encode(b"".join((low.tobytes(), high.tobytes(), raw_bytes)))
@@ -190,8 +211,14 @@ class PredictConfig:
             raise ValueError(f"{CODEC}: unknown entropy stage {stage} in the chunk header")
         if n_raw > n:
             raise ValueError(f"{CODEC}: the chunk claims {n_raw} exact values for {n} elements")
-        if stage == STAGES["pcodec"]:
-            sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
+        if stage in (STAGES["pcodec"], STAGES["pcodec_levels"]):
+            if stage == STAGES["pcodec"]:
+                sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
+            else:
+                if predictor not in INTERPOLATING:
+                    raise ValueError(f"{CODEC}: entropy stage 2 (by level) with predictor "
+                                     f"{predictor}, which has no levels")
+                sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, n)
             if n_raw:
                 payload = _zstd_exactly(rest, n_raw * size)
             elif len(rest):
@@ -214,6 +241,58 @@ class PredictConfig:
 
 ESTIMATE_SLACK = 1.1
 
+
+def _pco_compress(sym: np.ndarray) -> bytes:
+    from pcodec import ChunkConfig
+
+    return bytes(_pcodec().simple_compress(np.ascontiguousarray(sym, dtype=np.uint16),
+                                           ChunkConfig(compression_level=PCODEC_LEVEL)))
+
+
+@functools.lru_cache(maxsize=8)
+def level_groups(shape: tuple[int, int, int, int], predictor: int) -> tuple[np.ndarray, ...]:
+    """Stage 2's groups: for g = 0 .. 3, the flat indices (C order) of the elements whose
+    level group is g: the fewest trailing zero bits (capped at 3; 0 has 3) of their indices
+    along the dimensions the predictor interpolates along (all of them; for predictor 4 not
+    the first real one, along which it slices). Shapes arrive as the kernels' four extents
+    (padded dimensions have index 0: 3 bits, no effect)."""
+    dims = [d for d in range(4) if shape[d] > 1]
+    if predictor == PREDICTORS["interpolation_slices"] and dims:
+        dims = dims[1:]
+    group = np.full(shape, GROUPS - 1, dtype=np.int8)
+    for d in dims:
+        i = np.arange(shape[d])
+        t = np.full(shape[d], GROUPS - 1, dtype=np.int8)
+        for k in range(GROUPS - 2, -1, -1):
+            t[i % (1 << (k + 1)) != 0] = k
+        t[0] = GROUPS - 1
+        group = np.minimum(group, t.reshape([-1 if e == d else 1 for e in range(4)]))
+    flat = group.reshape(-1)
+    out = tuple(np.flatnonzero(flat == g) for g in range(GROUPS))
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def _level_symbols(data: Any, shape: tuple[int, int, int, int], predictor: int,
+                   n: int) -> tuple[np.ndarray, Any]:
+    """Entropy stage 2: the n symbols from the four groups' length-prefixed pcodec data (an
+    empty group: length 0), and what follows them (the raw values' zstd frame)."""
+    sym = np.empty(n, dtype=np.uint16)
+    rest = data
+    for g, where in enumerate(level_groups(shape, predictor)):
+        if len(rest) < PCO_LENGTH.size:
+            raise ValueError(f"{CODEC}: the chunk ends inside level group {g}'s pcodec length")
+        if not len(where):
+            (length,) = PCO_LENGTH.unpack_from(rest)
+            if length:
+                raise ValueError(f"{CODEC}: level group {g} has no elements in this shape and "
+                                 f"{length} bytes of pcodec data")
+            rest = rest[PCO_LENGTH.size:]
+            continue
+        part, rest = _pcodec_symbols(rest, len(where))
+        sym[where] = part
+    return sym, rest
 
 def _worth_trying(shape: tuple[int, int, int, int]) -> list[str]:
     """The predictors `auto` tries on a chunk of this (4-d) shape: the reversed order and the
