@@ -406,3 +406,31 @@ def test_auto_takes_the_order_and_the_slices_where_they_pay():
         assert chosen[4] == want, (sizes, chosen[4])
         assert len(chosen) == min(sizes.values()) < sizes["interpolation"], sizes
         check_within(data, PredictConfig.create(abs_error=E).decode(chosen, data.dtype, data.shape), E, None)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 5), (3, 0, 2)])
+@pytest.mark.parametrize("entropy", ["auto", "zstd", "pcodec"])
+def test_numcodecs_face_round_trips_empty_arrays(shape, entropy):
+    from zdt.codecs.numcodecs.predict import Predict
+
+    codec = Predict(abs_error=0.1, entropy=entropy)
+    x = np.empty(shape)
+    y = codec.decode(codec.encode(x))
+    assert y.shape == shape and y.dtype == x.dtype
+
+
+def test_numcodecs_face_refuses_huge_extents_and_fill_symbols():
+    from zdt.codecs.numcodecs.predict import Predict
+
+    codec = Predict(abs_error=0.1, entropy="pcodec")
+    empty = codec.encode(np.empty((0,)))
+    chunk = empty[9:]
+    bad = bytes([2]) + (0).to_bytes(8, "little") + (2**64 - 1).to_bytes(8, "little") + chunk
+    with pytest.raises(ValueError, match="larger than an array can be"):
+        codec.decode(bad)
+    # a chunk made with a fill value (symbol 1) decoded without one: corrupt
+    x = np.array([1.0, 5.0, 2.0, 5.0])
+    data = PredictConfig.create(abs_error=0.1, entropy="zstd").encode(x, 5.0)
+    with pytest.raises(ValueError) as info:
+        codec.decode(bytes([1]) + (4).to_bytes(8, "little") + data)
+    assert str(info.value) == "zdt.predict: the chunk has fill-value symbols, and there is no fill value"

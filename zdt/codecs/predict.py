@@ -232,6 +232,9 @@ class PredictConfig:
             payload = planes[2 * n:]
         # (a copy: the raw values may start at an odd offset of the payload, where a float32
         # or float64 is misaligned, and the kernel loads them as floats)
+        if fill is None and n and (sym == 1).any():
+            raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
+                             f"value")
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
         _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
@@ -320,6 +323,8 @@ def _zstd_exactly(frame: Any, expected: int) -> np.ndarray:
     if declared != expected:
         raise ValueError(f"{CODEC}: the zstd frame declares {declared} bytes of content, "
                          f"the header and shape call for {expected}")
+    if expected == 0:       # (numcodecs' zstd cannot decode a frame of empty content)
+        return np.empty(0, dtype=np.uint8)
     payload = np.empty(expected, dtype=np.uint8)
     try:
         Zstd().decode(bytes(frame), out=payload)

@@ -245,13 +245,16 @@ class ChunkRunner:
         self.stage = StageRunner(encoding, dtype, output)
         self.lossy: BackEndRunner | None = None
         if is_lossy(encoding.serializer):
-            self.lossy = BackEndRunner(BackEnd(), encoding, self.dtype, output)
+            # (what the filters ahead of it store, and the fill value zarr hands it there)
+            codecs = self.stage.codecs
+            self.lossy = BackEndRunner(BackEnd(), encoding, codecs.stored_dtype,
+                                       replace(output, fill_value=codecs.ab_spec.fill_value))
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """What reading gives back for the values `x`: any shape where the stages are
         element-wise (serializer and compressors lossless); with a lossy serializer, a storage
         unit (whole chunks from its corner; edge chunks padded with the fill value, as zarr
-        stores them), each chunk encoded and decoded."""
+        stores them), each chunk through the filters, encoded, decoded and back through them."""
         if self.lossy is None:
             return self.stage.to_stored(x)[1]
         shape = tuple(self.output.chunk_shape)
@@ -259,7 +262,7 @@ class ChunkRunner:
         for sel in chunk_slices(x.shape, shape):
             piece = x[sel]
             stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value))
-            back = self.lossy.round_trip(stored)[1]
+            back = self.stage.codecs.from_stored(self.lossy.round_trip(stored)[1], self.dtype)
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
         return out
 

@@ -28,7 +28,7 @@ from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
 from zdt.engine.decide import workers
-from zdt.engine.measure import ChunkRunner, Output, zdt_codecs
+from zdt.engine.measure import ChunkRunner, Output, is_lossy, zdt_codecs
 from zdt.engine.packing import Packing
 from zdt.engine.plan import Decision, fmt_error, split_codecs
 from zdt.errors import InputError, KeptError, StorageError, UsageError, ZdtError
@@ -103,6 +103,10 @@ def runner_for(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
     """The decision's encoding on chunks in memory (what the written array will hold; with
     round_with, the values rounded in memory)."""
     filters, serializer, _ = split_codecs(d.codecs)
+    if is_lossy(serializer) and any(f["name"] == "transpose" for f in filters):
+        # (its predictions run along the transposed chunk: checking it means transposing too)
+        raise InputError(f"/{arr.path}: {serializer['name']} behind a transpose: convert cannot "
+                         f"check that chain yet; give the chain without the transpose")
     # (a transpose only reorders a chunk's elements for the serializer: the values are the same)
     filters = [f for f in filters if f["name"] != "transpose"]
     enc = Encoding(d.why, tuple(filters), serializer, "", True, rounding=tuple(d.round_with or ()))

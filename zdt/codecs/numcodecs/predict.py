@@ -29,12 +29,17 @@ from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype
 EXTENT = struct.Struct("<Q")
 MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer
 BY_SIZE = {4: np.dtype("float32"), 8: np.dtype("float64")}
+# the most elements a byte of a chunk can stand for: zstd packs at most ~16,000 two-byte
+# symbols in a byte, pcodec ~26,000 equal ones (measured); a corrupt shape beyond that is
+# refused before anything is allocated for it
+PER_BYTE = 65536
 
 
 class Predict(Codec):
     """Error-bounded prediction (see zdt.codecs.zarr.PredictCodec): every value decodes within
-    ``abs_error`` of the encoded one. ``predictor``: "auto", "lorenzo" or "interpolation";
-    ``level``: zstd's; ``entropy``: "auto", "zstd" or "pcodec"."""
+    ``abs_error`` of the encoded one. ``predictor``: "auto", "lorenzo", "interpolation",
+    "interpolation_reversed" or "interpolation_slices"; ``level``: zstd's; ``entropy``:
+    "auto", "zstd", "pcodec" or "pcodec_levels" (docs/codecs/predict.md)."""
 
     codec_id = CODEC
 
@@ -83,8 +88,11 @@ class Predict(Codec):
         size = data[start + 5]
         if size not in BY_SIZE:
             raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements (4 or 8)")
-        if math.prod(shape) * size > np.iinfo(np.intp).max:
+        if any(n > np.iinfo(np.intp).max for n in shape) or math.prod(shape) * size > np.iinfo(np.intp).max:
             raise ValueError(f"{CODEC}: the buffer's shape {shape} is larger than an array can be")
+        if math.prod(shape) > PER_BYTE * len(data):
+            raise ValueError(f"{CODEC}: the buffer's shape {shape} has more elements than "
+                             f"{len(data)} bytes can encode (at most {PER_BYTE:,} a byte)")
         try:
             arr = self.config.decode(data[start:], BY_SIZE[size], shape)
         except MemoryError:         # a corrupt shape: more elements than memory holds

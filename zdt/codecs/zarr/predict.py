@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, repr=False)
 class PredictCodec(SyncCodec, ArrayBytesCodec):
     """zdt.predict: ``abs_error`` (every element decodes within it), ``predictor`` ("auto",
-    "lorenzo", "interpolation"), ``level`` (zstd's), ``entropy`` ("auto", "zstd", "pcodec")."""
+    "lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"), ``level``
+    (zstd's), ``entropy`` ("auto", "zstd", "pcodec", "pcodec_levels")."""
 
     is_fixed_size = False
 
