@@ -110,8 +110,8 @@ class PredictConfig:
             raise ConfigError(f"{CODEC}: entropy 'pcodec_levels' goes with the interpolation "
                               f"predictors (Lorenzo has no levels)", config_key="entropy")
         if entropy in ("pcodec", "pcodec_levels") and _pcodec() is None:
-            raise ConfigError(f"{CODEC}: entropy 'pcodec' needs the pcodec package (pip install "
-                              f"pcodec)", config_key="entropy")
+            raise ConfigError(f"{CODEC}: entropy {entropy!r} needs the pcodec package (pip "
+                              f"install pcodec)", config_key="entropy")
         return cls(float(abs_error), str(predictor), int(level), str(entropy))
 
     @classmethod
@@ -135,7 +135,7 @@ class PredictConfig:
         shape = grid4(arr.shape)
         names = _worth_trying(shape) if self.predictor == "auto" else [self.predictor]
         if self.entropy == "pcodec_levels":         # (only the predictors with levels have it)
-            names = [n for n in names if PREDICTORS[n] in INTERPOLATING] or ["interpolation"]
+            names = [n for n in names if PREDICTORS[n] in INTERPOLATING]
         coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills))
                  for name in names]
         if len(coded) > 1:
@@ -167,23 +167,21 @@ class PredictConfig:
         return ["zstd", "pcodec_levels" if predictor in INTERPOLATING else "pcodec"]
 
     def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray,
-              stage: str = "zstd", shape: tuple[int, int, int, int] | None = None) -> bytes:
+              stage: str, shape: tuple[int, int, int, int]) -> bytes:
         from numcodecs.zstd import Zstd
 
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
         head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
-        # (no frame when there is no raw value: numcodecs' zstd cannot decode an empty one)
-        frame = bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""
-        if stage == "pcodec":
-            codes = _pco_compress(sym)
-            return head + PCO_LENGTH.pack(len(codes)) + codes + frame
-        if stage == "pcodec_levels":
-            assert shape is not None
+        if stage != "zstd":         # the symbols through pcodec, the raw values' own frame
+            levels = stage == "pcodec_levels"
             parts = [head]
-            for where in level_groups(shape, predictor):
-                codes = _pco_compress(sym[where]) if len(where) else b""
+            for where in level_groups(shape, predictor) if levels else [slice(None)]:
+                # (stage 2: a group without elements has no pcodec data, length 0)
+                codes = _pco_compress(sym[where]) if len(sym[where]) or not levels else b""
                 parts += [PCO_LENGTH.pack(len(codes)), codes]
-            return b"".join([*parts, frame])
+            # (no frame when there is no raw value: numcodecs' zstd cannot decode an empty one)
+            parts.append(bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b"")
+            return b"".join(parts)
         low = (sym & 0xFF).astype(np.uint8)
         high = (sym >> 8).astype(np.uint8)
         frame = Zstd(level=self.level).encode(b"".join((low.tobytes(), high.tobytes(), raw_bytes)))
@@ -211,14 +209,14 @@ class PredictConfig:
             raise ValueError(f"{CODEC}: unknown entropy stage {stage} in the chunk header")
         if n_raw > n:
             raise ValueError(f"{CODEC}: the chunk claims {n_raw} exact values for {n} elements")
-        if stage in (STAGES["pcodec"], STAGES["pcodec_levels"]):
-            if stage == STAGES["pcodec"]:
-                sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
-            else:
-                if predictor not in INTERPOLATING:
-                    raise ValueError(f"{CODEC}: entropy stage 2 (by level) with predictor "
-                                     f"{predictor}, which has no levels")
-                sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, n)
+        if stage == STAGES["pcodec_levels"] and predictor not in INTERPOLATING:
+            raise ValueError(f"{CODEC}: entropy stage 2 (by level) with predictor {predictor}, "
+                             f"which has no levels")
+        if stage == STAGES["pcodec"]:
+            sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
+        elif stage == STAGES["pcodec_levels"]:
+            sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, n)
+        if stage != STAGES["zstd"]:
             if n_raw:
                 payload = _zstd_exactly(rest, n_raw * size)
             elif len(rest):
@@ -230,11 +228,11 @@ class PredictConfig:
             planes = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
             sym = planes[:n].astype(np.uint16) | (planes[n:2 * n].astype(np.uint16) << 8)
             payload = planes[2 * n:]
-        # (a copy: the raw values may start at an odd offset of the payload, where a float32
-        # or float64 is misaligned, and the kernel loads them as floats)
         if fill is None and n and (sym == 1).any():
             raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
                              f"value")
+        # (a copy: the raw values may start at an odd offset of the payload, where a float32
+        # or float64 is misaligned, and the kernel loads them as floats)
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
         _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
@@ -252,15 +250,19 @@ def _pco_compress(sym: np.ndarray) -> bytes:
                                            ChunkConfig(compression_level=PCODEC_LEVEL)))
 
 
-@functools.lru_cache(maxsize=8)
 def level_groups(shape: tuple[int, int, int, int], predictor: int) -> tuple[np.ndarray, ...]:
     """Stage 2's groups: for g = 0 .. 3, the flat indices (C order) of the elements whose
     level group is g: the fewest trailing zero bits (capped at 3; 0 has 3) of their indices
     along the dimensions the predictor interpolates along (all of them; for predictor 4 not
     the first real one, along which it slices). Shapes arrive as the kernels' four extents
     (padded dimensions have index 0: 3 bits, no effect)."""
+    return _groups(shape, predictor == PREDICTORS["interpolation_slices"])
+
+
+@functools.lru_cache(maxsize=8)
+def _groups(shape: tuple[int, int, int, int], slices: bool) -> tuple[np.ndarray, ...]:
     dims = [d for d in range(4) if shape[d] > 1]
-    if predictor == PREDICTORS["interpolation_slices"] and dims:
+    if slices and dims:
         dims = dims[1:]
     group = np.full(shape, GROUPS - 1, dtype=np.int8)
     for d in dims:
@@ -296,6 +298,7 @@ def _level_symbols(data: Any, shape: tuple[int, int, int, int], predictor: int,
         part, rest = _pcodec_symbols(rest, len(where))
         sym[where] = part
     return sym, rest
+
 
 def _worth_trying(shape: tuple[int, int, int, int]) -> list[str]:
     """The predictors `auto` tries on a chunk of this (4-d) shape: the reversed order and the

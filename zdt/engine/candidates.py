@@ -309,9 +309,10 @@ PREDICT_TYPES = (np.dtype("float32"), np.dtype("float64"))
 def _predict(ctx: Context) -> list[Encoding]:
     """zdt.predict with the bound, where every reader has zdt and the codec keeps what must
     come back exactly: it keeps NaN, the infinities and the fill value bit for bit, and would
-    predict any other declared sentinel like data, so none may occur. A masking sentinel other than the fill
-    value (which the codec never reconstructs a value to) must lie outside what the values
-    may read back as (within E of the range), and so must the edges of a CF valid range."""
+    predict any other declared sentinel like data, so none may occur. A masking sentinel
+    other than the fill value (which the codec never reconstructs a value to) must lie
+    outside what the values may read back as (within E of the range), and so must the edges
+    of a CF valid range."""
     s, E = ctx.survey, ctx.bound.value
     if (ctx.zarr_format != 3 or ctx.in_memory or ctx.whole or ctx.dtype not in PREDICT_TYPES
             or not ctx.readers.decodes("zdt.predict") or s.empty):

@@ -26,7 +26,7 @@ from zdt.engine import arrays
 from zdt.engine import candidates as cand
 from zdt.engine.bounds import Bound
 from zdt.engine.compressors import Compression
-from zdt.engine.measure import LOSSY_SERIALIZERS, BackEnd, Output, best, measure
+from zdt.engine.measure import BackEnd, Output, best, is_lossy, measure
 from zdt.engine.packing import Packing
 from zdt.engine.readers import Readers
 from zdt.engine.plan import Decision
@@ -54,7 +54,7 @@ def back_ends(enc: cand.Encoding, arr: Any, compression: Compression, readers: R
     bytes with each compressor `auto` tries, and numcodecs.pcodec (16- to 64-bit stored types,
     zarr v3, where the readers decode it). An encoding with its own entropy stage (zdt.predict)
     gets no compressor after it unless one is given."""
-    if enc.serializer is not None and enc.serializer["name"] in LOSSY_SERIALIZERS:
+    if is_lossy(enc.serializer):
         return [BackEnd(None, tuple(compression.chain(arr)) if not compression.searched else ())]
     if not compression.searched:
         return [] if enc.for_pcodec else [BackEnd(None, tuple(compression.chain(arr)))]
@@ -158,7 +158,7 @@ def _screening_units(samples: list) -> list[int]:
 
 
 def _family(enc: cand.Encoding, backend: BackEnd) -> str:
-    if enc.serializer is not None and enc.serializer["name"] in LOSSY_SERIALIZERS:
+    if is_lossy(enc.serializer):
         return enc.serializer["name"]
     return "pcodec" if backend.serializer is not None else "bytes"
 

@@ -183,6 +183,11 @@ class StageRunner:
             return values, values
         return stored, values
 
+    def from_stored(self, stored: np.ndarray) -> np.ndarray:
+        """The values a reader gets from a stored chunk (zarr v3: the filters undone), for a
+        lossy serializer's decoded chunk."""
+        return self.codecs.from_stored(stored, self.dtype)
+
 
 class BackEndRunner:
     """A back end on stored chunks of one type and shape: the bytes it writes."""
@@ -262,7 +267,7 @@ class ChunkRunner:
         for sel in chunk_slices(x.shape, shape):
             piece = x[sel]
             stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value))
-            back = self.stage.codecs.from_stored(self.lossy.round_trip(stored)[1], self.dtype)
+            back = self.stage.from_stored(self.lossy.round_trip(stored)[1])
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
         return out
 
@@ -405,7 +410,8 @@ def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequ
                             n, back = runner.round_trip(s)
                             region = tuple(slice(0, c) for c in piece.shape)
                             result.nbytes += n
-                            result.error = max(result.error, error_of(piece, back[region], bound, **check))
+                            back = stage.from_stored(back)[region]
+                            result.error = max(result.error, error_of(piece, back, bound, **check))
                     else:
                         result.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
         return part

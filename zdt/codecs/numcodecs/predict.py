@@ -88,14 +88,15 @@ class Predict(Codec):
         size = data[start + 5]
         if size not in BY_SIZE:
             raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements (4 or 8)")
-        if any(n > np.iinfo(np.intp).max for n in shape) or math.prod(shape) * size > np.iinfo(np.intp).max:
+        count = math.prod(shape)
+        if any(n > np.iinfo(np.intp).max for n in shape) or count * size > np.iinfo(np.intp).max:
             raise ValueError(f"{CODEC}: the buffer's shape {shape} is larger than an array can be")
-        if math.prod(shape) > PER_BYTE * len(data):
+        if count > PER_BYTE * len(data):
             raise ValueError(f"{CODEC}: the buffer's shape {shape} has more elements than "
                              f"{len(data)} bytes can encode (at most {PER_BYTE:,} a byte)")
         try:
             arr = self.config.decode(data[start:], BY_SIZE[size], shape)
         except MemoryError:         # a corrupt shape: more elements than memory holds
-            raise ValueError(f"{CODEC}: the buffer's shape {shape} ({math.prod(shape):,} "
+            raise ValueError(f"{CODEC}: the buffer's shape {shape} ({count:,} "
                              f"elements) does not fit in memory") from None
         return ndarray_copy(arr, out) if out is not None else arr
