@@ -27,8 +27,15 @@ def flat(index: tuple[int, ...], dims: list[int]) -> int:
     return i
 
 
+def back(index: tuple[int, ...], d: int, dims: list[int]) -> int | None:
+    """The flat index one step back along dimension d, None at index 0 (or no such d)."""
+    if d < 0 or index[d] == 0:
+        return None
+    return flat(tuple(k - (e == d) for e, k in enumerate(index)), dims)
+
+
 def lorenzo_order(dims: list[int]):
-    """(flat index, prediction function) in C order."""
+    """(flat index, prediction function, stage 3's context (A, B, level group)) in C order."""
     D = len(dims)
     for index in itertools.product(*[range(n) for n in dims]):
         def predict(v, index=index):
@@ -41,16 +48,16 @@ def lorenzo_order(dims: list[int]):
                     t = v[flat(tuple(k - (1 if d in S else 0) for d, k in enumerate(index)), dims)]
                 p = p + t if len(S) % 2 else p - t
             return p
-        yield flat(index, dims), predict
+        yield flat(index, dims), predict, (back(index, D - 1, dims), back(index, D - 2, dims), 0)
 
 
 def interpolation_order(dims: list[int], reverse: bool = False):
     """Predictor 2, or with `reverse` predictor 3 (each level's dimensions last to first)."""
     D = len(dims)
     if D == 0:
-        yield 0, lambda v: 0.0
+        yield 0, lambda v: 0.0, (None, None, 3)
         return
-    yield 0, lambda v: 0.0
+    yield 0, lambda v: 0.0, (None, None, 3)
     s = 1
     while s < max(dims) - 1:
         s *= 2
@@ -81,7 +88,14 @@ def interpolation_order(dims: list[int], reverse: bool = False):
                     if k >= 3 * s:
                         return 1.5 * b - 0.5 * at(-3 * s)
                     return b
-                yield flat(index, dims), predict
+                ahead = list(index)
+                ahead[d] += s
+                behind = list(index)
+                behind[d] -= s
+                context = (flat(tuple(behind), dims),
+                           flat(tuple(ahead), dims) if ahead[d] < dims[d] else None,
+                           {1: 0, 2: 1, 4: 2}.get(s, 3))
+                yield flat(index, dims), predict, context
         s //= 2
 
 
@@ -102,8 +116,10 @@ def slices_order(dims: list[int]):
         return
     size = math.prod(dims[1:])
     for i0 in range(dims[0]):
-        for i, predict in interpolation_order(dims[1:]):
-            yield i0 * size + i, (lambda v, predict=predict, start=i0 * size: predict(Offset(v, start)))
+        for i, predict, (a, b, g) in interpolation_order(dims[1:]):
+            start = i0 * size
+            yield (start + i, (lambda v, predict=predict, start=start: predict(Offset(v, start))),
+                   (None if a is None else start + a, None if b is None else start + b, g))
 
 
 def level_group(index: tuple[int, ...], predictor: int) -> int:
@@ -121,10 +137,101 @@ def unzigzag(m: int) -> int:
     return m >> 1 if m % 2 == 0 else -((m + 1) >> 1)
 
 
+def symbol_class(k: int) -> int:
+    if k == 1:
+        return 4
+    if k == 2:
+        return 0
+    if k in (3, 4):
+        return 1
+    if 5 <= k <= 8:
+        return 2
+    return 3        # 0 (raw) and codes beyond -3..3
+
+
+def model_table(model: int, fine: int) -> int:
+    g, pair = divmod(fine, 15)
+    hi = max(h for h in range(5) if h * (h + 1) // 2 <= pair)
+    return [0, g, 4 * g + [0, 1, 1, 2, 3][hi], fine][model]
+
+
+class Rans:
+    """Stage 3's symbols, one at a time in visit order, each from its context's table."""
+
+    def __init__(self, data: bytes, at: int) -> None:
+        self.model = data[at]
+        at += 1
+        assert self.model < 4
+        self.tables = []
+        for _ in range([1, 4, 16, 60][self.model]):
+            k = data[at]
+            tokens = list(data[at + 1:at + 1 + k])
+            at += 1 + k
+            freqs = []
+            for _ in range(k - 1):
+                v, shift = 0, 0
+                while True:
+                    byte = data[at]
+                    at += 1
+                    v |= (byte & 0x7F) << shift
+                    shift += 7
+                    if byte < 0x80:
+                        break
+                freqs.append(v)
+            if k:
+                freqs.append(4096 - sum(freqs))
+            assert all(f >= 1 for f in freqs) and tokens == sorted(set(tokens))
+            self.tables.append(list(zip(tokens, freqs)))
+        self.states = list(struct.unpack_from("<II", data, at))
+        (n_words,) = struct.unpack_from("<Q", data, at + 8)
+        at += 16
+        self.words = list(struct.unpack_from(f"<{n_words}H", data, at))
+        self.end = at + 2 * n_words
+        self.next_word = 0
+        self.j = 0
+
+    def renormalize(self, x: int) -> int:
+        if x < 1 << 16:
+            x = (x << 16) | self.words[self.next_word]
+            self.next_word += 1
+        return x
+
+    def symbol(self, a: int | None, b: int | None, group: int) -> int:
+        if a is None:
+            ca = symbol_class(b) if b is not None else 0
+            cb = ca
+        else:
+            ca = symbol_class(a)
+            cb = symbol_class(b) if b is not None else ca
+        lo, hi = min(ca, cb), max(ca, cb)
+        table = self.tables[model_table(self.model, 15 * group + hi * (hi + 1) // 2 + lo)]
+        assert table, "a context whose table is empty"
+        x = self.states[self.j % 2]
+        slot = x % 4096
+        start = 0
+        for token, freq in table:
+            if slot < start + freq:
+                break
+            start += freq
+        x = self.renormalize(freq * (x >> 12) + slot - start)
+        if token < 16:
+            k = token
+        else:
+            bits = (token - 16) // 4 + 2
+            k = ((4 + (token - 16) % 4) << bits) | (x % (1 << bits))
+            x = self.renormalize(x >> bits)
+        self.states[self.j % 2] = x
+        self.j += 1
+        return k
+
+    def check_end(self) -> None:
+        assert self.states == [1 << 16, 1 << 16] and self.next_word == len(self.words)
+
+
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
     dtype = np.dtype(dtype)
     magic, predictor, size, stage, n_raw = struct.unpack_from("<4sBBHQ", data)
-    assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2)
+    assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2, 3)
     n = math.prod(shape)
     dims = spec_shape(shape)
     if stage == 0:          # symbols as two byte planes, then the raw values, one zstd frame
@@ -165,6 +272,13 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         rest = bytes(Zstd().decode(data[at:])) if n_raw else data[at:]
         assert len(rest) == n_raw * size
         raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
+    rans = None
+    if stage == 3:          # model, tables, two states, words; symbols decoded as visited
+        rans = Rans(data, 16)
+        rest = bytes(Zstd().decode(data[rans.end:])) if n_raw else data[rans.end:]
+        assert len(rest) == n_raw * size
+        raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
+        symbols = [None] * n
     q = 2.0 * abs_error
     out = np.empty(n, dtype=dtype)
     v = [None] * n
@@ -172,9 +286,12 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
     order = {1: lambda: lorenzo_order(dims), 2: lambda: interpolation_order(dims),
              3: lambda: interpolation_order(dims, reverse=True), 4: lambda: slices_order(dims)}[predictor]()
     visited = 0
-    for i, predict in order:
+    for i, predict, (a, b, group) in order:
         assert v[i] is None, "an element visited twice"
         p = predict(v)
+        if rans is not None:
+            symbols[i] = rans.symbol(None if a is None else symbols[a],
+                                     None if b is None else symbols[b], group)
         k = symbols[i]
         if k >= 2:
             r = p + q * float(unzigzag(k - 2))
@@ -191,4 +308,6 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
             v[i] = float(value) if math.isfinite(float(value)) else (p if math.isfinite(p) else 0.0)
         visited += 1
     assert visited == n and used == n_raw
+    if rans is not None:
+        rans.check_end()
     return out.reshape(shape)

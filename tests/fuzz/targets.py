@@ -341,7 +341,11 @@ def seeds(name: str) -> list[bytes]:
                 # entropy stage 2 (pcodec by level), predictors 2 and 4
                 bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(
                     abs_error=0.5, predictor=p, entropy="pcodec_levels").encode(x)
-                for p in ("interpolation", "interpolation_slices")]
+                for p in ("interpolation", "interpolation_slices")] + [
+                # entropy stage 3 (zdt's rANS), each predictor, a bound fine enough for wide codes
+                bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(
+                    abs_error=1e-4, predictor=p, entropy="ans").encode(x)
+                for p in ("lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices")]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 

@@ -4,11 +4,12 @@ zdt.kernels._predict.
 
 A chunk is predicted element by element from neighbours already reconstructed, the prediction
 error quantized in steps of 2E into 16-bit symbols, the values that cannot be predicted within E
-stored exactly. Behind a 16-byte header, one of two entropy stages (the header says which):
-the symbols (as a low-byte plane and a high-byte plane) and the exact values in one zstd
-frame; or the symbols as pcodec's standalone format (its bins and ANS code a peaked, wide
-distribution of codes better than zstd: a smooth field at a coarse bound), then the exact values
-in a zstd frame. `entropy="auto"` writes both and keeps the smaller.
+stored exactly. Behind a 16-byte header, one of four entropy stages (the header says which):
+3, zdt's own rANS with a table for each context (level group, the neighbours' codes;
+zdt.codecs.predict_ans), what `entropy="auto"` writes; 0, the symbols as byte planes and the
+exact values in one zstd frame, which auto also tries where many codes are wide (it finds long
+repeats that stage 3 does not); 1 and 2, the symbols in pcodec's standalone format (2: each
+level group apart), readable and still written when asked for.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from zdt.codecs import predict_ans
 from zdt.codecs.config_json import check_keys
 from zdt.errors import ConfigError
 
@@ -31,7 +33,7 @@ HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy
 PREDICTORS = {"lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
               "interpolation_slices": 4}
 CHOICES = ("auto", *PREDICTORS)
-STAGES = {"zstd": 0, "pcodec": 1, "pcodec_levels": 2}      # the header's entropy-stage field
+STAGES = {"zstd": 0, "pcodec": 1, "pcodec_levels": 2, "ans": 3}   # the header's entropy-stage field
 INTERPOLATING = (2, 3, 4)               # the predictors stage 2 (levels) goes with
 GROUPS = 4                              # stage 2: levels 1, 2, 4, and the rest
 STAGE_CHOICES = ("auto", *STAGES)
@@ -136,42 +138,47 @@ class PredictConfig:
         names = _worth_trying(shape) if self.predictor == "auto" else [self.predictor]
         if self.entropy == "pcodec_levels":         # (only the predictors with levels have it)
             names = [n for n in names if PREDICTORS[n] in INTERPOLATING]
-        coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills))
+        ans = self.entropy in ("auto", "ans")
+        coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills, ans))
                  for name in names]
         if len(coded) > 1:
             # (packing is the costly part: only the predictors whose symbols' order-0 entropy
             # and raw values come within ESTIMATE_SLACK of the best are packed)
-            cost = [_estimate(sym, raw) for _, sym, raw in coded]
+            cost = [_estimate(c[1], c[2]) for c in coded]
             least = min(cost)
             coded = [c for c, k in zip(coded, cost) if k <= least * ESTIMATE_SLACK]
         best: bytes | None = None
-        for name, sym, raw in coded:
+        for name, sym, raw, *visited in coded:
             predictor = PREDICTORS[name]
-            for stage in self._stages(predictor):
-                out = self._pack(predictor, dtype, sym, raw, stage, shape)
+            for stage in self._stages(predictor, visited):
+                out = self._pack(predictor, dtype, sym, raw, stage, shape, visited)
                 if best is None or len(out) < len(best):
                     best = out
         assert best is not None
         return best
 
-    def _stages(self, predictor: int) -> list[str]:
-        """The entropy stages tried for a predictor's symbols. `auto`: zstd, and pcodec, by
-        level for the predictors that have levels (pcodec over each level's symbols on their
-        own beats pcodec over them all: a smooth field's finest level is almost all zero
-        codes, its coarse levels spread wide, and their mixture's entropy is far above the
-        levels' own)."""
+    def _stages(self, predictor: int, visited: list) -> list[str]:
+        """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
+        context-modelled rANS), and zstd as well where more than a quarter of the codes are
+        wide (|c| >= 7): their low bits, which stage 3 stores as they are, may repeat in
+        patterns zstd finds (data quantized at its source: an elevation model in steps of
+        28 m codes multiples of 28 at a bound of 0.5 m). The pcodec stages stay readable and
+        can be asked for; stage 3 codes smaller on every row of bench_bytes."""
         if self.entropy != "auto":
             return [self.entropy]
-        if _pcodec() is None:
-            return ["zstd"]
-        return ["zstd", "pcodec_levels" if predictor in INTERPOLATING else "pcodec"]
+        vsym = visited[0]
+        wide = np.count_nonzero(vsym >= WIDE_SYMBOL) if len(vsym) else 0
+        return ["ans", "zstd"] if wide > WIDE_SHARE * len(vsym) else ["ans"]
 
     def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray,
-              stage: str, shape: tuple[int, int, int, int]) -> bytes:
+              stage: str, shape: tuple[int, int, int, int], visited: list) -> bytes:
         from numcodecs.zstd import Zstd
 
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
         head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
+        if stage == "ans":          # the symbols in visit order through zdt's own rANS
+            frame = bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""
+            return head + predict_ans.pack(*visited) + frame
         if stage != "zstd":         # the symbols through pcodec, the raw values' own frame
             levels = stage == "pcodec_levels"
             parts = [head]
@@ -212,7 +219,11 @@ class PredictConfig:
         if stage == STAGES["pcodec_levels"] and predictor not in INTERPOLATING:
             raise ValueError(f"{CODEC}: entropy stage 2 (by level) with predictor {predictor}, "
                              f"which has no levels")
-        if stage == STAGES["pcodec"]:
+        stream = None
+        if stage == STAGES["ans"]:
+            stream, rest = predict_ans.read(buf[HEADER.size:])
+            sym = np.empty(n, dtype=np.uint16)
+        elif stage == STAGES["pcodec"]:
             sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
         elif stage == STAGES["pcodec_levels"]:
             sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, n)
@@ -228,7 +239,7 @@ class PredictConfig:
             planes = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
             sym = planes[:n].astype(np.uint16) | (planes[n:2 * n].astype(np.uint16) << 8)
             payload = planes[2 * n:]
-        if fill is None and n and (sym == 1).any():
+        if fill is None and n and stream is None and (sym == 1).any():
             raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
                              f"value")
         # (a copy: the raw values may start at an odd offset of the payload, where a float32
@@ -236,11 +247,16 @@ class PredictConfig:
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
         _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
-                        fill_array(fill, dtype))
+                        fill_array(fill, dtype), stream)
+        if fill is None and n and stream is not None and (sym == 1).any():
+            raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
+                             f"value")
         return out.reshape(shape)
 
 
 ESTIMATE_SLACK = 1.1
+WIDE_SYMBOL = 16            # symbols of codes with |c| >= 7: a token with extra bits
+WIDE_SHARE = 0.25
 
 
 def _pco_compress(sym: np.ndarray) -> bytes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import struct
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,9 @@ EXTENT = struct.Struct("<Q")
 MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer
 BY_SIZE = {4: np.dtype("float32"), 8: np.dtype("float64")}
 # the most elements a byte of a chunk can stand for: zstd packs at most ~16,000 two-byte
-# symbols in a byte, pcodec ~26,000 equal ones (measured); a corrupt shape beyond that is
-# refused before anything is allocated for it
+# symbols in a byte, pcodec ~26,000 equal ones (measured); stage 3 has no such limit, so the
+# encoder falls back to zstd beyond it; a corrupt shape beyond it is refused before anything
+# is allocated for it
 PER_BYTE = 65536
 
 
@@ -39,7 +41,7 @@ class Predict(Codec):
     """Error-bounded prediction (see zdt.codecs.zarr.PredictCodec): every value decodes within
     ``abs_error`` of the encoded one. ``predictor``: "auto", "lorenzo", "interpolation",
     "interpolation_reversed" or "interpolation_slices"; ``level``: zstd's; ``entropy``:
-    "auto", "zstd", "pcodec" or "pcodec_levels" (docs/codecs/predict.md)."""
+    "auto", "ans", "zstd", "pcodec" or "pcodec_levels" (docs/codecs/predict.md)."""
 
     codec_id = CODEC
 
@@ -71,7 +73,13 @@ class Predict(Codec):
         if buf.flags.f_contiguous and not buf.flags.c_contiguous:
             buf = buf.T         # its memory as it lies (numcodecs' contract: the same bytes back)
         head = bytes([buf.ndim]) + b"".join(EXTENT.pack(n) for n in buf.shape)
-        return head + self.config.encode(buf)
+        data = head + self.config.encode(buf)
+        if buf.size > PER_BYTE * len(data):
+            # (stage 3 codes a chunk of one repeated code in a few bytes whatever its size; the
+            # decoder takes that many elements a byte for a corrupt shape, so such a chunk is
+            # written with zstd, which never packs more than PER_BYTE a byte)
+            data = head + replace(self.config, entropy="zstd").encode(buf)
+        return data
 
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
         data = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf

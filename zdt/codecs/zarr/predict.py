@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class PredictCodec(SyncCodec, ArrayBytesCodec):
     """zdt.predict: ``abs_error`` (every element decodes within it), ``predictor`` ("auto",
     "lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"), ``level``
-    (zstd's), ``entropy`` ("auto", "zstd", "pcodec", "pcodec_levels")."""
+    (zstd's), ``entropy`` ("auto", "ans", "zstd", "pcodec", "pcodec_levels")."""
 
     is_fixed_size = False
 
