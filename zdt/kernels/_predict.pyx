@@ -406,27 +406,46 @@ cdef inline int finish(Ans* a, Ans* loc, int rc) noexcept nogil:
 
 
 # --- the traversals -------------------------------------------------------------------------
-# One traversal per predictor, written once for both directions: `decoding` picks the body.
+# One traversal per predictor, written once for both directions and compiled for each: the
+# fused `mode` (its pointer is only ever NULL) picks the body at compile time, so each build
+# of a loop holds only its own work (and the compiler only its own registers).
 # With stage 3 (`a` not NULL), encoding records each element's symbol and context in visit
 # order, and decoding takes each element's symbol from the stream just before reconstructing it.
 
-cdef inline int visit(bint decoding, bint coded, real* x, Py_ssize_t i, double p, double* v,
-                      uint16_t* sym, const real* raw, Enc* e, Dec* dd, real fill, Ans* a,
-                      int fine) noexcept nogil:
-    """One element both ways; `fine`: its stage 3 context (when `coded`; its neighbours'
-    symbols are known before the element's own is decoded or encoded)."""
-    if decoding:
-        if coded and ans_next(a, sym, i, fine) < 0:
+cdef struct Encoding:
+    char unused
+cdef struct EncodingAns:       # encoding, recording the symbols and contexts for stage 3
+    char unused
+cdef struct Decoding:
+    char unused
+cdef struct DecodingAns:       # decoding, each symbol from stage 3's stream
+    char unused
+
+ctypedef fused mode:
+    Encoding
+    EncodingAns
+    Decoding
+    DecodingAns
+
+
+cdef inline int visit(mode* m, real* x, Py_ssize_t i, double p, double* v, uint16_t* sym,
+                      const real* raw, Enc* e, Dec* dd, real fill, Ans* a, int fine) noexcept nogil:
+    """One element both ways; `fine`: its stage 3 context (its neighbours' symbols are known
+    before the element's own is decoded or encoded)."""
+    if mode is DecodingAns:
+        if ans_next(a, sym, i, fine) < 0:
             return -1
+    if mode is Decoding or mode is DecodingAns:
         return decode_one(x, i, p, v, sym, raw, dd, fill)
-    encode_one(x, i, p, v, sym, <real*>raw, e, fill)
-    if coded:
-        ans_record(a, sym, i, fine)
-    return 0
+    else:
+        encode_one(x, i, p, v, sym, <real*>raw, e, fill)
+        if mode is EncodingAns:
+            ans_record(a, sym, i, fine)
+        return 0
 
 
 cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                     Dec* dd, real fill, bint decoding, Ans* a) noexcept nogil:
+                     Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
     """Context neighbours (stage 3): one step back along the last real dimension and along the
     one before it (none where the index is 0 or there is no such dimension)."""
     cdef Terms terms = lorenzo_terms(g)
@@ -435,7 +454,7 @@ cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const rea
     cdef int zero, r1 = -1, r2 = -1, d, fine
     cdef double p
     cdef Ans loc
-    cdef bint coded = a != NULL
+    cdef bint coded = mode is EncodingAns or mode is DecodingAns
     if coded:
         loc = a[0]
     for d in range(3, -1, -1):
@@ -455,14 +474,14 @@ cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const rea
                         nb = i - g.st[r1] if r1 >= 0 and k[r1] > 0 else -1
                         nc = i - g.st[r2] if r2 >= 0 and k[r2] > 0 else -1
                         fine = fine_context(sym, nb, nc, 0)
-                    if visit(decoding, coded, x, i, p, v, sym, raw, e, dd, fill, &loc, fine) < 0:
+                    if visit(m, x, i, p, v, sym, raw, e, dd, fill, &loc, fine) < 0:
                         return finish(a, &loc, -1)
                     i += 1
     return finish(a, &loc, 0)
 
 
 cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                           Dec* dd, real fill, bint decoding, bint reverse, Ans* a) noexcept nogil:
+                           Dec* dd, real fill, mode* m, bint reverse, Ans* a) noexcept nogil:
     """Predictors 2 and 3 (`reverse`: at each level the dimensions last to first; padded
     dimensions, of extent 1, then come last and have no elements to visit). Context neighbours
     (stage 3): the elements at i_d - s and i_d + s (the latter where it exists); level group:
@@ -475,7 +494,7 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
     cdef int rank[4]        # a dimension's place in the order of a level
     cdef double p
     cdef Ans loc
-    cdef bint coded = a != NULL
+    cdef bint coded = mode is EncodingAns or mode is DecodingAns
     if coded:
         loc = a[0]
     for f in range(4):
@@ -483,7 +502,7 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
     if g.n[0] * g.n[1] * g.n[2] * g.n[3] == 0:
         return 0
     # the element (0, 0, 0, 0), predicted 0
-    if visit(decoding, coded, x, 0, 0.0, v, sym, raw, e, dd, fill, &loc, fine_context(sym, -1, -1, 3)) < 0:
+    if visit(m, x, 0, 0.0, v, sym, raw, e, dd, fill, &loc, fine_context(sym, -1, -1, 3)) < 0:
         return finish(a, &loc, -1)
     while s >= 1:
         group = PAIRS * (0 if s == 1 else (1 if s == 2 else (2 if s == 4 else 3)))
@@ -515,8 +534,7 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
                             i = base + k3
                             p = along(v, i, kd, nd, s, g.st[d])
                             fine = along_context(sym, i, sd, kd + s < nd, group) if coded else 0
-                            if visit(decoding, coded, x, i, p, v, sym, raw, e, dd, fill, &loc,
-                                     fine) < 0:
+                            if visit(m, x, i, p, v, sym, raw, e, dd, fill, &loc, fine) < 0:
                                 return finish(a, &loc, -1)
                             k3 += step[3]
                         k2 += step[2]
@@ -527,7 +545,7 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
 
 
 cdef int run_slices(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                    Dec* dd, real fill, bint decoding, Ans* a) noexcept nogil:
+                    Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
     """Predictor 4: each slice along the first real dimension (extent > 1) predicted on its own
     by predictor 2, slice after slice (the raw values in that order)."""
     cdef Grid sub = g[0]
@@ -536,22 +554,22 @@ cdef int run_slices(const Grid* g, real* x, double* v, uint16_t* sym, const real
     while r < 4 and g.n[r] == 1:
         r += 1
     if r == 4:              # one element
-        return run_interpolation(g, x, v, sym, raw, e, dd, fill, decoding, False, a)
+        return run_interpolation(g, x, v, sym, raw, e, dd, fill, m, False, a)
     sub.n[r] = 1
     for i in range(g.n[r]):
         off = i * g.st[r]
-        if run_interpolation(&sub, x + off, v + off, sym + off, raw, e, dd, fill, decoding, False, a) < 0:
+        if run_interpolation(&sub, x + off, v + off, sym + off, raw, e, dd, fill, m, False, a) < 0:
             return -1
     return 0
 
 
 cdef int run(int predictor, const Grid* g, real* x, double* v, uint16_t* sym, const real* raw,
-             Enc* e, Dec* dd, real fill, bint decoding, Ans* a) noexcept nogil:
+             Enc* e, Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
     if predictor == LORENZO:
-        return run_lorenzo(g, x, v, sym, raw, e, dd, fill, decoding, a)
+        return run_lorenzo(g, x, v, sym, raw, e, dd, fill, m, a)
     if predictor == SLICES:
-        return run_slices(g, x, v, sym, raw, e, dd, fill, decoding, a)
-    return run_interpolation(g, x, v, sym, raw, e, dd, fill, decoding, predictor == REVERSED, a)
+        return run_slices(g, x, v, sym, raw, e, dd, fill, m, a)
+    return run_interpolation(g, x, v, sym, raw, e, dd, fill, m, predictor == REVERSED, a)
 
 
 # --- entry points ---------------------------------------------------------------------------
@@ -592,7 +610,10 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
         a.vctx = &vc[0]
         a.j = 0
     with nogil:
-        run(predictor, &g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, False, &a if record else NULL)
+        if record:
+            run(predictor, &g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, <EncodingAns*>NULL, &a)
+        else:
+            run(predictor, &g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, <Encoding*>NULL, NULL)
     if record:
         return syms, raws[:e.nraw].copy(), vsyms, vctxs
     return syms, raws[:e.nraw].copy()
@@ -661,8 +682,10 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     if predictor not in (LORENZO, INTERPOLATION, REVERSED, SLICES):
         raise ValueError(f"zdt.predict: unknown predictor {predictor}")
     with nogil:
-        rc = run(predictor, &g, &out[0], vp, &sym[0], rp, NULL, &dd, f, True,
-                 &a if coded else NULL)
+        if coded:
+            rc = run(predictor, &g, &out[0], vp, &sym[0], rp, NULL, &dd, f, <DecodingAns*>NULL, &a)
+        else:
+            rc = run(predictor, &g, &out[0], vp, &sym[0], rp, NULL, &dd, f, <Decoding*>NULL, NULL)
         for k in range(dd.npatch):
             dd.patches[k].where[0] = dd.patches[k].value
         free(dd.patches)
