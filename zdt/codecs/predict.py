@@ -150,14 +150,14 @@ class PredictConfig:
         best: bytes | None = None
         for name, sym, raw, *visited in coded:
             predictor = PREDICTORS[name]
-            for stage in self._stages(predictor, visited):
+            for stage in self._stages(visited):
                 out = self._pack(predictor, dtype, sym, raw, stage, shape, visited)
                 if best is None or len(out) < len(best):
                     best = out
         assert best is not None
         return best
 
-    def _stages(self, predictor: int, visited: list) -> list[str]:
+    def _stages(self, visited: list) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
         context-modelled rANS), and zstd as well where more than a quarter of the codes are
         wide (|c| >= 7): their low bits, which stage 3 stores as they are, may repeat in
@@ -176,19 +176,19 @@ class PredictConfig:
 
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
         head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
-        if stage == "ans":          # the symbols in visit order through zdt's own rANS
+        if stage != "zstd":
+            # the symbols by stage 3 or pcodec, then the raw values' own frame (none when there
+            # is no raw value: numcodecs' zstd cannot decode an empty one)
             frame = bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""
-            return head + predict_ans.pack(*visited) + frame
-        if stage != "zstd":         # the symbols through pcodec, the raw values' own frame
+            if stage == "ans":      # in visit order, through zdt's own rANS
+                return head + predict_ans.pack(*visited) + frame
             levels = stage == "pcodec_levels"
             parts = [head]
             for where in level_groups(shape, predictor) if levels else [slice(None)]:
                 # (stage 2: a group without elements has no pcodec data, length 0)
                 codes = _pco_compress(sym[where]) if len(sym[where]) or not levels else b""
                 parts += [PCO_LENGTH.pack(len(codes)), codes]
-            # (no frame when there is no raw value: numcodecs' zstd cannot decode an empty one)
-            parts.append(bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b"")
-            return b"".join(parts)
+            return b"".join([*parts, frame])
         low = (sym & 0xFF).astype(np.uint8)
         high = (sym >> 8).astype(np.uint8)
         frame = Zstd(level=self.level).encode(b"".join((low.tobytes(), high.tobytes(), raw_bytes)))
@@ -239,16 +239,14 @@ class PredictConfig:
             planes = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
             sym = planes[:n].astype(np.uint16) | (planes[n:2 * n].astype(np.uint16) << 8)
             payload = planes[2 * n:]
-        if fill is None and n and stream is None and (sym == 1).any():
-            raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
-                             f"value")
         # (a copy: the raw values may start at an odd offset of the payload, where a float32
         # or float64 is misaligned, and the kernel loads them as floats)
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
         _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
                         fill_array(fill, dtype), stream)
-        if fill is None and n and stream is not None and (sym == 1).any():
+        # (stage 3's symbols exist only once decoded; a fill-value symbol decodes as 0 here)
+        if fill is None and n and (sym == 1).any():
             raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
                              f"value")
         return out.reshape(shape)

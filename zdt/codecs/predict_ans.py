@@ -56,11 +56,10 @@ def pack(vsym: np.ndarray, vctx: np.ndarray) -> bytes:
     from zdt.kernels import _predict
 
     hist = _predict.ans_histogram(vsym, vctx)
-    best: tuple[float, int, list[np.ndarray]] | None = None
+    best: tuple[float, int, np.ndarray] | None = None
     for model in range(MODELS):
-        counts = [np.zeros(TOKENS, dtype=np.int64) for _ in range(N_TABLES[model])]
-        for fine, t in enumerate(TABLE_OF[model]):
-            counts[t] += hist[fine]
+        counts = np.zeros((N_TABLES[model], TOKENS), dtype=np.int64)
+        np.add.at(counts, TABLE_OF[model], hist)
         cost = 8.0 * (1 + sum(_table_bytes(c) for c in counts)) + sum(map(_bits, counts))
         if best is None or cost < best[0]:
             best = (cost, model, counts)

@@ -185,7 +185,6 @@ cdef struct Dec:
     # float64: the predictor values are written to the output itself (no second array), and
     # the elements whose value differs from their predictor value (the fill value, a
     # non-finite raw value) are patched in after the traversal
-    bint alias
     Patch* patches
     Py_ssize_t npatch
     Py_ssize_t cap
@@ -225,8 +224,7 @@ cdef inline int decode_one(real* out, Py_ssize_t i, double p, double* v, const u
         out[i] = fill
         v[i] = p if isfinite(p) else 0.0
         if real is double:
-            if e.alias:
-                patch(e, &v[i], fill)
+            patch(e, &v[i], fill)
         return 0
     if e.nraw >= e.nraw_max:
         return -1
@@ -238,8 +236,7 @@ cdef inline int decode_one(real* out, Py_ssize_t i, double p, double* v, const u
     else:
         v[i] = p if isfinite(p) else 0.0
         if real is double:
-            if e.alias:
-                patch(e, &v[i], rr)
+            patch(e, &v[i], rr)
     return 0
 
 
@@ -259,7 +256,6 @@ cdef enum:
     SCALE = 12              # frequencies sum to 2^12
     M_TOTAL = 4096
     ANS_L = 65536           # the state lies in [2^16, 2^32); words of 16 bits
-    MODELS = 4
 
 # the class of a neighbour's symbol: 0 code 0; 1 codes +-1; 2 codes -3..3 otherwise; 3 larger
 # codes and raw values; 4 the fill value
@@ -278,28 +274,6 @@ cdef inline int sym_class(uint16_t s) noexcept nogil:
 
 cdef inline int pair_of(int a, int b) noexcept nogil:
     return PAIR[5 * a + b]
-
-
-cdef inline int coarse_of_pair(int pair) noexcept nogil:
-    """Model 2's classes of a pair: by its larger class, 0 | 1-2 | 3 | 4."""
-    cdef int hi = 0
-    while (hi + 1) * (hi + 2) // 2 <= pair:
-        hi += 1
-    return 0 if hi == 0 else (1 if hi <= 2 else (2 if hi == 3 else 3))
-
-
-cdef inline int table_of(int model, int fine) noexcept nogil:
-    if model == 0:
-        return 0
-    if model == 1:
-        return fine // PAIRS
-    if model == 2:
-        return (fine // PAIRS) * 4 + coarse_of_pair(fine % PAIRS)
-    return fine
-
-
-cdef int N_TABLES[4]
-N_TABLES[:] = [1, 4, 16, 60]
 
 
 cdef inline int token_of(uint32_t s, int* nbits, uint32_t* bits) noexcept nogil:
@@ -330,9 +304,9 @@ cdef inline int fine_context(const uint16_t* sym, Py_ssize_t nb, Py_ssize_t nc, 
 cdef inline int along_context(const uint16_t* sym, Py_ssize_t i, Py_ssize_t sd, bint ahead,
                               int group_base) noexcept nogil:
     """fine_context for an interpolated element: i - sd always visited, i + sd if `ahead`."""
-    cdef int a = CLASS16[min(sym[i - sd], 15)]
-    cdef int b = CLASS16[min(sym[i + sd], 15)] if ahead else a
-    return group_base + PAIR[5 * a + b]
+    cdef int a = sym_class(sym[i - sd])
+    cdef int b = sym_class(sym[i + sd]) if ahead else a
+    return group_base + pair_of(a, b)
 
 
 cdef struct Ans:
@@ -671,7 +645,6 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     dd.q = 2.0 * abs_error
     dd.nraw = 0
     dd.nraw_max = raw.shape[0]
-    dd.alias = real is double
     dd.patches = NULL
     dd.npatch = 0
     dd.cap = 0
