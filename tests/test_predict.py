@@ -361,7 +361,7 @@ def test_config_errors_name_the_key():
         PredictConfig.create(abs_error=1).encode(np.arange(5, dtype="i4"))
 
 
-@pytest.mark.parametrize("entropy", ["auto", "zstd", "pcodec"])
+@pytest.mark.parametrize("entropy", ["auto", "ans", "zstd", "pcodec", "pcodec_levels"])
 def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
     store = MemoryStore()
     i, j = np.mgrid[0:100, 0:70]
@@ -379,7 +379,8 @@ def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
                                                  "entropy": entropy}}]
     stages = {bytes(v.to_bytes()[6:8]) for k, v in store._store_dict.items() if k.startswith("c/")}
     if entropy != "auto":               # every chunk written with the stage asked for
-        assert stages == {{"zstd": b"\x00\x00", "pcodec": b"\x01\x00"}[entropy]}
+        assert stages == {{"zstd": b"\x00\x00", "pcodec": b"\x01\x00", "pcodec_levels": b"\x02\x00",
+                           "ans": b"\x03\x00"}[entropy]}
     b = zarr.open_array(store, mode="r")
     check_within(x, b[...], 0.05, np.float32(-9999.0))
     with pytest.raises(ValueError, match="float32 or float64"):
@@ -491,7 +492,7 @@ def test_auto_takes_the_order_and_the_slices_where_they_pay():
 
 
 @pytest.mark.parametrize("shape", [(0,), (0, 5), (3, 0, 2)])
-@pytest.mark.parametrize("entropy", ["auto", "zstd", "pcodec"])
+@pytest.mark.parametrize("entropy", ["auto", "ans", "zstd", "pcodec"])
 def test_numcodecs_face_round_trips_empty_arrays(shape, entropy):
     from zdt.codecs.numcodecs.predict import Predict
 
