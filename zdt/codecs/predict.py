@@ -166,8 +166,8 @@ class PredictConfig:
         can be asked for; stage 3 codes smaller on every row of bench_bytes."""
         if self.entropy != "auto":
             return [self.entropy]
-        vsym = visited[0]
-        wide = np.count_nonzero(vsym >= WIDE_SYMBOL) if len(vsym) else 0
+        vsym, _, hist = visited
+        wide = int(hist[:, WIDE_SYMBOL:].sum())     # (the symbols >= 16 are the tokens >= 16)
         return ["ans", "zstd"] if wide > WIDE_SHARE * len(vsym) else ["ans"]
 
     def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray,
@@ -222,7 +222,7 @@ class PredictConfig:
         stream = None
         if stage == STAGES["ans"]:
             stream, rest = predict_ans.read(buf[HEADER.size:])
-            sym = np.empty(n, dtype=np.uint16)
+            sym = None          # (decoded where each element is reconstructed)
         elif stage == STAGES["pcodec"]:
             sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
         elif stage == STAGES["pcodec_levels"]:
@@ -243,10 +243,10 @@ class PredictConfig:
         # or float64 is misaligned, and the kernel loads them as floats)
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
-        _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
-                        fill_array(fill, dtype), stream)
-        # (stage 3's symbols exist only once decoded; a fill-value symbol decodes as 0 here)
-        if fill is None and n and (sym == 1).any():
+        n_fill = _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
+                                 fill_array(fill, dtype), stream)
+        # (without a fill value, a fill-value symbol decodes as 0)
+        if fill is None and n_fill:
             raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
                              f"value")
         return out.reshape(shape)

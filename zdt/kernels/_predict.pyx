@@ -141,16 +141,16 @@ cdef struct Enc:
     Py_ssize_t nraw
 
 
-cdef inline void encode_one(real* x, Py_ssize_t i, double p, double* v, uint16_t* sym, real* raw,
+cdef inline int encode_one(real* x, Py_ssize_t i, double p, double* v, uint16_t* sym, real* raw,
                             Enc* e, real fill) noexcept nogil:
     cdef real xi = x[i]
     cdef double xd = <double>xi, t, r
-    cdef int c
+    cdef int c, k
     cdef real rr
     if e.has_fill and same_bits(xi, fill):
         sym[i] = 1
         v[i] = p if isfinite(p) else 0.0
-        return
+        return 1
     # (the encoder need not be exact: r is checked below). |t| < 32766 holds only when x and
     # p are finite (else t is infinite or NaN) and keeps c within the codes' range
     t = (xd - p) * e.inv_q
@@ -161,9 +161,10 @@ cdef inline void encode_one(real* x, Py_ssize_t i, double p, double* v, uint16_t
         # (a value that reads back equal to the fill value would read as missing where the
         # fill value masks, CF's _FillValue: it is stored raw instead)
         if fabs(<double>rr - xd) <= e.limit and not (e.has_fill and rr == fill):
-            sym[i] = <uint16_t>((2 * c if c >= 0 else -2 * c - 1) + 2)
+            k = (2 * c if c >= 0 else -2 * c - 1) + 2
+            sym[i] = <uint16_t>k
             v[i] = <double>rr
-            return
+            return k
     sym[i] = 0
     raw[e.nraw] = xi
     e.nraw += 1
@@ -171,6 +172,7 @@ cdef inline void encode_one(real* x, Py_ssize_t i, double p, double* v, uint16_t
         v[i] = xd
     else:
         v[i] = p if isfinite(p) else 0.0
+    return 0
 
 
 cdef struct Patch:
@@ -180,8 +182,10 @@ cdef struct Patch:
 
 cdef struct Dec:
     double q
+    double qc[16]           # q * c for the symbols 2 .. 15 (the same product, computed once)
     Py_ssize_t nraw         # raw values used so far
     Py_ssize_t nraw_max
+    Py_ssize_t nfill        # fill-value symbols decoded
     # float64: the predictor values are written to the output itself (no second array), and
     # the elements whose value differs from their predictor value (the fill value, a
     # non-finite raw value) are patched in after the traversal
@@ -205,22 +209,41 @@ cdef inline void patch(Dec* e, double* where, double value) noexcept nogil:
     e.npatch += 1
 
 
-cdef inline int decode_one(real* out, Py_ssize_t i, double p, double* v, const uint16_t* sym,
+cdef inline int code_of(int k) noexcept nogil:
+    """The code of symbol k >= 2 (zigzag: 2, 3, 4, 5 -> 0, -1, 1, -2)."""
+    cdef int m = k - 2
+    return (m >> 1) if (m & 1) == 0 else -((m + 1) >> 1)
+
+
+cdef void init_dec(Dec* dd, double abs_error, Py_ssize_t nraw_max) noexcept nogil:
+    cdef int k
+    dd.q = 2.0 * abs_error
+    for k in range(16):
+        dd.qc[k] = dd.q * <double>code_of(k) if k >= 2 else 0.0
+    dd.nraw = 0
+    dd.nraw_max = nraw_max
+    dd.nfill = 0
+    dd.patches = NULL
+    dd.npatch = 0
+    dd.cap = 0
+    dd.oom = False
+
+
+cdef inline int decode_one(real* out, Py_ssize_t i, double p, double* v, int k,
                            const real* raw, Dec* e, real fill) noexcept nogil:
-    """0, or -1 when the symbols ask for more raw values than the chunk holds."""
-    cdef uint16_t k = sym[i]
-    cdef int m, c
+    """Element i from its symbol k; 0, or -1 when the symbols ask for more raw values than
+    the chunk holds."""
     cdef double r
     cdef real rr
     if k >= 2:
-        m = k - 2
-        c = (m >> 1) if (m & 1) == 0 else -((m + 1) >> 1)
-        r = p + e.q * <double>c
+        r = p + (e.qc[k] if k < 16 else e.q * <double>code_of(k))
         rr = <real>r
-        out[i] = rr
+        if real is float:      # (float64 decodes into v itself: out is v)
+            out[i] = rr
         v[i] = <double>rr
         return 0
     if k == 1:
+        e.nfill += 1
         out[i] = fill
         v[i] = p if isfinite(p) else 0.0
         if real is double:
@@ -272,10 +295,6 @@ cdef inline int sym_class(uint16_t s) noexcept nogil:
     return CLASS16[s if s < 16 else 15]
 
 
-cdef inline int pair_of(int a, int b) noexcept nogil:
-    return PAIR[5 * a + b]
-
-
 cdef inline int token_of(uint32_t s, int* nbits, uint32_t* bits) noexcept nogil:
     cdef int e
     if s < 16:
@@ -288,32 +307,33 @@ cdef inline int token_of(uint32_t s, int* nbits, uint32_t* bits) noexcept nogil:
     return 16 + (e - 4) * 4 + <int>((s >> (e - 2)) & 3)
 
 
-cdef inline int fine_context(const uint16_t* sym, Py_ssize_t nb, Py_ssize_t nc, int group) noexcept nogil:
-    """The context of an element: its level group and its neighbours' classes (a missing one:
-    the other's; none: class 0)."""
-    cdef int a, b
-    if nb < 0:
-        a = sym_class(sym[nc]) if nc >= 0 else 0
-        b = a
-    else:
-        a = sym_class(sym[nb])
-        b = sym_class(sym[nc]) if nc >= 0 else a
-    return group * PAIRS + pair_of(a, b)
+cdef struct Ctx:
+    # a level group's contexts by the classes a, b of the two context neighbours, at
+    # (a << 3) | b: encoding, the fine context; decoding, its table (-1: empty)
+    int16_t of[40]
 
 
-cdef inline int along_context(const uint16_t* sym, Py_ssize_t i, Py_ssize_t sd, bint ahead,
-                              int group_base) noexcept nogil:
-    """fine_context for an interpolated element: i - sd always visited, i + sd if `ahead`."""
-    cdef int a = sym_class(sym[i - sd])
-    cdef int b = sym_class(sym[i + sd]) if ahead else a
-    return group_base + pair_of(a, b)
+cdef void make_ctx(Ctx* cx, int group, const int16_t* table) noexcept nogil:
+    cdef int a, b, fine
+    for a in range(5):
+        for b in range(5):
+            fine = group * PAIRS + PAIR[5 * a + b]
+            cx.of[(a << 3) | b] = table[fine] if table != NULL else fine
+
+
+cdef inline int ctx_at(const Ctx* cx, const uint8_t* cls, Py_ssize_t ia, Py_ssize_t ib) noexcept nogil:
+    """The context of an element whose context neighbours are ia and ib (the same index for a
+    missing B); cls: the class of each element visited."""
+    return cx.of[(cls[ia] << 3) | cls[ib]]
 
 
 cdef struct Ans:
-    # encoding: the symbols and contexts in visit order
+    # encoding: the symbols and contexts in visit order, and the count of each (fine
+    # context, token)
     uint16_t* vsym
     uint8_t* vctx
     Py_ssize_t j
+    int64_t* hist
     # decoding: two states, the j-th symbol in visit order coded by state j % 2 (x0 the next
     # symbol's: swapped after each)
     uint32_t x0
@@ -327,10 +347,13 @@ cdef struct Ans:
     int err                     # 1 the stream ran out, 2 a context without a table
 
 
-cdef inline void ans_record(Ans* a, const uint16_t* sym, Py_ssize_t i, int fine) noexcept nogil:
-    a.vsym[a.j] = sym[i]
+cdef inline void ans_record(Ans* a, int k, int fine) noexcept nogil:
+    cdef int nbits
+    cdef uint32_t bits
+    a.vsym[a.j] = <uint16_t>k
     a.vctx[a.j] = <uint8_t>fine
     a.j += 1
+    a.hist[fine * TOKENS + (k if k < 16 else token_of(<uint32_t>k, &nbits, &bits))] += 1
 
 
 cdef inline bint refill(Ans* a) noexcept nogil:
@@ -343,11 +366,11 @@ cdef inline bint refill(Ans* a) noexcept nogil:
     return True
 
 
-cdef inline int ans_next(Ans* a, uint16_t* sym, Py_ssize_t i, int fine) noexcept nogil:
-    """Decodes element i's symbol, of fine context `fine`, into sym[i]; -1 on a corrupt stream
-    (a.err says why)."""
-    cdef int t = a.table[fine]
+cdef inline int ans_next(Ans* a, uint8_t* cls, Py_ssize_t i, int t) noexcept nogil:
+    """Element i's symbol, decoded with table t (its context's), its class written to cls[i];
+    -1 on a corrupt stream (a.err says why)."""
     cdef uint32_t entry, tok, nbits, x, slot
+    cdef int k
     if t < 0:
         a.err = 2
         return -1
@@ -358,24 +381,45 @@ cdef inline int ans_next(Ans* a, uint16_t* sym, Py_ssize_t i, int fine) noexcept
     if not refill(a):
         return -1
     if tok < 16:
-        sym[i] = <uint16_t>tok
+        k = <int>tok
+        cls[i] = CLASS16[tok]
     else:
         nbits = (tok - 16) // 4 + 2
-        sym[i] = <uint16_t>(((4u | ((tok - 16) & 3)) << nbits) | (a.x0 & ((1u << nbits) - 1)))
+        k = <int>(((4u | ((tok - 16) & 3)) << nbits) | (a.x0 & ((1u << nbits) - 1)))
+        cls[i] = 3
         a.x0 >>= nbits
         if not refill(a):
             return -1
     x = a.x0
     a.x0 = a.x1
     a.x1 = x
-    return 0
+    return k
+
+
+cdef inline void take(Ans* to, const Ans* a) noexcept nogil:
+    """Each loop works on a local copy of the coder, copied in and back field by field: the
+    compiler then keeps the fields it uses in registers (no store to the chunk's arrays can
+    alias a local; with a whole-struct copy it kept them in memory, and decoding measured 17%
+    slower)."""
+    to.vsym = a.vsym
+    to.vctx = a.vctx
+    to.j = a.j
+    to.hist = a.hist
+    to.x0 = a.x0
+    to.x1 = a.x1
+    to.words = a.words
+    to.nwords = a.nwords
+    to.pos = a.pos
+    to.table = a.table
+    to.lut = a.lut
+    to.info = a.info
+    to.err = a.err
 
 
 cdef inline int finish(Ans* a, Ans* loc, int rc) noexcept nogil:
-    """A traversal works on a local copy of the coder, whose fields the compiler may keep in
-    registers (no store to the chunk's arrays can alias a local); this hands it back."""
+    """Hands a loop's copy of the coder back (`a`: NULL without stage 3); returns rc."""
     if a != NULL:
-        a[0] = loc[0]
+        take(a, loc)
     return rc
 
 
@@ -384,7 +428,8 @@ cdef inline int finish(Ans* a, Ans* loc, int rc) noexcept nogil:
 # fused `mode` (its pointer is only ever NULL) picks the body at compile time, so each build
 # of a loop holds only its own work (and the compiler only its own registers).
 # With stage 3 (`a` not NULL), encoding records each element's symbol and context in visit
-# order, and decoding takes each element's symbol from the stream just before reconstructing it.
+# order, and decoding takes each element's symbol from the stream just before reconstructing
+# it; both keep each visited element's class in `cls` for its later neighbours' contexts.
 
 cdef struct Encoding:
     char unused
@@ -403,34 +448,41 @@ ctypedef fused mode:
 
 
 cdef inline int visit(mode* m, real* x, Py_ssize_t i, double p, double* v, uint16_t* sym,
-                      const real* raw, Enc* e, Dec* dd, real fill, Ans* a, int fine) noexcept nogil:
-    """One element both ways; `fine`: its stage 3 context (its neighbours' symbols are known
-    before the element's own is decoded or encoded)."""
+                      uint8_t* cls, const real* raw, Enc* e, Dec* dd, real fill, Ans* a,
+                      int c) noexcept nogil:
+    """One element both ways; `c`: its stage 3 context (Ctx: its neighbours are visited before
+    it, so it is known before the element's own symbol is decoded or encoded)."""
+    cdef int k
     if mode is DecodingAns:
-        if ans_next(a, sym, i, fine) < 0:
+        k = ans_next(a, cls, i, c)
+        if k < 0:
             return -1
-    if mode is Decoding or mode is DecodingAns:
-        return decode_one(x, i, p, v, sym, raw, dd, fill)
+        return decode_one(x, i, p, v, k, raw, dd, fill)
+    elif mode is Decoding:
+        return decode_one(x, i, p, v, sym[i], raw, dd, fill)
     else:
-        encode_one(x, i, p, v, sym, <real*>raw, e, fill)
+        k = encode_one(x, i, p, v, sym, <real*>raw, e, fill)
         if mode is EncodingAns:
-            ans_record(a, sym, i, fine)
+            cls[i] = sym_class(<uint16_t>k)
+            ans_record(a, k, c)
         return 0
 
 
-cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                     Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
+cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, uint8_t* cls,
+                     const real* raw, Enc* e, Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
     """Context neighbours (stage 3): one step back along the last real dimension and along the
     one before it (none where the index is 0 or there is no such dimension)."""
     cdef Terms terms = lorenzo_terms(g)
     cdef Py_ssize_t i = 0, nb, nc
     cdef Py_ssize_t k[4]
-    cdef int zero, r1 = -1, r2 = -1, d, fine
+    cdef int zero, r1 = -1, r2 = -1, d, c = 0
     cdef double p
     cdef Ans loc
+    cdef Ctx cx
     cdef bint coded = mode is EncodingAns or mode is DecodingAns
     if coded:
-        loc = a[0]
+        take(&loc, a)
+        make_ctx(&cx, 0, loc.table if mode is DecodingAns else NULL)
     for d in range(3, -1, -1):
         if g.n[d] > 1:
             if r1 < 0:
@@ -443,43 +495,91 @@ cdef int run_lorenzo(const Grid* g, real* x, double* v, uint16_t* sym, const rea
                 for k[3] in range(g.n[3]):
                     zero = (<int>(k[3] == 0)) | (<int>(k[2] == 0) << 1) | (<int>(k[1] == 0) << 2) | (<int>(k[0] == 0) << 3)
                     p = lorenzo(v, i, &terms, zero)
-                    fine = 0
                     if coded:
+                        # (a missing neighbour: the other one; neither: class 0, both)
                         nb = i - g.st[r1] if r1 >= 0 and k[r1] > 0 else -1
                         nc = i - g.st[r2] if r2 >= 0 and k[r2] > 0 else -1
-                        fine = fine_context(sym, nb, nc, 0)
-                    if visit(m, x, i, p, v, sym, raw, e, dd, fill, &loc, fine) < 0:
+                        if nb < 0 and nc < 0:
+                            c = cx.of[0]
+                        else:
+                            c = ctx_at(&cx, cls, nb if nb >= 0 else nc, nc if nc >= 0 else nb)
+                    if visit(m, x, i, p, v, sym, cls, raw, e, dd, fill, &loc, c) < 0:
                         return finish(a, &loc, -1)
                     i += 1
     return finish(a, &loc, 0)
 
 
-cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                           Dec* dd, real fill, mode* m, bint reverse, Ans* a) noexcept nogil:
+cdef inline int span(mode* m, real* x, double* v, uint16_t* sym, uint8_t* cls, const real* raw,
+                     Enc* e, Dec* dd, real fill, Ans* a, const Ctx* cx, Py_ssize_t i,
+                     Py_ssize_t count, Py_ssize_t es, Py_ssize_t o) noexcept nogil:
+    """`count` elements from flat index i in steps of es, each interpolated along a dimension
+    of stride o where the cubic's four neighbours i -+ o, i -+ 3 o all exist (most of them:
+    the loop without the bounds tests of `along`)."""
+    cdef Py_ssize_t j
+    cdef double p
+    cdef int c = 0
+    cdef bint coded = mode is EncodingAns or mode is DecodingAns
+    cdef Ans loc
+    cdef int rc = 0
+    if coded:
+        take(&loc, a)
+    for j in range(count):
+        p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625
+        if coded:
+            c = ctx_at(cx, cls, i - o, i + o)
+        if visit(m, x, i, p, v, sym, cls, raw, e, dd, fill, &loc, c) < 0:
+            rc = -1
+            break
+        i += es
+    return finish(a if coded else NULL, &loc, rc)
+
+
+cdef inline int one(mode* m, real* x, double* v, uint16_t* sym, uint8_t* cls, const real* raw,
+                    Enc* e, Dec* dd, real fill, Ans* a, const Ctx* cx, Py_ssize_t i,
+                    Py_ssize_t kd, Py_ssize_t nd, Py_ssize_t s, Py_ssize_t st) noexcept nogil:
+    """One interpolated element, any place along its dimension (index kd of nd, step s,
+    stride st)."""
+    cdef double p = along(v, i, kd, nd, s, st)
+    cdef int c = 0
+    if mode is EncodingAns or mode is DecodingAns:
+        c = ctx_at(cx, cls, i - s * st, i + s * st if kd + s < nd else i - s * st)
+    return visit(m, x, i, p, v, sym, cls, raw, e, dd, fill, a, c)
+
+
+cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, uint8_t* cls,
+                           const real* raw, Enc* e, Dec* dd, real fill, mode* m, bint reverse,
+                           Ans* a) noexcept nogil:
     """Predictors 2 and 3 (`reverse`: at each level the dimensions last to first; padded
     dimensions, of extent 1, then come last and have no elements to visit). Context neighbours
     (stage 3): the elements at i_d - s and i_d + s (the latter where it exists); level group:
     0, 1, 2 at s = 1, 2, 4, else 3."""
     cdef Py_ssize_t s = top_step(g)
-    cdef Py_ssize_t i, base, k0, k1, k2, k3, kd, nd, sd
+    cdef Py_ssize_t base, k0, k1, k2, k3, kd, nd, sd, st, n3 = g.n[3], count
     cdef Py_ssize_t first[4]
     cdef Py_ssize_t step[4]
-    cdef int d, f, kk, group, fine
+    cdef int d, f, kk, c = 0
     cdef int rank[4]        # a dimension's place in the order of a level
-    cdef double p
     cdef Ans loc
+    cdef Ctx cx
     cdef bint coded = mode is EncodingAns or mode is DecodingAns
+    cdef const int16_t* table = NULL
     if coded:
-        loc = a[0]
+        take(&loc, a)
+        if mode is DecodingAns:
+            table = loc.table
     for f in range(4):
         rank[f] = 3 - f if reverse else f
     if g.n[0] * g.n[1] * g.n[2] * g.n[3] == 0:
         return 0
-    # the element (0, 0, 0, 0), predicted 0
-    if visit(m, x, 0, 0.0, v, sym, raw, e, dd, fill, &loc, fine_context(sym, -1, -1, 3)) < 0:
+    # the element (0, 0, 0, 0), predicted 0: no neighbours, level group 3
+    if coded:
+        make_ctx(&cx, 3, table)
+        c = cx.of[0]
+    if visit(m, x, 0, 0.0, v, sym, cls, raw, e, dd, fill, &loc, c) < 0:
         return finish(a, &loc, -1)
     while s >= 1:
-        group = PAIRS * (0 if s == 1 else (1 if s == 2 else (2 if s == 4 else 3)))
+        if coded:
+            make_ctx(&cx, 0 if s == 1 else (1 if s == 2 else (2 if s == 4 else 3)), table)
         for kk in range(4):
             d = 3 - kk if reverse else kk
             for f in range(4):
@@ -490,9 +590,10 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
                 else:
                     first[f] = 0; step[f] = 2 * s
             nd = g.n[d]
-            sd = s * g.st[d]
-            # (the innermost loop runs along dimension 3 with everything else hoisted; the
-            # index along d is k3 when d is 3, else fixed for the loop)
+            st = g.st[d]
+            sd = s * st
+            # (the innermost loop runs along dimension 3; where the cubic's four neighbours
+            # exist, `span` visits the elements without bounds tests)
             k0 = first[0]
             while k0 < g.n[0]:
                 k1 = first[1]
@@ -500,17 +601,38 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
                     k2 = first[2]
                     while k2 < g.n[2]:
                         base = k0 * g.st[0] + k1 * g.st[1] + k2 * g.st[2]
-                        kd = k0 if d == 0 else (k1 if d == 1 else k2)
                         k3 = first[3]
-                        while k3 < g.n[3]:
-                            if d == 3:
-                                kd = k3
-                            i = base + k3
-                            p = along(v, i, kd, nd, s, g.st[d])
-                            fine = along_context(sym, i, sd, kd + s < nd, group) if coded else 0
-                            if visit(m, x, i, p, v, sym, raw, e, dd, fill, &loc, fine) < 0:
-                                return finish(a, &loc, -1)
-                            k3 += step[3]
+                        if d == 3:
+                            # along the row: k3 = s, 3s, 5s, ...; cubic from 3s while k3 + 3s < n3
+                            while k3 < n3 and k3 < 3 * s:
+                                if one(m, x, v, sym, cls, raw, e, dd, fill, &loc, &cx, base + k3,
+                                       k3, n3, s, 1) < 0:
+                                    return finish(a, &loc, -1)
+                                k3 += 2 * s
+                            if k3 + 3 * s < n3:
+                                count = (n3 - 3 * s - 1 - k3) // (2 * s) + 1
+                                if span(m, x, v, sym, cls, raw, e, dd, fill, &loc, &cx, base + k3,
+                                        count, 2 * s, s) < 0:
+                                    return finish(a, &loc, -1)
+                                k3 += count * 2 * s
+                            while k3 < n3:
+                                if one(m, x, v, sym, cls, raw, e, dd, fill, &loc, &cx, base + k3,
+                                       k3, n3, s, 1) < 0:
+                                    return finish(a, &loc, -1)
+                                k3 += 2 * s
+                        else:
+                            kd = k0 if d == 0 else (k1 if d == 1 else k2)
+                            if kd >= 3 * s and kd + 3 * s < nd:
+                                count = (n3 - k3 + step[3] - 1) // step[3]
+                                if span(m, x, v, sym, cls, raw, e, dd, fill, &loc, &cx, base + k3,
+                                        count, step[3], sd) < 0:
+                                    return finish(a, &loc, -1)
+                            else:
+                                while k3 < n3:
+                                    if one(m, x, v, sym, cls, raw, e, dd, fill, &loc, &cx,
+                                           base + k3, kd, nd, s, st) < 0:
+                                        return finish(a, &loc, -1)
+                                    k3 += step[3]
                         k2 += step[2]
                     k1 += step[1]
                 k0 += step[0]
@@ -518,8 +640,8 @@ cdef int run_interpolation(const Grid* g, real* x, double* v, uint16_t* sym, con
     return finish(a, &loc, 0)
 
 
-cdef int run_slices(const Grid* g, real* x, double* v, uint16_t* sym, const real* raw, Enc* e,
-                    Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
+cdef int run_slices(const Grid* g, real* x, double* v, uint16_t* sym, uint8_t* cls,
+                    const real* raw, Enc* e, Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
     """Predictor 4: each slice along the first real dimension (extent > 1) predicted on its own
     by predictor 2, slice after slice (the raw values in that order)."""
     cdef Grid sub = g[0]
@@ -528,22 +650,24 @@ cdef int run_slices(const Grid* g, real* x, double* v, uint16_t* sym, const real
     while r < 4 and g.n[r] == 1:
         r += 1
     if r == 4:              # one element
-        return run_interpolation(g, x, v, sym, raw, e, dd, fill, m, False, a)
+        return run_interpolation(g, x, v, sym, cls, raw, e, dd, fill, m, False, a)
     sub.n[r] = 1
     for i in range(g.n[r]):
         off = i * g.st[r]
-        if run_interpolation(&sub, x + off, v + off, sym + off, raw, e, dd, fill, m, False, a) < 0:
+        if run_interpolation(&sub, x + off, v + off, sym + off if sym != NULL else NULL,
+                             cls + off if cls != NULL else NULL, raw, e, dd, fill, m, False,
+                             a) < 0:
             return -1
     return 0
 
 
-cdef int run(int predictor, const Grid* g, real* x, double* v, uint16_t* sym, const real* raw,
-             Enc* e, Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
+cdef int run(int predictor, const Grid* g, real* x, double* v, uint16_t* sym, uint8_t* cls,
+             const real* raw, Enc* e, Dec* dd, real fill, mode* m, Ans* a) noexcept nogil:
     if predictor == LORENZO:
-        return run_lorenzo(g, x, v, sym, raw, e, dd, fill, m, a)
+        return run_lorenzo(g, x, v, sym, cls, raw, e, dd, fill, m, a)
     if predictor == SLICES:
-        return run_slices(g, x, v, sym, raw, e, dd, fill, m, a)
-    return run_interpolation(g, x, v, sym, raw, e, dd, fill, m, predictor == REVERSED, a)
+        return run_slices(g, x, v, sym, cls, raw, e, dd, fill, m, a)
+    return run_interpolation(g, x, v, sym, cls, raw, e, dd, fill, m, predictor == REVERSED, a)
 
 
 # --- entry points ---------------------------------------------------------------------------
@@ -552,7 +676,8 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
            bint record=False):
     """(symbols uint16[n], raw values[n_raw]) of the flat C-order chunk `x` of 4-d `shape`;
     `fill`: the fill value (one element, compared bit for bit), or empty for none. With
-    `record`, also (symbols uint16[n], fine contexts uint8[n]) in visit order, for stage 3."""
+    `record`, also (symbols uint16[n], fine contexts uint8[n]) in visit order and the count
+    of each (fine context, token) int64[60, 64], for stage 3."""
     cdef Grid g = grid_of(shape)
     cdef Py_ssize_t n = x.shape[0]
     cdef Enc e
@@ -564,11 +689,15 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     raws = np.empty(n, dtype=np.float32 if real is float else np.float64)
     vsyms = np.empty(n if record else 0, dtype=np.uint16)
     vctxs = np.empty(n if record else 0, dtype=np.uint8)
+    classes = np.empty(n if record else 0, dtype=np.uint8)
+    hist = np.zeros((FINE, TOKENS), dtype=np.int64)
+    cdef int64_t[:, ::1] h = hist
     cdef uint16_t[::1] sym = syms
     cdef double[::1] v = vals
     cdef real[::1] raw = raws
     cdef uint16_t[::1] vs = vsyms
     cdef uint8_t[::1] vc = vctxs
+    cdef uint8_t[::1] cl = classes
     e.E = abs_error
     e.q = 2.0 * abs_error
     e.inv_q = 1.0 / e.q
@@ -576,32 +705,34 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     e.has_fill = has_fill
     e.nraw = 0
     if n == 0:
-        return (syms, raws[:0], vsyms, vctxs) if record else (syms, raws[:0])
+        return (syms, raws[:0], vsyms, vctxs, hist) if record else (syms, raws[:0])
     if predictor not in (LORENZO, INTERPOLATION, REVERSED, SLICES):
         raise ValueError(f"zdt.predict: unknown predictor {predictor}")
     if record:
         a.vsym = &vs[0]
         a.vctx = &vc[0]
         a.j = 0
+        a.hist = &h[0, 0]
     with nogil:
         if record:
-            run(predictor, &g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, <EncodingAns*>NULL, &a)
+            run(predictor, &g, &x[0], &v[0], &sym[0], &cl[0], &raw[0], &e, NULL, f,
+                <EncodingAns*>NULL, &a)
         else:
-            run(predictor, &g, &x[0], &v[0], &sym[0], &raw[0], &e, NULL, f, <Encoding*>NULL, NULL)
+            run(predictor, &g, &x[0], &v[0], &sym[0], NULL, &raw[0], &e, NULL, f,
+                <Encoding*>NULL, NULL)
     if record:
-        return syms, raws[:e.nraw].copy(), vsyms, vctxs
+        return syms, raws[:e.nraw].copy(), vsyms, vctxs, hist
     return syms, raws[:e.nraw].copy()
 
 
 def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, double abs_error,
            int predictor, const real[::1] fill, object stream=None):
-    """Reconstructs `out` (flat, C order, of 4-d `shape`) from the symbols and raw values;
-    ValueError if the symbols ask for more raw values than there are. With `stream` (stage 3:
-    (words uint16, the two states, table of each fine context int16[60], lut uint8[T*4096],
-    info uint32[T*64])),
-    `sym` is written: each symbol decoded from the
-    words where its element is reconstructed; ValueError for a stream that runs out, names
-    an empty table, or does not end where it began."""
+    """Reconstructs `out` (flat, C order, of 4-d `shape`) from the symbols and raw values and
+    returns the number of fill-value symbols; ValueError if the symbols ask for more raw values
+    than there are. With `stream` (stage 3: (words uint16, the two states, table of each fine
+    context int16[60], lut uint8[T*4096], info uint32[T*64])), `sym` is None: each symbol is
+    decoded from the words where its element is reconstructed; ValueError for a stream that
+    runs out, names an empty table, or does not end where it began."""
     cdef Grid g = grid_of(shape)
     cdef Py_ssize_t n = out.shape[0]
     cdef Dec dd
@@ -613,11 +744,14 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     cdef const int16_t[::1] table
     cdef const uint8_t[::1] lut
     cdef const uint32_t[::1] info
+    cdef uint8_t[::1] cl
     cdef uint16_t no_word = 0
-    if sym.shape[0] != n:
+    if coded == (sym is not None):
+        raise ValueError("zdt.predict: symbols or a stage 3 stream, one of them")
+    if not coded and sym.shape[0] != n:
         raise ValueError(f"zdt.predict: {sym.shape[0]} symbols for {n} elements")
     if n == 0:
-        return
+        return 0
     if coded:
         words, states, table, lut, info = stream
         if table.shape[0] != FINE:
@@ -634,6 +768,7 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
         a.err = 0
         if a.x0 < ANS_L or a.x1 < ANS_L:
             raise ValueError(f"zdt.predict: an ANS state of {states} lies below 2^16")
+        cl = np.empty(n, dtype=np.uint8)
     cdef double* vp
     cdef double[::1] vv
     cdef Py_ssize_t k
@@ -642,13 +777,7 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     else:
         vv = np.empty(n, dtype=np.float64)
         vp = &vv[0]
-    dd.q = 2.0 * abs_error
-    dd.nraw = 0
-    dd.nraw_max = raw.shape[0]
-    dd.patches = NULL
-    dd.npatch = 0
-    dd.cap = 0
-    dd.oom = False
+    init_dec(&dd, abs_error, raw.shape[0])
     # (a raw array of length 0 still needs a valid pointer)
     cdef real dummy = 0
     cdef const real* rp = &raw[0] if raw.shape[0] else &dummy
@@ -656,9 +785,11 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
         raise ValueError(f"zdt.predict: unknown predictor {predictor}")
     with nogil:
         if coded:
-            rc = run(predictor, &g, &out[0], vp, &sym[0], rp, NULL, &dd, f, <DecodingAns*>NULL, &a)
+            rc = run(predictor, &g, &out[0], vp, NULL, &cl[0], rp, NULL, &dd, f,
+                     <DecodingAns*>NULL, &a)
         else:
-            rc = run(predictor, &g, &out[0], vp, &sym[0], rp, NULL, &dd, f, <Decoding*>NULL, NULL)
+            rc = run(predictor, &g, &out[0], vp, &sym[0], NULL, rp, NULL, &dd, f,
+                     <Decoding*>NULL, NULL)
         for k in range(dd.npatch):
             dd.patches[k].where[0] = dd.patches[k].value
         free(dd.patches)
@@ -675,19 +806,36 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
         raise ValueError(f"zdt.predict: the ANS stream does not end where it began ("
                          f"{a.nwords - a.pos} words left, states {a.x0} and {a.x1}, not "
                          f"{ANS_L})")
+    return dd.nfill
 
 
-def ans_histogram(const uint16_t[::1] vsym, const uint8_t[::1] vctx):
-    """Counts int64[60, 64] of each (fine context, token) of the symbols in visit order."""
-    hist = np.zeros((FINE, TOKENS), dtype=np.int64)
-    cdef int64_t[:, ::1] h = hist
-    cdef Py_ssize_t j, n = vsym.shape[0]
-    cdef int nbits
-    cdef uint32_t bits
-    with nogil:
-        for j in range(n):
-            h[vctx[j], token_of(vsym[j], &nbits, &bits)] += 1
-    return hist
+cdef struct Sym:          # a token of a table, for the encoder
+    uint64_t rcp            # ceil(2^44 / freq)
+    uint32_t freq
+    uint32_t start
+
+
+cdef inline void put(uint32_t* x, int k, const Sym* tab, uint16_t* w, Py_ssize_t* top) noexcept nogil:
+    """Codes symbol k with table `tab` onto state x (its extra bits first), words to the front."""
+    cdef int nbits = 0, tok = k
+    cdef uint32_t bits = 0, q, fq
+    cdef uint64_t xx
+    if k >= 16:
+        tok = token_of(<uint32_t>k, &nbits, &bits)
+        if x[0] >= (1u << (32 - nbits)):
+            top[0] -= 1
+            w[top[0]] = <uint16_t>(x[0] & 0xFFFF)
+            x[0] >>= 16
+        x[0] = (x[0] << nbits) | bits
+    fq = tab[tok].freq
+    if <uint64_t>x[0] >= (<uint64_t>fq << (16 + 16 - SCALE)):      # (2^16 >> 12) << 16
+        top[0] -= 1
+        w[top[0]] = <uint16_t>(x[0] & 0xFFFF)
+        x[0] >>= 16
+    # floor(x / f) = (x * ceil(2^44 / f)) >> 44, exactly for x < 2^20 f and f <= 2^12 (the
+    # rounding error x * (ceil - 2^44 / f) / 2^44 stays below 1 / f), and it fits 64 bits
+    q = <uint32_t>((<uint64_t>x[0] * tab[tok].rcp) >> 44)
+    x[0] = (q << SCALE) + (x[0] - q * fq) + tab[tok].start
 
 
 def ans_encode(const uint16_t[::1] vsym, const uint8_t[::1] vctx, const int16_t[::1] table,
@@ -699,40 +847,136 @@ def ans_encode(const uint16_t[::1] vsym, const uint8_t[::1] vctx, const int16_t[
     cdef Py_ssize_t n = vsym.shape[0], j, top
     cdef Py_ssize_t cap = 2 * n + 2
     cdef Py_ssize_t n_tables = freq.shape[0]
+    cdef int t, tok
+    if table.shape[0] != FINE:
+        raise ValueError("zdt.predict: a context table of the wrong length")
     out = np.empty(cap, dtype=np.uint16)
-    recip = np.zeros((n_tables, TOKENS), dtype=np.uint64)
+    syms = np.zeros(n_tables * TOKENS * sizeof(Sym), dtype=np.uint8)
     cdef uint16_t[::1] w = out
-    cdef uint64_t[:, ::1] rcp = recip
-    cdef uint32_t state[2]
-    cdef uint32_t x, bits, fq, q
-    cdef int nbits, tok, t
-    cdef uint64_t tt
-    # floor(x / f) = (x * ceil(2^44 / f)) >> 44, exactly for x < 2^20 f and f <= 2^12 (the
-    # rounding error x * (ceil - 2^44 / f) / 2^44 stays below 1 / f), and it fits 64 bits
+    cdef uint8_t[::1] sb = syms
+    cdef Sym* tabs = <Sym*>&sb[0]
+    cdef const Sym* by_ctx[FINE]
+    cdef uint32_t x0 = ANS_L, x1 = ANS_L
     for t in range(n_tables):
         for tok in range(TOKENS):
             if freq[t, tok]:
-                rcp[t, tok] = ((<uint64_t>1 << 44) + freq[t, tok] - 1) // freq[t, tok]
-    state[0] = ANS_L
-    state[1] = ANS_L
+                tabs[t * TOKENS + tok].rcp = ((<uint64_t>1 << 44) + freq[t, tok] - 1) // freq[t, tok]
+                tabs[t * TOKENS + tok].freq = freq[t, tok]
+                tabs[t * TOKENS + tok].start = start[t, tok]
+    for t in range(FINE):
+        by_ctx[t] = tabs + TOKENS * (table[t] if 0 <= table[t] < n_tables else 0)
     top = cap
     with nogil:
-        for j in range(n - 1, -1, -1):
-            x = state[j & 1]
-            tok = token_of(vsym[j], &nbits, &bits)
-            if nbits:
-                if x >= (1u << (32 - nbits)):
-                    top -= 1
-                    w[top] = <uint16_t>(x & 0xFFFF)
-                    x >>= 16
-                x = (x << nbits) | bits
-            t = table[vctx[j]]
+        # (two states, the j-th symbol on state j % 2: pairs from the end, each in a register)
+        j = n - 1
+        if j % 2 == 1:
+            put(&x1, vsym[j], by_ctx[vctx[j]], &w[0], &top)
+            j -= 1
+        while j >= 1:
+            put(&x0, vsym[j], by_ctx[vctx[j]], &w[0], &top)
+            put(&x1, vsym[j - 1], by_ctx[vctx[j - 1]], &w[0], &top)
+            j -= 2
+        if j == 0:
+            put(&x0, vsym[0], by_ctx[vctx[0]], &w[0], &top)
+    return out[top:].copy(), (int(x0), int(x1))
+
+
+def ans_tables(const uint8_t[::1] data, Py_ssize_t pos, int n_tables):
+    """Stage 3's `n_tables` frequency tables from data[pos:]: (lut uint8[T*4096] of each
+    slot's token, info uint32[T*64] of each token's freq | start << 16, empty bool[T], the
+    position after them); ValueError naming the table and what is wrong with it."""
+    cdef Py_ssize_t end = data.shape[0], a
+    cdef int t, k, i, tok, prev, shift, b
+    cdef uint32_t v, total, st
+    cdef uint8_t tokens[TOKENS]
+    cdef uint32_t f[TOKENS]
+    lut_a = np.zeros(n_tables * M_TOTAL, dtype=np.uint8)
+    info_a = np.zeros(n_tables * TOKENS, dtype=np.uint32)
+    empty_a = np.zeros(n_tables, dtype=bool)
+    cdef uint8_t[::1] lut = lut_a
+    cdef uint32_t[::1] info = info_a
+    cdef uint8_t[::1] empty = empty_a.view(np.uint8)
+    for t in range(n_tables):
+        if pos >= end:
+            raise ValueError(f"zdt.predict: the chunk ends inside ANS table {t}")
+        k = data[pos]
+        pos += 1
+        if k > TOKENS:
+            raise ValueError(f"zdt.predict: ANS table {t} lists {k} tokens, more than {TOKENS}")
+        if pos + k > end:
+            raise ValueError(f"zdt.predict: the chunk ends inside ANS table {t}")
+        prev = -1
+        for i in range(k):
+            tokens[i] = data[pos + i]
+            if tokens[i] <= prev or tokens[i] >= TOKENS:
+                raise ValueError(f"zdt.predict: ANS table {t}'s tokens are not increasing below "
+                                 f"{TOKENS}")
+            prev = tokens[i]
+        pos += k
+        total = 0
+        for i in range(k - 1):
+            # LEB128: 7 bits a byte, low group first; at most 2 bytes
+            v = 0
+            shift = 0
+            while True:
+                if pos >= end or shift >= 14:
+                    raise ValueError(f"zdt.predict: ANS table {t} has a truncated or overlong "
+                                     f"frequency")
+                b = data[pos]
+                pos += 1
+                v |= <uint32_t>(b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+            if not 1 <= v < M_TOTAL:
+                raise ValueError(f"zdt.predict: ANS table {t} gives token {tokens[i]} frequency {v}")
+            f[i] = v
+            total += v
+        if k == 0:
+            empty[t] = 1
+            continue
+        if total >= M_TOTAL:
+            raise ValueError(f"zdt.predict: ANS table {t}'s frequencies sum past {M_TOTAL}")
+        f[k - 1] = M_TOTAL - total
+        st = 0
+        for i in range(k):
+            tok = tokens[i]
+            info[t * TOKENS + tok] = f[i] | (st << 16)
+            for a in range(st, st + f[i]):
+                lut[t * M_TOTAL + a] = <uint8_t>tok
+            st += f[i]
+    return lut_a, info_a, empty_a, pos
+
+
+def ans_write_tables(const uint16_t[:, ::1] freq):
+    """The bytes of the frequency tables (rows of `freq`; the spec's "a frequency table")."""
+    cdef Py_ssize_t n_tables = freq.shape[0], at = 0
+    cdef int t, tok, k, last
+    cdef uint16_t fq
+    out = np.empty(n_tables * (1 + 3 * TOKENS), dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    for t in range(n_tables):
+        k = 0
+        last = -1
+        for tok in range(TOKENS):
+            if freq[t, tok]:
+                k += 1
+                last = tok
+        o[at] = <uint8_t>k
+        at += 1
+        for tok in range(TOKENS):
+            if freq[t, tok]:
+                o[at] = <uint8_t>tok
+                at += 1
+        for tok in range(last):
             fq = freq[t, tok]
-            if <uint64_t>x >= (<uint64_t>(ANS_L >> SCALE) << 16) * fq:
-                top -= 1
-                w[top] = <uint16_t>(x & 0xFFFF)
-                x >>= 16
-            q = <uint32_t>((<uint64_t>x * rcp[t, tok]) >> 44)
-            x = (q << SCALE) + (x - q * fq) + start[t, tok]
-            state[j & 1] = x
-    return out[top:].copy(), (int(state[0]), int(state[1]))
+            if fq == 0:
+                continue
+            if fq < 0x80:
+                o[at] = <uint8_t>fq
+                at += 1
+            else:           # (frequencies are below 4096: two bytes)
+                o[at] = <uint8_t>((fq & 0x7F) | 0x80)
+                o[at + 1] = <uint8_t>(fq >> 7)
+                at += 2
+    return out[:at].tobytes()
