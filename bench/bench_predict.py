@@ -1,7 +1,8 @@
 """zdt.predict against SZ3 (pysz): encode and decode time of the same chunks at the same absolute
 bound, single-threaded, and zdt.predict's chunks on 1 and 2 threads (the kernels release the
 GIL; pysz holds it, so SZ3 gets no thread row). Every decoded chunk is checked against the
-bound.
+bound. The rows time the interpolation predictor; "auto" (the default, which chooses the
+predictor of each chunk on samples) has a row of its own in the encode table.
 
     python bench/bench_predict.py [--n 8000000] [--chunk 1000] [--repeat 3]
 
@@ -47,7 +48,9 @@ def main() -> None:
     encoded = [cfg.encode(u, np.nan) for u in chunks]
     for u, b in zip(chunks, encoded):
         assert np.all(np.abs(cfg.decode(b, u.dtype, u.shape, np.nan) - u) <= E)
-    impls_enc = {"zdt.predict (1 thread)": lambda: [cfg.encode(u, np.nan) for u in chunks]}
+    auto = PredictConfig.create(abs_error=E)
+    impls_enc = {"zdt.predict (1 thread)": lambda: [cfg.encode(u, np.nan) for u in chunks],
+                 "zdt.predict auto (1 thread)": lambda: [auto.encode(u, np.nan) for u in chunks]}
     impls_dec = {"zdt.predict (1 thread)": lambda: [cfg.decode(b, u.dtype, u.shape, np.nan)
                                                     for u, b in zip(chunks, encoded)]}
     pool = ThreadPoolExecutor(2)

@@ -533,3 +533,36 @@ def test_numcodecs_face_writes_zstd_where_stage_3_packs_past_its_decoders_limit(
     data = face.Predict(abs_error=0.1).encode(x)
     assert data[1 + 16 + 6] == 0 and x.size <= face.PER_BYTE * len(data)
     assert np.array_equal(face.Predict(abs_error=0.1).decode(data), x)
+
+
+def test_auto_chooses_the_predictor_on_samples_in_large_chunks(monkeypatch):
+    """In a chunk of 2^16 elements or more, `auto` estimates every predictor on four sample
+    blocks (a sixteenth of the chunk: contiguous sub-arrays at 1/8, 3/8, 5/8, 7/8 of each
+    extent, in turned orders) and predicts the whole chunk only with the best (and any within
+    1% of it): here one whole prediction instead of four, and the predictor with the fewest
+    bytes."""
+    from zdt.codecs import predict as predict_module
+    from zdt.kernels import _predict
+
+    i, j = np.mgrid[0:512, 0:640]
+    aniso = 30 * np.cos(i / 200) + 30 * np.sin(j / 20) + 10 * np.sin(i / 150 + j / 15)
+    x4 = aniso.reshape(1, 1, 512, 640)
+    blocks = predict_module.sample_blocks(x4)
+    side = (round(512 / 8), round(640 / 8))     # (1/64 of the elements each: 1/8 a side)
+    starts = [(int((512 - side[0]) * a), int((640 - side[1]) * b))
+              for a, b in ((1 / 8, 3 / 8), (3 / 8, 5 / 8), (5 / 8, 7 / 8), (7 / 8, 1 / 8))]
+    assert len(blocks) == 4
+    for block, (r, c) in zip(blocks, starts):
+        assert np.array_equal(block, x4[:, :, r:r + side[0], c:c + side[1]])
+    calls = []
+    encode = _predict.encode
+    monkeypatch.setattr(_predict, "encode", lambda x, *a: calls.append(x.size) or encode(x, *a))
+    chosen = PredictConfig.create(abs_error=0.01).encode(aniso)
+    whole = [n for n in calls if n == aniso.size]
+    assert len(whole) == 1 and len(calls) == 1 + 4 * 4, calls
+    monkeypatch.setattr(_predict, "encode", encode)
+    sizes = {name: len(PredictConfig.create(abs_error=0.01, predictor=name).encode(aniso))
+             for name in ("lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices")}
+    assert chosen[4] == 3 and len(chosen) == min(sizes.values()), sizes
+    check_within(aniso, PredictConfig.create(abs_error=0.01).decode(chosen, aniso.dtype, aniso.shape),
+                 0.01, None)

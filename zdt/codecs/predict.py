@@ -139,6 +139,8 @@ class PredictConfig:
         if self.entropy == "pcodec_levels":         # (only the predictors with levels have it)
             names = [n for n in names if PREDICTORS[n] in INTERPOLATING]
         ans = self.entropy in ("auto", "ans")
+        if len(names) > 1 and x.size >= SAMPLE_FROM:
+            names = self._sampled_choice(x.reshape(shape), names, fills, ans)
         coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills, ans))
                  for name in names]
         if len(coded) > 1:
@@ -156,6 +158,26 @@ class PredictConfig:
                     best = out
         assert best is not None
         return best
+
+    def _sampled_choice(self, x: np.ndarray, names: list[str], fills: np.ndarray,
+                        ans: bool) -> list[str]:
+        """The predictors of `names` whose symbols and raw values cost least over sample
+        blocks of the (4-d) chunk `x` (with stage 3, at the entropy of its context model's
+        tables; else at their order-0 entropy): the least, and those within SAMPLE_SLACK of
+        it (the samples only estimate the chunk). A fraction of the chunk's elements, not a
+        whole prediction, for each predictor left out."""
+        from zdt.kernels import _predict
+
+        cost = dict.fromkeys(names, 0.0)
+        for block in sample_blocks(x):
+            shape = grid4(block.shape)
+            flat = block.reshape(-1)
+            for name in names:
+                coded = _predict.encode(flat, shape, self.abs_error, PREDICTORS[name], fills, ans)
+                cost[name] += (predict_ans.estimate(coded[4]) + 8.0 * coded[1].nbytes if ans
+                               else _estimate(coded[0], coded[1]))
+        least = min(cost.values())
+        return [name for name in names if cost[name] <= least * SAMPLE_SLACK]
 
     def _stages(self, visited: list) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
@@ -312,6 +334,33 @@ def _level_symbols(data: Any, shape: tuple[int, int, int, int], predictor: int,
         part, rest = _pcodec_symbols(rest, len(where))
         sym[where] = part
     return sym, rest
+
+
+SAMPLE_FROM = 1 << 16       # auto chooses the predictor on samples in chunks this large
+SAMPLE_BLOCKS = 4
+SAMPLE_SHARE = 1 / 16       # of the chunk's elements (at least SAMPLE_LEAST), over the blocks
+SAMPLE_LEAST = 1 << 14
+SAMPLE_SLACK = 1.01
+
+
+def sample_blocks(x: np.ndarray) -> list[np.ndarray]:
+    """SAMPLE_BLOCKS contiguous blocks of the chunk `x`, together about SAMPLE_SHARE of its
+    elements: each the chunk's shape scaled down alike along its dimensions of extent > 1,
+    placed at 1/8, 3/8, 5/8, 7/8 of each extent (in an order turned by one for each dimension,
+    so in two or more dimensions the blocks do not share a row or column)."""
+    dims = [d for d in range(x.ndim) if x.shape[d] > 1]
+    share = max(SAMPLE_SHARE, SAMPLE_LEAST / x.size) / SAMPLE_BLOCKS
+    scale = share ** (1 / max(len(dims), 1))
+    side = {d: min(x.shape[d], max(8, round(x.shape[d] * scale))) for d in dims}
+    blocks = []
+    for k in range(SAMPLE_BLOCKS):
+        where = [slice(None)] * x.ndim
+        for r, d in enumerate(dims):
+            at = (2 * ((k + r) % SAMPLE_BLOCKS) + 1) / (2 * SAMPLE_BLOCKS)
+            start = int((x.shape[d] - side[d]) * at)
+            where[d] = slice(start, start + side[d])
+        blocks.append(np.ascontiguousarray(x[tuple(where)]))
+    return blocks
 
 
 def _worth_trying(shape: tuple[int, int, int, int]) -> list[str]:

@@ -53,19 +53,34 @@ ONE_HOT = np.concatenate([np.eye(n)[t].T for n, t in zip(N_TABLES, TABLE_OF)])
 MODEL_ROWS = np.cumsum([0, *N_TABLES[:-1]])
 
 
-def pack(vsym: np.ndarray, vctx: np.ndarray, hist: np.ndarray) -> bytes:
-    """Stage 3's bytes for the symbols in visit order, their fine contexts and the count of each
-    (fine context, token): the model byte, the tables, the final state and word count, the
-    words (the raw values follow them)."""
-    from zdt.kernels import _predict
-
-    # each model's cost: its coded symbols (at its tables' entropy) and its tables' bytes
+def _costs(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each model's estimated bits (its coded symbols at its tables' entropy, and its tables),
+    and the counts of every model's tables (rows from MODEL_ROWS)."""
     counts = ONE_HOT @ hist.astype(np.float64)      # (exact: counts are far below 2^53)
     n = counts.sum(axis=1)
     bits = n * np.log2(np.maximum(n, 1)) - (counts * np.log2(np.maximum(counts, 1))).sum(axis=1)
     k = np.count_nonzero(counts, axis=1)
     table_bytes = 1 + k + np.where(k > 1, 1.5 * (k - 1), 0)     # (estimated: 1.5 a frequency)
     cost = 8.0 * (1 + np.add.reduceat(table_bytes, MODEL_ROWS)) + np.add.reduceat(bits, MODEL_ROWS)
+    return cost, counts
+
+
+EXTRA_BITS = np.array([0] * 16 + [(t - 16) // 4 + 2 for t in range(16, TOKENS)], dtype=np.float64)
+
+
+def estimate(hist: np.ndarray) -> float:
+    """The bits stage 3 codes symbols in, from the count of each (fine context, token): the
+    entropy of the cheapest model's tables, its tables, and the tokens' extra bits."""
+    return float(_costs(hist)[0].min() + hist.sum(axis=0) @ EXTRA_BITS)
+
+
+def pack(vsym: np.ndarray, vctx: np.ndarray, hist: np.ndarray) -> bytes:
+    """Stage 3's bytes for the symbols in visit order, their fine contexts and the count of each
+    (fine context, token): the model byte, the tables, the final state and word count, the
+    words (the raw values follow them)."""
+    from zdt.kernels import _predict
+
+    cost, counts = _costs(hist)
     model = int(np.argmin(cost))
     counts = counts[MODEL_ROWS[model]:MODEL_ROWS[model] + N_TABLES[model]].astype(np.int64)
     freq = normalise(counts)
