@@ -229,18 +229,21 @@ cdef void init_dec(Dec* dd, double abs_error, Py_ssize_t nraw_max) noexcept nogi
     dd.oom = False
 
 
+cdef inline void store_value(real* out, Py_ssize_t i, double* v, double r) noexcept nogil:
+    """Element i decoded to r (rounded to float32 for float32 chunks), and its predictor value."""
+    cdef real rr = <real>r
+    if real is float:      # (float64 decodes into v itself: out is v)
+        out[i] = rr
+    v[i] = <double>rr
+
+
 cdef inline int decode_one(real* out, Py_ssize_t i, double p, double* v, int k,
                            const real* raw, Dec* e, real fill) noexcept nogil:
     """Element i from its symbol k; 0, or -1 when the symbols ask for more raw values than
     the chunk holds."""
-    cdef double r
     cdef real rr
     if k >= 2:
-        r = p + (e.qc[k] if k < 16 else e.q * <double>code_of(k))
-        rr = <real>r
-        if real is float:      # (float64 decodes into v itself: out is v)
-            out[i] = rr
-        v[i] = <double>rr
+        store_value(out, i, v, p + (e.qc[k] if k < 16 else e.q * <double>code_of(k)))
         return 0
     if k == 1:
         e.nfill += 1
@@ -366,11 +369,10 @@ cdef inline bint refill(Ans* a) noexcept nogil:
     return True
 
 
-cdef inline int ans_next(Ans* a, uint8_t* cls, Py_ssize_t i, int t) noexcept nogil:
-    """Element i's symbol, decoded with table t (its context's), its class written to cls[i];
-    -1 on a corrupt stream (a.err says why)."""
-    cdef uint32_t entry, tok, nbits, x, slot
-    cdef int k
+cdef inline int ans_token(Ans* a, int t) noexcept nogil:
+    """The next token, decoded with table t (its element's context's) from state x0, which is
+    refilled; -1 on a corrupt stream (a.err says why)."""
+    cdef uint32_t entry, tok, slot
     if t < 0:
         a.err = 2
         return -1
@@ -380,20 +382,25 @@ cdef inline int ans_next(Ans* a, uint8_t* cls, Py_ssize_t i, int t) noexcept nog
     a.x0 = (entry & 0xFFFF) * (a.x0 >> SCALE) + slot - (entry >> 16)
     if not refill(a):
         return -1
-    if tok < 16:
-        k = <int>tok
-        cls[i] = CLASS16[tok]
-    else:
-        nbits = (tok - 16) // 4 + 2
-        k = <int>(((4u | ((tok - 16) & 3)) << nbits) | (a.x0 & ((1u << nbits) - 1)))
-        cls[i] = 3
-        a.x0 >>= nbits
-        if not refill(a):
-            return -1
-    x = a.x0
+    return <int>tok
+
+
+cdef inline int ans_extra(Ans* a, int tok) noexcept nogil:
+    """The symbol of token tok >= 16: its extra bits taken from x0, which is refilled; -1 on a
+    corrupt stream."""
+    cdef uint32_t nbits = (tok - 16) // 4 + 2
+    cdef int k = <int>(((4u | ((tok - 16) & 3)) << nbits) | (a.x0 & ((1u << nbits) - 1)))
+    a.x0 >>= nbits
+    if not refill(a):
+        return -1
+    return k
+
+
+cdef inline void ans_swap(Ans* a) noexcept nogil:
+    """The next symbol is the other state's."""
+    cdef uint32_t x = a.x0
     a.x0 = a.x1
     a.x1 = x
-    return k
 
 
 cdef inline void take(Ans* to, const Ans* a) noexcept nogil:
@@ -454,9 +461,23 @@ cdef inline int visit(mode* m, real* x, Py_ssize_t i, double p, double* v, uint1
     it, so it is known before the element's own symbol is decoded or encoded)."""
     cdef int k
     if mode is DecodingAns:
-        k = ans_next(a, cls, i, c)
+        k = ans_token(a, c)
         if k < 0:
             return -1
+        if <unsigned int>(k - 2) < 14:
+            # (tokens 2 .. 15: codes -6 .. 6, no extra bits, the value p + q c: most elements)
+            cls[i] = CLASS16[k]
+            ans_swap(a)
+            store_value(x, i, v, p + dd.qc[k])
+            return 0
+        if k >= 16:
+            k = ans_extra(a, k)
+            if k < 0:
+                return -1
+            cls[i] = 3
+        else:
+            cls[i] = CLASS16[k]
+        ans_swap(a)
         return decode_one(x, i, p, v, k, raw, dd, fill)
     elif mode is Decoding:
         return decode_one(x, i, p, v, sym[i], raw, dd, fill)
