@@ -12,7 +12,7 @@ own: the module is compiled with -ffp-contract=off (setup.py), so no build fuses
 and an add, and the bits are the same on every build and platform.
 """
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport fabs, floor, isfinite, log2
 from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
@@ -838,6 +838,107 @@ def ans_histogram(const uint16_t[::1] vsym, const uint8_t[::1] vctx):
             s = vsym[j]
             h[j & 3, vctx[j] * TOKENS + (<int>s if s < 16 else token_of(s, &nbits, &bits))] += 1
     return part.sum(axis=0).reshape(FINE, TOKENS)
+
+
+cdef void normalise(const int64_t* c, uint16_t* f) noexcept nogil:
+    """Frequencies summing to 2^12 for the counts c[64], every counted token at least 1 (all 0
+    for no counts): each count scaled and rounded, the largest count's token absorbing the
+    rounding where it can stay >= 1 (nearly always), else the counts from the largest down."""
+    cdef int64_t n = 0, diff, step
+    cdef int64_t g[TOKENS]
+    cdef int order[TOKENS]
+    cdef int tok, top = 0, i, k, t
+    for tok in range(TOKENS):
+        n += c[tok]
+        if c[tok] > c[top]:
+            top = tok
+    if n == 0:
+        for tok in range(TOKENS):
+            f[tok] = 0
+        return
+    diff = M_TOTAL
+    for tok in range(TOKENS):
+        g[tok] = 0
+        if c[tok] > 0:
+            g[tok] = <int64_t>floor(<double>c[tok] * (<double>M_TOTAL / <double>n) + 0.5)
+            if g[tok] < 1:
+                g[tok] = 1
+        diff -= g[tok]
+    if g[top] + diff >= 1:
+        g[top] += diff
+    else:
+        # the tokens by count, largest first (ties: lower token first)
+        for i in range(TOKENS):
+            k = i
+            while k > 0 and c[order[k - 1]] < c[i]:
+                order[k] = order[k - 1]
+                k -= 1
+            order[k] = i
+        i = 0
+        while diff:
+            t = order[i % TOKENS]
+            if g[t] > 1:
+                step = -diff if -diff < g[t] - 1 else g[t] - 1
+                g[t] -= step
+                diff += step
+            i += 1
+    for tok in range(TOKENS):
+        f[tok] = <uint16_t>g[tok]
+
+
+def ans_model(const int64_t[:, ::1] hist, const int64_t[:, ::1] table_of):
+    """Stage 3's context model for the counts hist[60, 64] of each (fine context, token):
+    (model, its frequency tables uint16[T, 64], each model's estimated bits float64[4]). A
+    model's estimate: its tables' entropy over the counts, and its tables' bytes (1.5 a
+    frequency); the model with the least is taken (the first of equals). table_of[m, f]: the
+    table of fine context f in model m."""
+    cdef int m, t, f, tok, k, n_models = table_of.shape[0], best = 0
+    cdef int n_tables
+    cdef int64_t n, c
+    cdef double bits, table_bytes, s
+    cdef int64_t counts[FINE][TOKENS]
+    costs = np.zeros(n_models, dtype=np.float64)
+    cdef double[::1] cost = costs
+    if hist.shape[0] != FINE or hist.shape[1] != TOKENS or table_of.shape[1] != FINE:
+        raise ValueError("zdt.predict: counts or context tables of the wrong shape")
+    for m in range(n_models + 1):
+        # (the last round recounts the model chosen)
+        k = best if m == n_models else m
+        n_tables = 0
+        for f in range(FINE):
+            if not 0 <= table_of[k, f] < FINE:
+                raise ValueError("zdt.predict: a context table out of range")
+            n_tables = max(n_tables, <int>table_of[k, f] + 1)
+        for t in range(n_tables):
+            for tok in range(TOKENS):
+                counts[t][tok] = 0
+        for f in range(FINE):
+            for tok in range(TOKENS):
+                counts[table_of[k, f]][tok] += hist[f, tok]
+        if m == n_models:
+            break
+        bits = 0.0
+        table_bytes = 0.0
+        for t in range(n_tables):
+            n = 0
+            s = 0.0
+            c = 0
+            for tok in range(TOKENS):
+                if counts[t][tok] > 0:
+                    n += counts[t][tok]
+                    s += <double>counts[t][tok] * log2(<double>counts[t][tok])
+                    c += 1
+            if n:
+                bits += <double>n * log2(<double>n) - s
+            table_bytes += 1 + c + (1.5 * (c - 1) if c > 1 else 0.0)
+        cost[m] = 8.0 * (1 + table_bytes) + bits
+        if cost[m] < cost[best]:
+            best = m
+    freq = np.zeros((n_tables, TOKENS), dtype=np.uint16)
+    cdef uint16_t[:, ::1] fr = freq
+    for t in range(n_tables):
+        normalise(&counts[t][0], &fr[t, 0])
+    return best, freq, costs
 
 
 cdef struct Sym:          # a token of a table, for the encoder
