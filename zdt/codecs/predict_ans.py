@@ -19,11 +19,8 @@ from typing import Any
 import numpy as np
 
 CODEC = "zdt.predict"
-TOKENS = 64
 PAIRS = 15
 FINE = 60
-SCALE = 12
-TOTAL = 1 << SCALE
 MODELS = 4
 STATE_LENGTH = struct.Struct("<IIQ")    # the two final states, the number of 16-bit words
 
@@ -51,16 +48,12 @@ N_TABLES = tuple(int(t.max()) + 1 for t in TABLE_OF)
 TABLES = np.stack(TABLE_OF)                 # model, fine context -> table
 
 
-EXTRA_BITS = np.array([0] * 16 + [(t - 16) // 4 + 2 for t in range(16, TOKENS)],
-                      dtype=np.float64)         # a token's extra bits
-
-
 def estimate(hist: np.ndarray) -> float:
     """The bits stage 3 codes symbols in, from the count of each (fine context, token): the
     entropy of the cheapest model's tables, its tables, and the tokens' extra bits."""
     from zdt.kernels import _predict
 
-    return float(_predict.ans_model(hist, TABLES)[2].min() + hist.sum(axis=0) @ EXTRA_BITS)
+    return float(_predict.ans_model(hist, TABLES)[2].min())
 
 
 def pack(vsym: np.ndarray, vctx: np.ndarray, hist: np.ndarray) -> bytes:
@@ -70,10 +63,7 @@ def pack(vsym: np.ndarray, vctx: np.ndarray, hist: np.ndarray) -> bytes:
     from zdt.kernels import _predict
 
     model, freq, _ = _predict.ans_model(hist, TABLES)
-    start = np.zeros_like(freq)
-    start[:, 1:] = np.cumsum(freq, axis=1, dtype=np.uint16)[:, :-1]
-    table = TABLE_OF[model].astype(np.int16)
-    words, states = _predict.ans_encode(vsym, vctx, table, freq, start)
+    words, states = _predict.ans_encode(vsym, vctx, TABLE_OF[model].astype(np.int16), freq)
     return (bytes([model]) + _predict.ans_write_tables(freq)
             + STATE_LENGTH.pack(*states, len(words)) + words.astype("<u2").tobytes())
 

@@ -133,7 +133,6 @@ cdef inline Py_ssize_t top_step(const Grid* g) noexcept nogil:
 # --- one element, both ways -----------------------------------------------------------------
 
 cdef struct Enc:
-    double E
     double q
     double inv_q
     double limit            # E * MARGIN
@@ -548,7 +547,7 @@ cdef inline int span(mode* m, real* x, double* v, uint16_t* sym, uint8_t* cls, c
             rc = -1
             break
         i += es
-    return finish(a if coded else NULL, &loc, rc)
+    return finish(a, &loc, rc)
 
 
 cdef inline int one(mode* m, real* x, double* v, uint16_t* sym, uint8_t* cls, const real* raw,
@@ -713,7 +712,6 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     cdef uint16_t[::1] vs = vsyms
     cdef uint8_t[::1] vc = vctxs
     cdef uint8_t[::1] cl = classes
-    e.E = abs_error
     e.q = 2.0 * abs_error
     e.inv_q = 1.0 / e.q
     e.limit = abs_error * MARGIN
@@ -774,7 +772,6 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
         a.words = &words[0] if words.shape[0] else &no_word
         a.nwords = words.shape[0]
         a.pos = 0
-        a.j = 0
         a.x0 = <uint32_t>states[0]
         a.x1 = <uint32_t>states[1]
         a.table = &table[0]
@@ -886,37 +883,42 @@ cdef void normalise(const int64_t* c, uint16_t* f) noexcept nogil:
         f[tok] = <uint16_t>g[tok]
 
 
+cdef int model_counts(const int64_t[:, ::1] hist, const int64_t[:, ::1] table_of, int m,
+                      int64_t (*counts)[TOKENS]) except -1:
+    """The counts of model m's tables (each the sum of its fine contexts'); its table count."""
+    cdef int f, tok, n_tables = 0
+    for f in range(FINE):
+        if not 0 <= table_of[m, f] < FINE:
+            raise ValueError("zdt.predict: a context table out of range")
+        n_tables = max(n_tables, <int>table_of[m, f] + 1)
+    for f in range(n_tables):
+        for tok in range(TOKENS):
+            counts[f][tok] = 0
+    for f in range(FINE):
+        for tok in range(TOKENS):
+            counts[table_of[m, f]][tok] += hist[f, tok]
+    return n_tables
+
+
 def ans_model(const int64_t[:, ::1] hist, const int64_t[:, ::1] table_of):
     """Stage 3's context model for the counts hist[60, 64] of each (fine context, token):
-    (model, its frequency tables uint16[T, 64], each model's estimated bits float64[4]). A
-    model's estimate: its tables' entropy over the counts, and its tables' bytes (1.5 a
-    frequency); the model with the least is taken (the first of equals). table_of[m, f]: the
-    table of fine context f in model m."""
-    cdef int m, t, f, tok, k, n_models = table_of.shape[0], best = 0
-    cdef int n_tables
-    cdef int64_t n, c
-    cdef double bits, table_bytes, s
+    (model, its frequency tables uint16[T, 64], each model's estimated bits float64[M]). A
+    model's estimate: its tables' entropy over the counts, its tables' bytes (1.5 a
+    frequency) and the tokens' extra bits (the same for every model); the model with the least
+    is taken (the first of equals). table_of[m, f]: the table of fine context f in model m."""
+    cdef int m, t, tok, c, n_models = table_of.shape[0], best = 0, n_tables
+    cdef int64_t n
+    cdef double bits, table_bytes, s, extra = 0.0
     cdef int64_t counts[FINE][TOKENS]
     costs = np.zeros(n_models, dtype=np.float64)
     cdef double[::1] cost = costs
     if hist.shape[0] != FINE or hist.shape[1] != TOKENS or table_of.shape[1] != FINE:
         raise ValueError("zdt.predict: counts or context tables of the wrong shape")
-    for m in range(n_models + 1):
-        # (the last round recounts the model chosen)
-        k = best if m == n_models else m
-        n_tables = 0
-        for f in range(FINE):
-            if not 0 <= table_of[k, f] < FINE:
-                raise ValueError("zdt.predict: a context table out of range")
-            n_tables = max(n_tables, <int>table_of[k, f] + 1)
-        for t in range(n_tables):
-            for tok in range(TOKENS):
-                counts[t][tok] = 0
-        for f in range(FINE):
-            for tok in range(TOKENS):
-                counts[table_of[k, f]][tok] += hist[f, tok]
-        if m == n_models:
-            break
+    for t in range(FINE):
+        for tok in range(16, TOKENS):
+            extra += <double>hist[t, tok] * ((tok - 16) // 4 + 2)
+    for m in range(n_models):
+        n_tables = model_counts(hist, table_of, m, counts)
         bits = 0.0
         table_bytes = 0.0
         for t in range(n_tables):
@@ -931,9 +933,10 @@ def ans_model(const int64_t[:, ::1] hist, const int64_t[:, ::1] table_of):
             if n:
                 bits += <double>n * log2(<double>n) - s
             table_bytes += 1 + c + (1.5 * (c - 1) if c > 1 else 0.0)
-        cost[m] = 8.0 * (1 + table_bytes) + bits
+        cost[m] = 8.0 * (1 + table_bytes) + bits + extra
         if cost[m] < cost[best]:
             best = m
+    n_tables = model_counts(hist, table_of, best, counts)
     freq = np.zeros((n_tables, TOKENS), dtype=np.uint16)
     cdef uint16_t[:, ::1] fr = freq
     for t in range(n_tables):
@@ -951,7 +954,6 @@ cdef inline void put(uint32_t* x, int k, const Sym* tab, uint16_t* w, Py_ssize_t
     """Codes symbol k with table `tab` onto state x (its extra bits first), words to the front."""
     cdef int nbits = 0, tok = k
     cdef uint32_t bits = 0, q, fq
-    cdef uint64_t xx
     if k >= 16:
         tok = token_of(<uint32_t>k, &nbits, &bits)
         if x[0] >= (1u << (32 - nbits)):
@@ -971,17 +973,18 @@ cdef inline void put(uint32_t* x, int k, const Sym* tab, uint16_t* w, Py_ssize_t
 
 
 def ans_encode(const uint16_t[::1] vsym, const uint8_t[::1] vctx, const int16_t[::1] table,
-               const uint16_t[:, ::1] freq, const uint16_t[:, ::1] start):
+               const uint16_t[:, ::1] freq):
     """(words uint16[W] in decoding order, (state 0, state 1)) of the symbols coded backwards,
-    the j-th by state j % 2, each token with its table's frequencies then its extra bits;
-    `table`: each fine context's table (every context the symbols use must have one, each token
-    they use a frequency)."""
+    the j-th by state j % 2, each token with its table's frequencies (a token's start: the sum
+    of the frequencies before it) then its extra bits; `table`: each fine context's table
+    (every context the symbols use must have one, each token they use a frequency)."""
     cdef Py_ssize_t n = vsym.shape[0], j, top
     cdef Py_ssize_t cap = 2 * n + 2
     cdef Py_ssize_t n_tables = freq.shape[0]
     cdef int t, tok
-    if table.shape[0] != FINE:
-        raise ValueError("zdt.predict: a context table of the wrong length")
+    cdef uint32_t start
+    if table.shape[0] != FINE or freq.shape[1] != TOKENS:
+        raise ValueError("zdt.predict: a context or frequency table of the wrong length")
     out = np.empty(cap, dtype=np.uint16)
     syms = np.zeros(n_tables * TOKENS * sizeof(Sym), dtype=np.uint8)
     cdef uint16_t[::1] w = out
@@ -990,11 +993,13 @@ def ans_encode(const uint16_t[::1] vsym, const uint8_t[::1] vctx, const int16_t[
     cdef const Sym* by_ctx[FINE]
     cdef uint32_t x0 = ANS_L, x1 = ANS_L
     for t in range(n_tables):
+        start = 0
         for tok in range(TOKENS):
             if freq[t, tok]:
                 tabs[t * TOKENS + tok].rcp = ((<uint64_t>1 << 44) + freq[t, tok] - 1) // freq[t, tok]
                 tabs[t * TOKENS + tok].freq = freq[t, tok]
-                tabs[t * TOKENS + tok].start = start[t, tok]
+                tabs[t * TOKENS + tok].start = start
+                start += freq[t, tok]
     for t in range(FINE):
         by_ctx[t] = tabs + TOKENS * (table[t] if 0 <= table[t] < n_tables else 0)
     top = cap
