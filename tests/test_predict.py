@@ -566,6 +566,14 @@ def test_auto_chooses_the_predictor_on_samples_in_large_chunks(monkeypatch):
     assert chosen[4] == 3 and len(chosen) == min(sizes.values()), sizes
     check_within(aniso, PredictConfig.create(abs_error=0.01).decode(chosen, aniso.dtype, aniso.shape),
                  0.01, None)
+    # the same through a zarr array (one chunk): the stored chunk is the one auto chose
+    store = MemoryStore()
+    a = zarr.create_array(store, shape=aniso.shape, chunks=aniso.shape, dtype="f8",
+                          fill_value=np.nan, serializer=PredictCodec(abs_error=0.01),
+                          compressors=None)
+    a[...] = aniso
+    assert bytes(store._store_dict["c/0/0"].to_bytes()) == chosen
+    check_within(aniso, zarr.open_array(store, mode="r")[...], 0.01, None)
 
 
 @settings(max_examples=200, deadline=None)
