@@ -54,10 +54,11 @@ def lorenzo_order(dims: list[int]):
 def interpolation_order(dims: list[int], reverse: bool = False):
     """Predictor 2, or with `reverse` predictor 3 (each level's dimensions last to first)."""
     D = len(dims)
-    if D == 0:
-        yield 0, lambda v: 0.0, (None, None, 3)
+    if 0 in dims:           # an empty chunk: no element
         return
     yield 0, lambda v: 0.0, (None, None, 3)
+    if D == 0:
+        return
     s = 1
     while s < max(dims) - 1:
         s *= 2

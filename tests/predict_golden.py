@@ -1,0 +1,209 @@
+"""Golden zdt.predict chunks: written once per chunk format, committed, decoded by every later
+version of zdt bit for bit (a decoder that cannot read an older chunk is a bug).
+
+Each case is a chunk's data, given by a formula in exact integer arithmetic (the same floats on
+every platform and NumPy version: no RNG, no libm), the codec configuration that wrote it and
+the face (the zarr v3 codec's chunk, or the numcodecs codec's buffer, which carries its shape).
+The matrix covers every predictor x entropy stage x data type, the four stage 3 context models,
+wide codes (tokens with extra bits), raw values (NaN, infinities, outliers), fill-value
+symbols, chunks of 0 to 5 dimensions (extents of 1 dropped, dimensions beyond four merged)
+and the empty chunk. What decoding must give: the SHA-256 of the decoded bytes when the chunk
+was written (in the manifest), which the independent reference decoder
+(tests/predict_reference.py) must reproduce, within the bound of the data.
+
+    python tests/predict_golden.py write tests/fixtures/predict/v1    (once per format; never
+                                                                      over an existing directory)
+
+tests/kernels/test_predict_golden.py reads every committed version, and checks that this
+version's encoder still writes the very chunks of the newest one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+GOLDEN = Path(__file__).parent / "fixtures" / "predict"
+FILL = -9999.0
+
+
+def noise(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Integers in [-512, 511], a hash of each flat index (uint64 arithmetic, which wraps)."""
+    i = np.arange(math.prod(shape), dtype=np.uint64)
+    h = (i + np.uint64(seed)) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(32)
+    return ((h >> np.uint64(54)).astype(np.int64) - 512).reshape(shape)
+
+
+def smooth(shape: tuple[int, ...]) -> np.ndarray:
+    """A smooth field: a product of parabolas over the indices, integers in [0, 2^20]."""
+    x = np.full(shape, 1 << 20, dtype=np.int64)
+    for d, n in enumerate(shape):
+        g = np.arange(n, dtype=np.int64).reshape([-1 if e == d else 1 for e in range(len(shape))])
+        x = x * (g * (2 * n - g) + n * n) // (2 * n * n)
+    return x
+
+
+def patches(shape: tuple[int, ...]) -> np.ndarray:
+    """An amplitude of 0, 1, 4 or 16 for each block of 16 along every dimension (a hash of the
+    block's place): quiet and noisy regions, so neighbours' codes tell about each other."""
+    if not shape:
+        return np.ones((), dtype=np.int64)
+    blocks = np.zeros(shape, dtype=np.int64)
+    for d, n in enumerate(shape):
+        g = np.arange(n, dtype=np.int64).reshape([-1 if e == d else 1 for e in range(len(shape))])
+        blocks = blocks * 64 + g // 16
+    h = noise((int(blocks.max()) + 1,), 5)[blocks] & 3
+    return np.array([0, 1, 4, 16], dtype=np.int64)[h]
+
+
+def make(shape: tuple[int, ...], *, wave: int = 1, noise_amp: int = 1, scale: int = 16,
+         patchy: bool = False, specials: bool = False, fill: bool = False,
+         seed: int = 1) -> Callable[[str], np.ndarray]:
+    """A chunk: (smooth * wave + noise * noise_amp [* patches]) / 2^scale, exact in float32 and
+    float64 (integers below 2^24 over a power of two); with `specials`, NaN, +-inf, 1e30 and
+    -0.0 at hashed places; with `fill`, the fill value FILL at others."""
+    def data(dtype: str) -> np.ndarray:
+        ints = smooth(shape) * wave // 64 + noise(shape, seed) * noise_amp * (
+            patches(shape) if patchy else 1)
+        assert not ints.size or np.abs(ints).max() < 2 ** 24
+        x = ints.astype(np.float64) / float(2 ** scale)
+        where = noise(shape, seed + 7)
+        if specials:
+            x[where == 100] = np.nan
+            x[where == 200] = np.inf
+            x[where == -300] = -np.inf
+            x[where == 400] = 1e30
+            x[where == -400] = -0.0
+        if fill:
+            x[(where > -4) & (where < 4)] = FILL
+        return x.astype(dtype)
+    return data
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    data: Callable[[str], np.ndarray]
+    shape: tuple[int, ...]
+    dtype: str
+    config: dict
+    fill: float | None = None
+    face: str = "zarr"          # "zarr": the v3 codec's chunk; "numcodecs": the buffer
+
+
+def _cases() -> list[Case]:
+    out = []
+    predictors = ["lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"]
+    stages = ["zstd", "pcodec", "pcodec_levels", "ans"]
+    two_d = (19, 27)
+    for dtype in ("float64", "float32"):
+        for p in predictors:
+            for s in stages:
+                if p == "lorenzo" and s == "pcodec_levels":
+                    continue
+                out.append(Case(f"{dtype}-{p}-{s}", make(two_d, wave=64, noise_amp=3, specials=True, fill=True),
+                                two_d, dtype, {"abs_error": 0.01, "predictor": p, "entropy": s},
+                                fill=FILL))
+    # the shapes: 1-d, 3-d, extents of 1, five dimensions (the first two merged), one element,
+    # the empty chunk; each predictor with stage 3
+    shapes = {"1d": (200,), "3d": (7, 9, 11), "ones": (1, 23, 1, 17), "5d": (3, 2, 4, 5, 6),
+              "one": (1, 1), "empty": (0, 5)}
+    for label, shape in shapes.items():
+        for p in predictors:
+            out.append(Case(f"{label}-{p}-ans", make(shape, wave=16, noise_amp=2, specials=True),
+                            shape,
+                            "float64", {"abs_error": 0.003, "predictor": p, "entropy": "ans"},
+                            fill=None))
+    # stage 3's four context models: chosen by the chunk's size and how its codes spread
+    models = {0: ((40, 40), 0.001, False), 1: ((24, 24), 0.02, False), 2: ((128, 128), 0.004, True),
+              3: ((384, 384), 0.02, True)}
+    for model, (shape, E, patchy) in models.items():
+        out.append(Case(f"ans-model{model}", make(shape, wave=64, patchy=patchy), shape, "float32",
+                        {"abs_error": E, "predictor": "interpolation", "entropy": "ans"}))
+    # wide codes: tokens with extra bits (noise far above the bound), stage 3 and zstd
+    for s in ("ans", "zstd"):
+        out.append(Case(f"wide-{s}", make((60, 70), wave=64, noise_amp=300), (60, 70), "float64",
+                        {"abs_error": 0.001, "predictor": "lorenzo", "entropy": s}))
+    # the default configuration (auto, auto) on a chunk with a fill value
+    out.append(Case("auto-fill", make((64, 48), wave=64, specials=True, fill=True), (64, 48), "float64",
+                    {"abs_error": 0.02}, fill=FILL))
+    # NaN as the fill value: every NaN is a fill-value symbol
+    for s in ("ans", "zstd"):
+        out.append(Case(f"nan-fill-{s}", make((30, 30), wave=64, specials=True), (30, 30),
+                        "float32", {"abs_error": 0.01, "predictor": "lorenzo", "entropy": s},
+                        fill=float("nan")))
+    # the numcodecs face: the buffer carries the shape (no fill value in format 2)
+    for s in ("ans", "zstd"):
+        out.append(Case(f"numcodecs-{s}", make((12, 34), wave=64, specials=True), (12, 34), "float32",
+                        {"abs_error": 0.05, "predictor": "interpolation", "entropy": s},
+                        face="numcodecs"))
+    return out
+
+
+CASES = _cases()
+
+
+def fill_json(fill: float | None) -> object:
+    return None if fill is None else ("NaN" if math.isnan(fill) else fill)
+
+
+def encode(case: Case) -> bytes:
+    """The case's chunk (or buffer) as this version of zdt writes it."""
+    x = case.data(case.dtype)
+    if case.face == "numcodecs":
+        from zdt.codecs.numcodecs.predict import Predict
+
+        return bytes(Predict(**case.config).encode(x))
+    from zdt.codecs.predict import PredictConfig
+
+    return PredictConfig.create(**case.config).encode(x, case.fill)
+
+
+def decode(case: Case, data: bytes) -> np.ndarray:
+    """The case's chunk decoded by this version of zdt."""
+    if case.face == "numcodecs":
+        from zdt.codecs.numcodecs.predict import Predict
+
+        return Predict(**case.config).decode(data)
+    from zdt.codecs.predict import PredictConfig
+
+    return PredictConfig.create(**case.config).decode(data, np.dtype(case.dtype), case.shape,
+                                                      case.fill)
+
+
+def digest(x: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
+
+
+def write_all(directory: Path) -> None:
+    import zdt
+
+    if directory.exists():
+        raise SystemExit(f"{directory} exists: golden chunks are written once, never over")
+    directory.mkdir(parents=True)
+    manifest = {"zdt": zdt.__version__, "cases": {}}
+    for case in CASES:
+        data = encode(case)
+        (directory / f"{case.name}.bin").write_bytes(data)
+        manifest["cases"][case.name] = {
+            "dtype": case.dtype, "shape": list(case.shape), "config": case.config,
+            "fill": fill_json(case.fill), "face": case.face,
+            "decoded_sha256": digest(decode(case, data))}
+    (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"wrote {len(CASES)} golden zdt.predict chunks to {directory} (zdt {zdt.__version__})")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "write":
+        raise SystemExit(__doc__)
+    write_all(Path(sys.argv[2]))

@@ -1,0 +1,51 @@
+"""zdt.predict chunks written by earlier versions (tests/fixtures/predict/<format>/, made by
+tests/predict_golden.py) decode bit for bit as they did when written, as the independent
+reference decoder decodes them, within the bound of their data; and this version's encoder
+writes the chunks of the newest version."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import predict_reference
+from predict_golden import CASES, GOLDEN, decode, digest, encode
+from test_predict import check_within
+
+VERSIONS = sorted(p for p in GOLDEN.iterdir() if p.is_dir())
+BY_NAME = {c.name: c for c in CASES}
+WRITTEN = [(v, name) for v in VERSIONS
+           for name in json.loads((v / "manifest.json").read_text())["cases"]]
+
+
+def test_there_are_golden_chunks_for_every_case():
+    assert VERSIONS, f"no golden chunks in {GOLDEN}"
+    newest = json.loads((VERSIONS[-1] / "manifest.json").read_text())["cases"]
+    assert set(BY_NAME) <= set(newest)
+
+
+@pytest.mark.parametrize(("version", "name"), WRITTEN, ids=[f"{v.name}-{n}" for v, n in WRITTEN])
+def test_golden_chunks_decode_as_they_did_and_as_the_reference_decodes_them(version, name):
+    entry = json.loads((version / "manifest.json").read_text())["cases"][name]
+    case = BY_NAME[name]        # (a case is never dropped: its data and configuration stay here)
+    assert entry["config"] == case.config and tuple(entry["shape"]) == case.shape
+    data = (version / f"{name}.bin").read_bytes()
+    y = decode(case, data)
+    assert y.dtype == np.dtype(case.dtype) and y.shape == case.shape
+    assert digest(y) == entry["decoded_sha256"]
+    chunk = data[1 + 8 * data[0]:] if case.face == "numcodecs" else data
+    fill = case.fill
+    ref = predict_reference.decode(chunk, y.dtype, case.shape, case.config["abs_error"],
+                                   np.nan if fill is None else np.asarray(fill, dtype=y.dtype))
+    bits = {4: np.uint32, 8: np.uint64}[y.dtype.itemsize]
+    assert np.array_equal(ref.view(bits), y.view(bits))
+    check_within(case.data(case.dtype), y, case.config["abs_error"], fill)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_this_version_writes_the_chunks_of_the_newest_golden_version(case):
+    """A change here is a change of what the encoder writes: write a new fixture version and
+    say why (older versions must still decode, above)."""
+    assert encode(case) == (VERSIONS[-1] / f"{case.name}.bin").read_bytes()
