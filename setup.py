@@ -136,6 +136,10 @@ KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
     "_steps.pxd", "_portable.pxd", "_portable.h", "_stream.h")]
 
 
+PREDICT_SOURCES = [f"zdt/kernels/{name}" for name in ("_predict_shape.pxd", "_predict_quantize.pxd",
+                                                      "_ans.pxd")]
+
+
 # The modules built against NumPy's C API: built with NumPy 2's headers, they load on NumPy >= 2.
 NUMPY_MACROS = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION"),
                 ("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")]
@@ -164,9 +168,11 @@ extensions = [
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
     extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
-    # zdt.predict's prediction and reconstruction (one build: sequential, bound by its
-    # dependency chain, not by vector width; -ffp-contract=off keeps its bits the same everywhere)
-    extension("zdt.kernels._predict", ["zdt/kernels/_predict.pyx"], "module"),
+    # zdt.predict's traversals (one build: sequential, bound by its dependency chain, not by
+    # vector width; -ffp-contract=off keeps its bits the same everywhere) and its entropy stage 3
+    extension("zdt.kernels._predict", ["zdt/kernels/_predict.pyx"], "module",
+              depends=PREDICT_SOURCES),
+    extension("zdt.kernels._ans", ["zdt/kernels/_ans.pyx"], "module", depends=["zdt/kernels/_ans.pxd"]),
     # Strings (NumPy's StringDType C API, NumPy >= 2).
     extension("zdt.kernels._vlen", ["zdt/kernels/_vlen.pyx"], "module",
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),

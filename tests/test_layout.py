@@ -187,3 +187,17 @@ def test_the_engine_the_stores_and_the_command_have_no_import_cycle():
         if m not in state and visit(m, []):
             break
     assert cycle == []
+
+
+def test_no_kernel_source_switches_bounds_checks_off():
+    """Bounds checks are the build's to set: off in a release build, on with ZDT_CYTHON_DEBUG=1
+    (the sanitizer leg's build; setup.py). A directive in a source file (its `# cython:`
+    header, a decorator, a `with cython.boundscheck(False)` block) would override the build
+    for that file, the debug build included."""
+    import re
+
+    kernels = Path(__file__).resolve().parents[1] / "zdt" / "kernels"
+    directive = re.compile(r"(boundscheck|wraparound|initializedcheck)\s*[=(]\s*False")
+    found = [f"{p.name}:{n}" for p in sorted(kernels.glob("*.p[yx][xdi]"))
+             for n, line in enumerate(p.read_text().splitlines(), 1) if directive.search(line)]
+    assert sorted(kernels.glob("*.p[yx][xdi]")) and found == []

@@ -18,7 +18,7 @@ from zarr.storage import MemoryStore
 import predict_reference
 from zdt.codecs.predict import HEADER, PredictConfig
 from zdt.codecs.zarr.predict import PredictCodec
-from zdt.errors import ConfigError
+from zdt.errors import ConfigError, CorruptChunkError
 
 UINT = {4: np.uint32, 8: np.uint64}
 
@@ -92,31 +92,58 @@ def test_smooth_data_is_mostly_zero_codes_and_small():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_corrupt_and_truncated_chunks_are_value_errors(dtype):
+def test_corrupt_and_truncated_chunks_are_corrupt_chunk_errors_naming_the_part(dtype):
+    """Each a zdt.errors.CorruptChunkError (a ValueError) whose `part` says where the chunk is
+    wrong."""
     rng = np.random.default_rng(3)
     x = np.cumsum(rng.normal(0, 1, (20, 30)), axis=1).astype(dtype)
     x[2, 3] = np.nan
     config = PredictConfig.create(abs_error=0.01, entropy="zstd")
     data = config.encode(x)
     cases = {
-        "short": data[:10],
-        "truncated frame": data[:len(data) // 2],
-        "magic": b"XPR1" + data[4:],
-        "predictor": data[:4] + b"\x07" + data[5:],
-        "element size": data[:5] + bytes([12 - x.dtype.itemsize]) + data[6:],
-        "entropy stage": data[:6] + b"\x02\x00" + data[8:],
-        "pcodec stage on zstd data": data[:6] + b"\x01\x00" + data[8:],
-        "n_raw": data[:8] + (10**9).to_bytes(8, "little") + data[16:],
-        "n_raw off by one": data[:8] + (int.from_bytes(data[8:16], "little") + 1).to_bytes(8, "little") + data[16:],
-        "frame magic": data[:16] + b"\0\0\0\0" + data[20:],
+        "short": (data[:10], "header"),
+        "truncated frame": (data[:len(data) // 2], "zstd frame"),
+        "magic": (b"XPR1" + data[4:], "header"),
+        "predictor": (data[:4] + b"\x07" + data[5:], "header"),
+        "element size": (data[:5] + bytes([12 - x.dtype.itemsize]) + data[6:], "header"),
+        "entropy stage": (data[:6] + b"\x02\x00" + data[8:], "symbols"),
+        "pcodec stage on zstd data": (data[:6] + b"\x01\x00" + data[8:], "symbols"),
+        "n_raw": (data[:8] + (10**9).to_bytes(8, "little") + data[16:], "header"),
+        "n_raw off by one": (data[:8] + (int.from_bytes(data[8:16], "little") + 1).to_bytes(8, "little")
+                             + data[16:], "zstd frame"),
+        "frame magic": (data[:16] + b"\0\0\0\0" + data[20:], "zstd frame"),
         # frame header descriptor 0x00: no content size declared (the spec requires one)
-        "frame without its size": data[:20] + b"\x00\x58" + data[22:],
+        "frame without its size": (data[:20] + b"\x00\x58" + data[22:], "zstd frame"),
     }
-    for name, bad in cases.items():
-        with pytest.raises(ValueError, match="zdt.predict"):
+    for name, (bad, part) in cases.items():
+        with pytest.raises(CorruptChunkError, match="zdt.predict") as info:
             config.decode(bad, x.dtype, x.shape)
-    with pytest.raises(ValueError, match="zdt.predict"):
+        assert (info.value.codec, info.value.part) == ("zdt.predict", part), name
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(CorruptChunkError, match="zdt.predict"):
         config.decode(data, x.dtype, (20, 31))      # another shape than the chunk's
+
+
+def test_the_ans_encoder_refuses_tables_it_cannot_code_with():
+    """A context mapped to a table that does not exist, or a symbol whose token its context's
+    table gives no frequency: a ValueError naming it, never a stream that would not decode."""
+    from zdt.kernels import _ans
+
+    order_sym = np.array([2, 3, 2, 40, 2], dtype=np.uint16)
+    order_ctx = np.array([0, 0, 15, 15, 0], dtype=np.uint8)
+    freq = np.zeros((4, 64), dtype=np.uint16)
+    freq[:, 2], freq[:, 3] = 2048, 2048              # token 21 (symbol 40) has no frequency
+    table = _ans.tables_of(1)
+    bad_table = table.copy()
+    bad_table[7] = 4
+    with pytest.raises(ValueError, match="context 7 names table 4 of 4"):
+        _ans.encode(order_sym, order_ctx, bad_table, freq)
+    with pytest.raises(ValueError, match=r"symbol 3 \(40\) has a token its context 15's table 1 "
+                                         r"gives no frequency"):
+        _ans.encode(order_sym, order_ctx, table, freq)
+    freq[1, 21], freq[1, 2] = 1, 2047
+    words, states = _ans.encode(order_sym, order_ctx, table, freq)
+    assert min(states) >= 2**16
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -267,8 +294,6 @@ def test_auto_also_tries_zstd_where_codes_are_wide():
 def test_corrupt_ans_chunks_are_value_errors():
     """Stage 3: a model, table, state or word count that does not hold, words cut short or
     left over, a context whose table is empty; each a ValueError naming it."""
-    from zdt.codecs import predict_ans
-
     x = np.cumsum(np.linspace(-1, 1, 600)).reshape(20, 30)
     x[2, 3] = np.nan
     config = PredictConfig.create(abs_error=0.001, predictor="interpolation", entropy="ans")
@@ -277,7 +302,7 @@ def test_corrupt_ans_chunks_are_value_errors():
     check_within(x, config.decode(data, x.dtype, x.shape), 0.001, None)
     model = data[16]
     tables, at = [], 17
-    for _ in range(predict_ans.N_TABLES[model]):
+    for _ in range([1, 4, 16, 60][model]):          # (the spec's table count of each model)
         k = data[at]
         end = at + 1 + k
         for _ in range(max(0, k - 1)):
@@ -584,17 +609,17 @@ def test_stage_3_tables_sum_to_4096_with_every_counted_token(seed, zeros, big):
     the largest count cannot absorb it): every table of a model sums to 2^12 (or is empty,
     without counts), gives each counted token a frequency of at least 1 and no other token
     any; the model taken has the least estimate."""
-    from zdt.codecs import predict_ans
-    from zdt.kernels import _predict
+    from zdt.kernels import _ans
 
     rng = np.random.default_rng(seed)
     hist = rng.integers(1, 4, (60, 64)) * (rng.random((60, 64)) >= zeros)
     hist = np.where(rng.random((60, 64)) < big, rng.integers(10, 10**9, (60, 64)), hist)
     hist = hist.astype(np.int64)
-    model, freq, costs = _predict.ans_model(hist, predict_ans.TABLES)
+    model, freq, costs = _ans.model(hist)
     assert model == int(np.argmin(costs))
-    table_of = predict_ans.TABLE_OF[model]
-    assert freq.shape == (predict_ans.N_TABLES[model], 64)
+    table_of = np.array([predict_reference.model_table(model, f) for f in range(60)])
+    assert np.array_equal(_ans.tables_of(model), table_of)
+    assert freq.shape == ([1, 4, 16, 60][model], 64)
     for t in range(len(freq)):
         c = hist[table_of == t].sum(axis=0)
         assert np.array_equal(freq[t] > 0, c > 0)

@@ -50,6 +50,20 @@ class CastError(ZdtError):
         self.config_key = config_key
 
 
+class CorruptChunkError(ZdtError):
+    """A chunk (or buffer) that does not follow its codec's format: decoding it stops here
+    instead of reading past it or giving wrong data.
+
+    ``codec`` names the codec and ``part`` the part of the chunk found wrong (``"header"``,
+    ``"symbols"``, ``"raw values"``, ``"ANS stream"``, ``"ANS tables"``, ``"shape"``, ...).
+    """
+
+    def __init__(self, message: str, *, codec: str, part: str) -> None:
+        super().__init__(message)
+        self.codec = codec
+        self.part = part
+
+
 class FillValueError(ConfigError):
     """A fill value that does not survive the codec's encode-then-decode round trip."""
 

@@ -6,10 +6,13 @@ A chunk is predicted element by element from neighbours already reconstructed, t
 error quantized in steps of 2E into 16-bit symbols, the values that cannot be predicted within E
 stored exactly. Behind a 16-byte header, one of four entropy stages (the header says which):
 3, zdt's own rANS with a table for each context (level group, the neighbours' codes;
-zdt.codecs.predict_ans), what `entropy="auto"` writes; 0, the symbols as byte planes and the
+zdt.kernels._ans), what `entropy="auto"` writes; 0, the symbols as byte planes and the
 exact values in one zstd frame, which auto also tries where many codes are wide (it finds long
 repeats that stage 3 does not); 1 and 2, the symbols in pcodec's standalone format (2: each
 level group apart), readable and still written when asked for.
+
+A corrupt chunk is a zdt.errors.CorruptChunkError (a ValueError) naming what is wrong and the
+part of the chunk (`part`) it is in.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from zdt.codecs import predict_ans
 from zdt.codecs.config_json import check_keys
-from zdt.errors import ConfigError
+from zdt.errors import ConfigError, CorruptChunkError
+from zdt.kernels import _ans, _predict
 
 CODEC = "zdt.predict"
 MAGIC = b"ZPR1"
@@ -46,23 +49,28 @@ DTYPES = (np.dtype("float32"), np.dtype("float64"))
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
+def corrupt(message: str, part: str) -> CorruptChunkError:
+    """The error of a corrupt chunk: `message` after the codec's name; `part`: where it is."""
+    return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part=part)
+
+
 def frame_content_size(frame: bytes | memoryview) -> int:
     """The content size a zstd frame declares in its header (RFC 8878, 3.1.1.1); ValueError if
     the bytes are no zstd frame or the frame does not declare it (the spec requires it). Read
     here rather than trusted to the zstd binding: decompressing into a buffer of the expected
     size would leave a shorter frame's tail uninitialised instead of failing."""
     if len(frame) < 5 or bytes(frame[:4]) != ZSTD_MAGIC:
-        raise ValueError(f"{CODEC}: the payload is not a zstd frame (magic {bytes(frame[:4])!r})")
+        raise corrupt(f"the payload is not a zstd frame (magic {bytes(frame[:4])!r})", "zstd frame")
     descriptor = frame[4]
     fcs_flag, single_segment, dict_flag = descriptor >> 6, (descriptor >> 5) & 1, descriptor & 3
     if descriptor & 0x08:
-        raise ValueError(f"{CODEC}: the zstd frame header sets its reserved bit")
+        raise corrupt("the zstd frame header sets its reserved bit", "zstd frame")
     fcs_size = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
     if fcs_size == 0:
-        raise ValueError(f"{CODEC}: the zstd frame does not declare its content size")
+        raise corrupt("the zstd frame does not declare its content size", "zstd frame")
     start = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
     if len(frame) < start + fcs_size:
-        raise ValueError(f"{CODEC}: the zstd frame header is truncated")
+        raise corrupt("the zstd frame header is truncated", "zstd frame")
     size = int.from_bytes(bytes(frame[start:start + fcs_size]), "little")
     return size + 256 if fcs_size == 2 else size
 
@@ -129,73 +137,36 @@ class PredictConfig:
     def encode(self, arr: np.ndarray, fill: object = None) -> bytes:
         """The chunk bytes of `arr` (float32 or float64, any shape); `fill`: the array's fill
         value (kept bit for bit), or None."""
-        from zdt.kernels import _predict
-
         dtype = check_dtype(arr.dtype)
         x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
-        fills = fill_array(fill, dtype)
         shape = grid4(arr.shape)
-        names = _worth_trying(shape) if self.predictor == "auto" else [self.predictor]
-        if self.entropy == "pcodec_levels":         # (only the predictors with levels have it)
-            names = [n for n in names if PREDICTORS[n] in INTERPOLATING]
-        ans = self.entropy in ("auto", "ans")
-        if len(names) > 1 and x.size >= SAMPLE_FROM:
-            names = self._sampled_choice(x.reshape(shape), names, fills, ans)
-        coded = [(name, *_predict.encode(x, shape, self.abs_error, PREDICTORS[name], fills, ans))
-                 for name in names]
-        if len(coded) > 1:
-            # (packing is the costly part: only the predictors whose symbols' order-0 entropy
-            # and raw values come within ESTIMATE_SLACK of the best are packed)
-            cost = [_estimate(c[1], c[2]) for c in coded]
-            least = min(cost)
-            coded = [c for c, k in zip(coded, cost) if k <= least * ESTIMATE_SLACK]
         best: bytes | None = None
-        for name, sym, raw, *visited in coded:
-            predictor = PREDICTORS[name]
-            for stage in self._stages(visited):
-                out = self._pack(predictor, dtype, sym, raw, stage, shape, visited)
+        for name, prediction in choose_predictors(self, x, shape, fill_array(fill, dtype)):
+            for stage in self._stages(prediction):
+                out = self._pack(PREDICTORS[name], dtype, prediction, stage, shape)
                 if best is None or len(out) < len(best):
                     best = out
         assert best is not None
         return best
 
-    def _sampled_choice(self, x: np.ndarray, names: list[str], fills: np.ndarray,
-                        ans: bool) -> list[str]:
-        """The predictors of `names` whose symbols and raw values cost least over sample
-        blocks of the (4-d) chunk `x` (with stage 3, at the entropy of its context model's
-        tables; else at their order-0 entropy): the least, and those within SAMPLE_SLACK of
-        it (the samples only estimate the chunk). A fraction of the chunk's elements, not a
-        whole prediction, for each predictor left out."""
-        from zdt.kernels import _predict
-
-        cost = dict.fromkeys(names, 0.0)
-        for block in sample_blocks(x):
-            shape = grid4(block.shape)
-            flat = block.reshape(-1)
-            for name in names:
-                coded = _predict.encode(flat, shape, self.abs_error, PREDICTORS[name], fills, ans)
-                cost[name] += (predict_ans.estimate(coded[4]) + 8.0 * coded[1].nbytes if ans
-                               else _estimate(coded[0], coded[1]))
-        least = min(cost.values())
-        return [name for name in names if cost[name] <= least * SAMPLE_SLACK]
-
-    def _stages(self, visited: list) -> list[str]:
+    def _stages(self, prediction: Any) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
-        context-modelled rANS), and zstd as well where more than a quarter of the codes are
+        context-modelled rANS), and zstd as well where more than WIDE_SHARE of the codes are
         wide (|c| >= 7): their low bits, which stage 3 stores as they are, may repeat in
         patterns zstd finds (data quantized at its source: an elevation model in steps of
         28 m codes multiples of 28 at a bound of 0.5 m). The pcodec stages stay readable and
         can be asked for; stage 3 codes smaller on every row of bench_bytes."""
         if self.entropy != "auto":
             return [self.entropy]
-        vsym, _, hist = visited
-        wide = int(hist[:, WIDE_SYMBOL:].sum())     # (the symbols >= 16 are the tokens >= 16)
-        return ["ans", "zstd"] if wide > WIDE_SHARE * len(vsym) else ["ans"]
+        order = prediction.order
+        wide = int(order.counts[:, WIDE_SYMBOL:].sum())     # (symbols >= 16: tokens >= 16)
+        return ["ans", "zstd"] if wide > WIDE_SHARE * len(order.symbols) else ["ans"]
 
-    def _pack(self, predictor: int, dtype: np.dtype, sym: np.ndarray, raw: np.ndarray,
-              stage: str, shape: tuple[int, int, int, int], visited: list) -> bytes:
+    def _pack(self, predictor: int, dtype: np.dtype, prediction: Any, stage: str,
+              shape: tuple[int, int, int, int]) -> bytes:
         from numcodecs.zstd import Zstd
 
+        sym, raw = prediction.symbols, prediction.raw
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
         head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
         if stage != "zstd":
@@ -203,7 +174,8 @@ class PredictConfig:
             # is no raw value: numcodecs' zstd cannot decode an empty one)
             frame = bytes(Zstd(level=self.level).encode(raw_bytes)) if len(raw) else b""
             if stage == "ans":      # in visit order, through zdt's own rANS
-                return head + predict_ans.pack(*visited) + frame
+                order = prediction.order
+                return head + _ans.pack(order.symbols, order.contexts, order.counts) + frame
             levels = stage == "pcodec_levels"
             parts = [head]
             for where in level_groups(shape, predictor) if levels else [slice(None)]:
@@ -217,33 +189,31 @@ class PredictConfig:
         return head + bytes(frame)
 
     def decode(self, data: object, dtype: np.dtype, shape: tuple[int, ...], fill: object = None) -> np.ndarray:
-        """The chunk of `shape` and `dtype` that `data` holds; ValueError naming what is wrong
-        with a corrupt chunk."""
-        from zdt.kernels import _predict
-
+        """The chunk of `shape` and `dtype` that `data` holds; CorruptChunkError naming what is
+        wrong with a corrupt chunk."""
         dtype = check_dtype(np.dtype(dtype))
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
         n = math.prod(shape)
         if len(buf) < HEADER.size:
-            raise ValueError(f"{CODEC}: a chunk of {len(buf)} bytes is shorter than its "
-                             f"{HEADER.size}-byte header")
+            raise corrupt(f"a chunk of {len(buf)} bytes is shorter than its "
+                          f"{HEADER.size}-byte header", "header")
         magic, predictor, size, stage, n_raw = HEADER.unpack_from(buf)
         if magic != MAGIC:
-            raise ValueError(f"{CODEC}: the chunk starts with {bytes(magic)!r}, not {MAGIC!r}")
+            raise corrupt(f"the chunk starts with {bytes(magic)!r}, not {MAGIC!r}", "header")
         if predictor not in PREDICTORS.values():
-            raise ValueError(f"{CODEC}: unknown predictor {predictor} in the chunk header")
+            raise corrupt(f"unknown predictor {predictor} in the chunk header", "header")
         if size != dtype.itemsize:
-            raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements, the array {dtype}")
+            raise corrupt(f"the chunk holds {size}-byte elements, the array {dtype}", "header")
         if stage not in STAGES.values():
-            raise ValueError(f"{CODEC}: unknown entropy stage {stage} in the chunk header")
+            raise corrupt(f"unknown entropy stage {stage} in the chunk header", "header")
         if n_raw > n:
-            raise ValueError(f"{CODEC}: the chunk claims {n_raw} exact values for {n} elements")
+            raise corrupt(f"the chunk claims {n_raw} exact values for {n} elements", "header")
         if stage == STAGES["pcodec_levels"] and predictor not in INTERPOLATING:
-            raise ValueError(f"{CODEC}: entropy stage 2 (by level) with predictor {predictor}, "
-                             f"which has no levels")
+            raise corrupt(f"entropy stage 2 (by level) with predictor {predictor}, "
+                          f"which has no levels", "header")
         stream = None
         if stage == STAGES["ans"]:
-            stream, rest = predict_ans.read(buf[HEADER.size:])
+            stream, rest = _ans.read(buf[HEADER.size:])
             sym = None          # (decoded where each element is reconstructed)
         elif stage == STAGES["pcodec"]:
             sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
@@ -253,8 +223,8 @@ class PredictConfig:
             if n_raw:
                 payload = _zstd_exactly(rest, n_raw * size)
             elif len(rest):
-                raise ValueError(f"{CODEC}: {len(rest)} bytes after the symbols of a chunk "
-                                 f"without exact values")
+                raise corrupt(f"{len(rest)} bytes after the symbols of a chunk "
+                              f"without exact values", "raw values")
             else:
                 payload = np.empty(0, dtype=np.uint8)
         else:
@@ -269,14 +239,13 @@ class PredictConfig:
                                  fill_array(fill, dtype), stream)
         # (without a fill value, a fill-value symbol decodes as 0)
         if fill is None and n_fill:
-            raise ValueError(f"{CODEC}: the chunk has fill-value symbols, and there is no fill "
-                             f"value")
+            raise corrupt(f"the chunk has fill-value symbols, and there is no fill "
+                          f"value", "symbols")
         return out.reshape(shape)
 
 
-ESTIMATE_SLACK = 1.1
 WIDE_SYMBOL = 16            # symbols of codes with |c| >= 7: a token with extra bits
-WIDE_SHARE = 0.25
+WIDE_SHARE = 0.25           # auto tries zstd too where more of the codes are wide (_stages)
 
 
 def _pco_compress(sym: np.ndarray) -> bytes:
@@ -323,12 +292,12 @@ def _level_symbols(data: Any, shape: tuple[int, int, int, int], predictor: int,
     rest = data
     for g, where in enumerate(level_groups(shape, predictor)):
         if len(rest) < PCO_LENGTH.size:
-            raise ValueError(f"{CODEC}: the chunk ends inside level group {g}'s pcodec length")
+            raise corrupt(f"the chunk ends inside level group {g}'s pcodec length", "symbols")
         if not len(where):
             (length,) = PCO_LENGTH.unpack_from(rest)
             if length:
-                raise ValueError(f"{CODEC}: level group {g} has no elements in this shape and "
-                                 f"{length} bytes of pcodec data")
+                raise corrupt(f"level group {g} has no elements in this shape and "
+                              f"{length} bytes of pcodec data", "symbols")
             rest = rest[PCO_LENGTH.size:]
             continue
         part, rest = _pcodec_symbols(rest, len(where))
@@ -336,11 +305,63 @@ def _level_symbols(data: Any, shape: tuple[int, int, int, int], predictor: int,
     return sym, rest
 
 
-SAMPLE_FROM = 1 << 16       # auto chooses the predictor on samples in chunks this large
+# --- which predictors a chunk is packed with ----------------------------------------------------
+# `predictor="auto"` predicts a chunk with each predictor worth trying for its shape. In a chunk
+# of SAMPLE_FROM elements or more it first estimates them on SAMPLE_BLOCKS blocks (together
+# SAMPLE_SHARE of the chunk, at least SAMPLE_LEAST elements) and predicts the whole chunk only
+# with those within SAMPLE_SLACK of the least estimate; of the whole predictions it packs
+# those whose symbols' order-0 entropy and raw values come within ESTIMATE_SLACK of the least.
+SAMPLE_FROM = 1 << 16
 SAMPLE_BLOCKS = 4
-SAMPLE_SHARE = 1 / 16       # of the chunk's elements (at least SAMPLE_LEAST), over the blocks
+SAMPLE_SHARE = 1 / 16
 SAMPLE_LEAST = 1 << 14
-SAMPLE_SLACK = 1.01
+SAMPLE_SLACK = 1.01         # (the samples only estimate the chunk)
+ESTIMATE_SLACK = 1.1        # (packing is the costly part)
+
+
+def choose_predictors(config: PredictConfig, x: np.ndarray, shape: tuple[int, int, int, int],
+                      fills: np.ndarray) -> list[tuple[str, Any]]:
+    """(name, _predict.Prediction) of each predictor `config` packs the flat chunk `x` (of
+    4-d `shape`) with: the one it names, or for auto those chosen as above. With stage 3 (the
+    entropy `auto` or `ans`) each prediction records its symbols in visit order."""
+    record = config.entropy in ("auto", "ans")
+    names = worth_trying(shape) if config.predictor == "auto" else [config.predictor]
+    if config.entropy == "pcodec_levels":         # (only the predictors with levels have it)
+        names = [n for n in names if PREDICTORS[n] in INTERPOLATING]
+
+    def predict(flat: np.ndarray, shape4: tuple[int, int, int, int], name: str) -> Any:
+        return _predict.encode(flat, shape4, config.abs_error, PREDICTORS[name], fills, record)
+
+    if len(names) > 1 and x.size >= SAMPLE_FROM:
+        # the symbols and raw values over the sample blocks (with stage 3, at the entropy of
+        # its context model's tables; else at their order-0 entropy)
+        sampled = dict.fromkeys(names, 0.0)
+        for block in sample_blocks(x.reshape(shape)):
+            for name in names:
+                p = predict(block.reshape(-1), grid4(block.shape), name)
+                sampled[name] += (_ans.estimate(p.order.counts) + 8.0 * p.raw.nbytes if record
+                                  else order0_bits(p.symbols, p.raw))
+        names = within(sampled, SAMPLE_SLACK)
+    predictions = [(name, predict(x, shape, name)) for name in names]
+    if len(predictions) > 1:
+        whole = {name: order0_bits(p.symbols, p.raw) for name, p in predictions}
+        kept = within(whole, ESTIMATE_SLACK)
+        predictions = [(name, p) for name, p in predictions if name in kept]
+    return predictions
+
+
+def within(cost: dict[str, float], slack: float) -> list[str]:
+    """The names whose cost is at most `slack` times the least, in their order."""
+    least = min(cost.values())
+    return [name for name, c in cost.items() if c <= least * slack]
+
+
+def worth_trying(shape: tuple[int, int, int, int]) -> list[str]:
+    """The predictors `auto` tries on a chunk of this (4-d) shape: the reversed order and the
+    slices only where they differ from plain interpolation (two or more real dimensions)."""
+    real = sum(n > 1 for n in shape)
+    names = ["lorenzo", "interpolation"]
+    return names + (["interpolation_reversed", "interpolation_slices"] if real >= 2 else [])
 
 
 def sample_blocks(x: np.ndarray) -> list[np.ndarray]:
@@ -363,15 +384,7 @@ def sample_blocks(x: np.ndarray) -> list[np.ndarray]:
     return blocks
 
 
-def _worth_trying(shape: tuple[int, int, int, int]) -> list[str]:
-    """The predictors `auto` tries on a chunk of this (4-d) shape: the reversed order and the
-    slices only where they differ from plain interpolation (two or more real dimensions)."""
-    real = sum(n > 1 for n in shape)
-    names = ["lorenzo", "interpolation"]
-    return names + (["interpolation_reversed", "interpolation_slices"] if real >= 2 else [])
-
-
-def _estimate(sym: np.ndarray, raw: np.ndarray) -> float:
+def order0_bits(sym: np.ndarray, raw: np.ndarray) -> float:
     """Bits a chunk's symbols take at their order-0 entropy, plus its raw values' bits."""
     counts = np.bincount(sym, minlength=1)
     counts = counts[counts > 0].astype(np.float64)
@@ -387,8 +400,8 @@ def _zstd_exactly(frame: Any, expected: int) -> np.ndarray:
 
     declared = frame_content_size(frame)
     if declared != expected:
-        raise ValueError(f"{CODEC}: the zstd frame declares {declared} bytes of content, "
-                         f"the header and shape call for {expected}")
+        raise corrupt(f"the zstd frame declares {declared} bytes of content, "
+                      f"the header and shape call for {expected}", "zstd frame")
     if expected == 0:       # (numcodecs' zstd cannot decode a frame of empty content)
         return np.empty(0, dtype=np.uint8)
     payload = np.empty(expected, dtype=np.uint8)
@@ -396,8 +409,8 @@ def _zstd_exactly(frame: Any, expected: int) -> np.ndarray:
         Zstd().decode(bytes(frame), out=payload)
     except Exception as exc:        # numcodecs' zstd raises RuntimeError / ValueError
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{CODEC}: the zstd frame does not decode into the {expected} bytes "
-                         f"the header and shape call for ({why})") from None
+        raise corrupt(f"the zstd frame does not decode into the {expected} bytes "
+                      f"the header and shape call for ({why})", "zstd frame") from None
     return payload
 
 
@@ -409,10 +422,10 @@ def _pcodec_symbols(data: Any, n: int) -> tuple[np.ndarray, Any]:
         raise ValueError(f"{CODEC}: the chunk's symbols are pcodec-coded and the pcodec package "
                          f"is not installed (pip install pcodec)")
     if len(data) < PCO_LENGTH.size:
-        raise ValueError(f"{CODEC}: the chunk ends inside its pcodec length")
+        raise corrupt("the chunk ends inside its pcodec length", "symbols")
     (length,) = PCO_LENGTH.unpack_from(data)
     if length > len(data) - PCO_LENGTH.size:
-        raise ValueError(f"{CODEC}: the pcodec data's length {length} runs past the chunk's end")
+        raise corrupt(f"the pcodec data's length {length} runs past the chunk's end", "symbols")
     codes = bytes(data[PCO_LENGTH.size:PCO_LENGTH.size + length])
     sym = np.empty(n, dtype=np.uint16)
     try:
@@ -421,11 +434,11 @@ def _pcodec_symbols(data: Any, n: int) -> tuple[np.ndarray, Any]:
         if not isinstance(exc, (RuntimeError, ValueError)) and type(exc).__name__ != "PanicException":
             raise
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{CODEC}: the pcodec symbols do not decode ({why})") from None
+        raise corrupt(f"the pcodec symbols do not decode ({why})", "symbols") from None
     if progress.n_processed != n or not progress.finished:
-        raise ValueError(f"{CODEC}: the pcodec data holds "
-                         f"{'more' if not progress.finished else progress.n_processed} symbols, "
-                         f"the chunk's shape calls for {n}")
+        raise corrupt(f"the pcodec data holds "
+                      f"{'more' if not progress.finished else progress.n_processed} symbols, "
+                      f"the chunk's shape calls for {n}", "symbols")
     return sym, data[PCO_LENGTH.size + length:]
 
 

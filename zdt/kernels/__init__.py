@@ -1,11 +1,13 @@
-"""Which build of the cast_value / scale_offset kernels runs.
+"""Which build of the element-wise kernels (cast_value, scale_offset, bitround) runs.
 
-The kernels (zdt/kernels/_cast.pxi, zdt/kernels/_scale_offset.pxi) are compiled once per instruction set (see
-setup.py): "baseline" everywhere (x86-64-v2 on x86-64, the baseline NumPy requires), and on
+Those kernels (zdt/kernels/_cast.pxi, _scale_offset.pxi, _bitround.pxi) are compiled once per
+instruction set (see setup.py): "baseline" everywhere (x86-64-v2 on x86-64, the baseline NumPy requires), and on
 x86-64 also "avx2" (x86-64-v3) and "avx512" (x86-64-v4). The best build the CPU runs is used;
 ``ZDT_KERNELS=baseline|avx2|avx512`` in the environment caps it (for comparison, or a
 misbehaving CPU), and `use` switches it in-process (the tests run every build the machine runs).
 Every build reads the same spec objects (zdt.kernels._types), so a plan built once runs on any of them.
+The other compiled modules have one build each: _types, _steps (running the per-block steps),
+_packbits, _vlen (strings), _predict and _ans (zdt.predict's traversals and its entropy stage 3).
 """
 
 from __future__ import annotations

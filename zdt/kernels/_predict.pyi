@@ -1,14 +1,30 @@
+from typing import NamedTuple
+
 import numpy as np
 
+from zdt.kernels._ans import Stream
+
+CODEC: str
+
+class Order(NamedTuple):
+    """Stage 3's input: the symbols and their fine contexts in visit order, and the count of
+    each (fine context, token)."""
+
+    symbols: np.ndarray
+    contexts: np.ndarray
+    counts: np.ndarray
+
+class Prediction(NamedTuple):
+    """The symbols in flat C order, the raw values in visit order, and stage 3's Order (with
+    `record`) or None."""
+
+    symbols: np.ndarray
+    raw: np.ndarray
+    order: Order | None
+
+def corrupt(message: str, part: str) -> Exception: ...
 def encode(x: np.ndarray, shape: tuple[int, int, int, int], abs_error: float, predictor: int,
-           fill: np.ndarray, record: bool = ...) -> tuple[np.ndarray, ...]: ...
+           fill: np.ndarray, record: bool = ...) -> Prediction: ...
 def decode(sym: np.ndarray | None, raw: np.ndarray, out: np.ndarray,
            shape: tuple[int, int, int, int], abs_error: float, predictor: int, fill: np.ndarray,
-           stream: tuple | None = ...) -> int: ...
-def ans_encode(vsym: np.ndarray, vctx: np.ndarray, table: np.ndarray,
-               freq: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]: ...
-def ans_tables(data: bytes | memoryview, pos: int,
-               n_tables: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
-def ans_write_tables(freq: np.ndarray) -> bytes: ...
-def ans_histogram(vsym: np.ndarray, vctx: np.ndarray) -> np.ndarray: ...
-def ans_model(hist: np.ndarray, table_of: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]: ...
+           stream: Stream | None = ...) -> int: ...

@@ -25,7 +25,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ndarray_copy
 
 from zdt.codecs.config_json import check_keys
-from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype
+from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype, corrupt
 
 EXTENT = struct.Struct("<Q")
 MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer
@@ -84,27 +84,27 @@ class Predict(Codec):
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
         data = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf
         if len(data) < 1:
-            raise ValueError(f"{CODEC}: an empty buffer holds no array")
+            raise corrupt("an empty buffer holds no array", "shape")
         ndim = data[0]
         start = 1 + EXTENT.size * ndim
         if ndim > MAX_DIMS:
-            raise ValueError(f"{CODEC}: the buffer claims {ndim} dimensions (at most {MAX_DIMS})")
+            raise corrupt(f"the buffer claims {ndim} dimensions (at most {MAX_DIMS})", "shape")
         if len(data) < start + HEADER.size:
-            raise ValueError(f"{CODEC}: a buffer of {len(data)} bytes ends before its shape and "
-                             f"the {HEADER.size}-byte chunk header")
+            raise corrupt(f"a buffer of {len(data)} bytes ends before its shape and the "
+                          f"{HEADER.size}-byte chunk header", "shape")
         shape = tuple(EXTENT.unpack_from(data, 1 + EXTENT.size * d)[0] for d in range(ndim))
         size = data[start + 5]
         if size not in BY_SIZE:
-            raise ValueError(f"{CODEC}: the chunk holds {size}-byte elements (4 or 8)")
+            raise corrupt(f"the chunk holds {size}-byte elements (4 or 8)", "header")
         count = math.prod(shape)
         if any(n > np.iinfo(np.intp).max for n in shape) or count * size > np.iinfo(np.intp).max:
-            raise ValueError(f"{CODEC}: the buffer's shape {shape} is larger than an array can be")
+            raise corrupt(f"the buffer's shape {shape} is larger than an array can be", "shape")
         if count > PER_BYTE * len(data):
-            raise ValueError(f"{CODEC}: the buffer's shape {shape} has more elements than "
-                             f"{len(data)} bytes can encode (at most {PER_BYTE:,} a byte)")
+            raise corrupt(f"the buffer's shape {shape} has more elements than {len(data)} bytes "
+                          f"can encode (at most {PER_BYTE:,} a byte)", "shape")
         try:
             arr = self.config.decode(data[start:], BY_SIZE[size], shape)
         except MemoryError:         # a corrupt shape: more elements than memory holds
-            raise ValueError(f"{CODEC}: the buffer's shape {shape} ({count:,} "
-                             f"elements) does not fit in memory") from None
+            raise corrupt(f"the buffer's shape {shape} ({count:,} elements) does not fit in "
+                          f"memory", "shape") from None
         return ndarray_copy(arr, out) if out is not None else arr
