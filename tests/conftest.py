@@ -18,7 +18,7 @@ settings.load_profile(os.environ.get("ZDT_HYPOTHESIS_PROFILE", "ci"))
 
 # What a zarr 3.1 user does before using zdt's data types (that zarr never loads the
 # zarr.data_type entry points); on newer zarr the entry points register the same classes.
-# tests/test_zarr_citizen.py checks, in fresh interpreters, that nothing else is needed and
+# tests/pipeline/test_zarr_citizen.py checks, in fresh interpreters, that nothing else is needed and
 # that importing zdt changes nothing.
 zdt.register()
 
@@ -35,7 +35,7 @@ def _has_zarr_builtin_cast_value() -> bool:
 # The cross-implementation tests need zarr's own cast_value (zarr >= 3.2 with cast-value-rs,
 # Python >= 3.12); .ci/run runs them in its Python 3.12 pass. Elsewhere they are not collected
 # (rather than reported as 100+ skips) and the header says so.
-collect_ignore = [] if _has_zarr_builtin_cast_value() else ["test_cross_zarr_builtin.py"]
+collect_ignore = [] if _has_zarr_builtin_cast_value() else ["codecs/test_cross_zarr_builtin.py"]
 
 
 def pytest_report_header(config):

@@ -7,7 +7,7 @@ the independent reference (tests/reference.py) applied codec by codec where they
     python tests/golden.py write tests/fixtures/golden/v0.1    (once per release; never over an
                                                                existing directory)
 
-tests/test_golden.py reads every committed version, and checks that this version still writes
+tests/codecs/test_golden.py reads every committed version, and checks that this version still writes
 the very same chunk bytes as the newest one.
 """
 

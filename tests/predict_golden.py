@@ -14,7 +14,7 @@ was written (in the manifest), which the independent reference decoder
     python tests/predict_golden.py write tests/fixtures/predict/v1    (once per format; never
                                                                       over an existing directory)
 
-tests/kernels/test_predict_golden.py reads every committed version, and checks that this
+tests/codecs/test_predict_golden.py reads every committed version, and checks that this
 version's encoder still writes the very chunks of the newest one.
 """
 

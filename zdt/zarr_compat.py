@@ -1,7 +1,7 @@
 """Everything zdt knows about zarr's insides: what differs between the zarr versions zdt
 supports (3.1.x on Python 3.11, the newest on 3.12), and the few places where zdt reaches into
 zarr because zarr has no public route. Each of the latter has a test in
-tests/test_zarr_compat.py that fails loudly the day zarr changes under it.
+tests/pipeline/test_zarr_compat.py that fails loudly the day zarr changes under it.
 
 * zarr >= 3.2 ships its own ``cast_value`` and ``scale_offset``. Two classes under one codec
   name make zarr warn on every lookup unless ``codecs.<name>`` is configured; zdt installs
@@ -217,7 +217,7 @@ def array_spec_before(codec: object, array_spec: Any) -> Any | None:
 # zarr builds the array -> bytes codec of a new array in zarr.core.array.default_serializer_v3
 # from its own classes (not through the registry or config): there is no public route to make
 # new string arrays use zdt's vlen codecs. `use_string_codecs()` (an explicit call) asks for
-# it; this wraps that function while a choice is set. tests/test_zarr_compat.py fails the day
+# it; this wraps that function while a choice is set. tests/pipeline/test_zarr_compat.py fails the day
 # zarr stops calling it.
 
 _string_serializer: Callable[[Any, Any], Any] | None = None
@@ -255,7 +255,7 @@ def set_string_serializer(choose: Callable[[Any, Any], Any] | None) -> None:
 # zarr (3.1 to 3.4) accepts a `string` array only if the class of its array -> bytes codec is
 # named "VLenUTF8Codec" (zarr.core.metadata.v3.validate_codecs: "TODO: use codec ID instead of
 # class name"). A zdt string codec of another layout carries that name for the check; its
-# registry key and repr use __qualname__. tests/test_zarr_compat.py fails the day zarr checks
+# registry key and repr use __qualname__. tests/pipeline/test_zarr_compat.py fails the day zarr checks
 # something else.
 
 ZARR_STRING_CODEC_CLASS_NAME = "VLenUTF8Codec"

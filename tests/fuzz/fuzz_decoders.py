@@ -17,7 +17,7 @@ scale_offset loops and _steps, and AddressSanitizer / UBSan stop at the first ba
 undefined operation. Without that build, coverage guidance stops at the kernels' door (about
 17 edges for a vlen target against about 450-600 with it) while every input still runs through
 them. A finding is written to crash-* (see -artifact_prefix) and ends the run with a non-zero
-status; add it to tests/fuzz/corpus/<target>/ so tests/test_hardening.py keeps it fixed.
+status; add it to tests/fuzz/corpus/<target>/ so tests/kernels/test_hardening.py keeps it fixed.
 """
 
 import sys

@@ -4,7 +4,7 @@ configuration, an arbitrary configuration drawn from the same bytes).
 A target returns True when the decoder returned a result of the promised shape and type,
 False when it raised ValueError (zdt's codec errors are ValueErrors) or TypeError for a
 configuration it rejects (both are passes). Anything else (another exception, a crash, a hang) is a finding.
-`fuzz_decoders.py` drives these with atheris; tests/test_hardening.py replays the corpus
+`fuzz_decoders.py` drives these with atheris; tests/kernels/test_hardening.py replays the corpus
 (tests/fuzz/corpus/<target>/) and every past finding as ordinary tests. Importable without
 atheris.
 """

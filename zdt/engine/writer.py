@@ -407,7 +407,7 @@ def write_copy(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[
 
 
 def kill_point(where: str, unit: int | None = None) -> None:
-    """Testing hook (tests/test_command_stores.py): ZDT_CONVERT_KILL_AT=survey|unit:N|last|finish
+    """Testing hook (tests/stores/test_command_stores.py): ZDT_CONVERT_KILL_AT=survey|unit:N|last|finish
     sends this process SIGKILL there, as a preempted node would be stopped."""
     at = os.environ.get("ZDT_CONVERT_KILL_AT")
     if at and at == (where if unit is None else f"{where}:{unit}"):

@@ -27,7 +27,7 @@ it), computed here from the loops' flag conditions, which are:
                 the int8 result lies in the logical range
   WIDEN_INT     a 64-bit integer of magnitude 2**53 or more (float64 may have rounded it)
 
-tests/test_safe_range.py runs both ends of every safe range, and the next value beyond each,
+tests/kernels/test_safe_range.py runs both ends of every safe range, and the next value beyond each,
 through the loops alone (the kernels' `fast_flags`): it fails the moment either side moves.
 """
 

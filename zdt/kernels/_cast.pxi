@@ -17,7 +17,7 @@
 #
 # Flag conditions: each fast loop's docstring says when it flags an element. The set of source
 # values a loop never flags is an interval [safe_lo, safe_hi] around zero; zdt/formats/fast_path.py
-# (`safe_range`) computes it exactly for every loop and mode, and tests/test_safe_range.py runs
+# (`safe_range`) computes it exactly for every loop and mode, and tests/kernels/test_safe_range.py runs
 # both bounds and the next value beyond each through the loops alone: change a condition here
 # and that test tells you which bound in fast_path.py must follow.
 

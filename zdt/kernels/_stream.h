@@ -14,7 +14,7 @@
  * The loop computes exactly what the fast loop f2i (_cast.pxi) computes for float64 -> int32
  * in the four rounding modes an SSE4.1 rounding immediate expresses, under out_of_range clamp
  * or error, with a "NaN" key folded in (CastSpec.nan_fold): the same values and the same
- * flags, so the exact path runs on the same elements (tests/test_stream.py compares the two).
+ * flags, so the exact path runs on the same elements (tests/kernels/test_stream.py compares the two).
  *
  *   clamp   flag !(|x| <= DBL_MAX) (NaN, infinities); write min(max(round(x), -2**31), 2**31-1)
  *   error   flag !(-2**31 <= round(x) < 2**31); write round(x), or 0 where flagged

@@ -17,72 +17,25 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
+from exact import exact_error
+from zarr_arrays import LEVEL, source, written
 from zdt.engine.bounds import Bound
 from zdt.engine.compressors import Compression
 from zdt.engine.decide import decide_array
 from zdt.engine.plan import Decision
-
-LEVEL = 3
 
 
 def no_progress(label: str, total: int):
     return lambda n: None
 
 
-def source(data: np.ndarray, fill, chunks=None, attrs=None) -> zarr.Array:
-    a = zarr.create_array(MemoryStore(), shape=data.shape, chunks=chunks or data.shape,
-                          dtype=data.dtype, fill_value=fill, attributes=attrs or {})
-    a[...] = data
-    return a
-
-
 def decide(arr: zarr.Array, bound: Bound, sample=None) -> Decision:
     return decide_array(arr, bound, Compression.parse(f"zstd:{LEVEL}"), sample, no_progress)
-
-
-def written(arr: zarr.Array, codecs: list[dict]) -> tuple[np.ndarray, int]:
-    """arr's data through a fresh array with `codecs` and zstd: (what reads back, the bytes of
-    its chunks)."""
-    from zdt.engine.plan import split_codecs
-
-    filters, serializer, _ = split_codecs(codecs)
-    store = MemoryStore()
-    kw = {"serializer": serializer} if serializer else {}
-    out = zarr.create_array(store, shape=arr.shape, chunks=arr.chunks, dtype=arr.dtype,
-                            fill_value=arr.fill_value, filters=filters,
-                            compressors=[{"name": "zstd", "configuration": {"level": LEVEL}}], **kw)
-    out[...] = arr[...]
-    nbytes = sum(len(v) for k, v in store._store_dict.items() if not k.endswith("zarr.json"))
-    return out[...], nbytes
 
 
 def stored_bytes(arr: zarr.Array) -> int:
     """The bytes of the array's chunks as they are (what copying it writes)."""
     return sum(len(v) for k, v in arr.store._store_dict.items() if not k.endswith("zarr.json"))
-
-
-def exact_error(x: np.ndarray, y: np.ndarray, relative: bool) -> Fraction | float:
-    """Largest error element by element in exact arithmetic; inf if a NaN, an infinity or (for
-    a relative bound) a zero did not come back as it was."""
-    worst = Fraction(0)
-    for a, b in zip(x.reshape(-1).tolist(), y.reshape(-1).tolist(), strict=True):
-        if math.isnan(a) or math.isnan(b):
-            if not (math.isnan(a) and math.isnan(b)):
-                return math.inf
-            continue
-        if math.isinf(a) or math.isinf(b):
-            if a != b:
-                return math.inf
-            continue
-        e = abs(Fraction(b) - Fraction(a))
-        if relative:
-            if a == 0:
-                if b != 0:
-                    return math.inf
-                continue
-            e /= abs(Fraction(a))
-        worst = max(worst, e)
-    return worst
 
 
 def recipe_bytes(arr: zarr.Array, codec) -> tuple[int, np.ndarray]:

@@ -39,7 +39,7 @@ def readings(n: int, seed: int = 0, nan: float = 0.01) -> np.ndarray:
 
 
 def exact_error(x: np.ndarray, y: np.ndarray, relative: bool) -> Fraction | float:
-    from test_suggest import exact_error as exact
+    from exact import exact_error as exact
 
     return exact(x, y, relative)
 
@@ -103,7 +103,7 @@ def plan_of(capsys, *argv) -> dict:
 
 
 def written_back(data: np.ndarray, codecs: list[dict], fill=np.nan) -> np.ndarray:
-    from test_suggest import source, written
+    from zarr_arrays import source, written
 
     return written(source(data, fill), codecs)[0]
 

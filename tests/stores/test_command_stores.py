@@ -14,53 +14,10 @@ import time
 import zipfile
 from pathlib import Path
 
-import moto.server as moto_server
 import numpy as np
 import pytest
-import s3fs
 
-from zdt.command import main
-
-KEY, SECRET = "zdt-test-key", "zdt-test-secret"
-
-
-def run_cmd(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        rc = main(list(argv))
-    except SystemExit as exc:           # argparse usage errors
-        rc = exc.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def s3(s3_endpoint, monkeypatch, request):
-    """A fresh bucket; credentials and region from the environment (as a user sets them)."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    fs = s3fs.S3FileSystem(key=KEY, secret=SECRET, client_kwargs={"endpoint_url": s3_endpoint})
-    bucket = "zdt-" + request.node.name.lower().replace("_", "-")[-40:].strip("-[]")
-    bucket = "".join(c if c.isalnum() or c == "-" else "-" for c in bucket)
-    fs.mkdir(bucket)
-    options = json.dumps({"endpoint_url": s3_endpoint})
-    return fs, bucket, options
+from store_helpers import KEY, SECRET, free_port, icechunk_contents, run_cmd, s3_bytes, store_bytes
 
 
 def make_source(path: Path) -> np.ndarray:
@@ -75,14 +32,6 @@ def make_source(path: Path) -> np.ndarray:
     y = root.create_array("y", shape=(60,), chunks=(60,), dtype="float64", dimension_names=["y"])
     y[:] = np.arange(60.0)
     return temps
-
-
-def store_bytes(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
-
-
-def s3_bytes(fs, prefix: str) -> dict[str, bytes]:
-    return {k[len(prefix) + 1:]: fs.cat_file(k) for k in sorted(fs.find(prefix))}
 
 
 @pytest.fixture
@@ -247,19 +196,6 @@ def test_http_sources_are_read_and_never_written(local_pair, http_server, capsys
     assert rc == 1 and err.strip() == f"zdt convert: {base}/new.zarr: http:// stores are read only"
     rc, _, err = run_cmd(capsys, "inspect", f"{base}/missing.zarr")
     assert rc == 1 and len(err.strip().splitlines()) == 1 and f"{base}/missing.zarr" in err
-
-
-def icechunk_contents(repo, branch: str = "main") -> dict[str, bytes]:
-    from zarr.core.buffer import default_buffer_prototype
-    from zarr.core.sync import sync
-
-    store = repo.readonly_session(branch=branch).store
-
-    async def read_all() -> dict:
-        keys = sorted([k async for k in store.list_prefix("")])
-        return {k: (await store.get(k, default_buffer_prototype())).to_bytes() for k in keys}
-
-    return sync(read_all())
 
 
 def test_icechunk_repositories_as_destination_and_source(local_pair, capsys, tmp_path):

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import lowprec_model as lp
 import reference
+from cast_checks import check_against_reference
 from strategies import EVERY_NAME, LOW_FLOAT_NAMES, LOW_NAMES, ROUNDINGS, arrays, is_float, scalar_maps
-from test_cast_reference import check_against_reference
 from zdt import cast_array
 from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError, ConfigError
@@ -66,7 +66,7 @@ def check_every_element(arr, source, target, rounding, oor):
     good = np.array([not isinstance(r, tuple) for r in results])
     expected = (np.concatenate([r for r in results if not isinstance(r, tuple)])
                 if good.any() else np.empty(0, dtype=np.dtype(target)))
-    from test_cast_reference import PATHS
+    from cast_checks import PATHS
     from zdt import kernels
 
     for build, fast in PATHS:

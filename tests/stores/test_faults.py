@@ -4,7 +4,6 @@ the source is never touched and nothing complete-looking is left behind."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -12,17 +11,9 @@ import pytest
 import zarr
 
 import zdt
+from store_helpers import tree_digest
 from zdt.command import main
 from zdt.errors import InputError
-
-
-def tree_digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        h.update(str(p.relative_to(root)).encode())
-        if p.is_file():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ Whatever fails and wherever, the outcome is one of: the conversion finishes with
 run's bytes; or it raises one of zdt's errors, one line naming what failed, and leaves nothing
 behind, after which the same conversion (fault gone) writes the clean run's bytes. The source
 never changes. (A SIGKILL mid-run, which leaves a partial copy that --resume finishes, is
-tests/test_command_stores.py's and tests/test_faults.py's.)"""
+tests/stores/test_command_stores.py's and tests/stores/test_faults.py's.)"""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ import zarr
 from zarr.storage import LocalStore, WrapperStore
 
 import zdt
-from test_command_stores import s3, s3_endpoint  # noqa: F401  (fixtures: moto on 127.0.0.1)
-from test_faults import tree_digest as digest
+from store_helpers import tree_digest as digest
 from zdt.errors import InputError, JobError, StorageError
 
 
@@ -227,7 +226,7 @@ def test_every_key_read_failing_or_damaged_is_one_line_naming_it(source, clean, 
 def s3_store(endpoint: str, url: str, read_only: bool = False):
     from zarr.storage import FsspecStore
 
-    from test_command_stores import KEY, SECRET
+    from store_helpers import KEY, SECRET
 
     return FsspecStore.from_url(url, read_only=read_only, storage_options={
         "endpoint_url": endpoint, "key": KEY, "secret": SECRET})
@@ -238,7 +237,7 @@ def test_every_write_to_s3_failing_is_one_line_and_leaves_nothing(source, clean,
     """FaultyStore around the S3 store: every write of a conversion into S3 failing in turn
     (the kinds rotating) is one line naming the destination, and the bucket holds nothing of
     it afterwards; the fault-free run into S3 writes the local run's bytes."""
-    from test_command_stores import s3_bytes, store_bytes
+    from store_helpers import s3_bytes, store_bytes
 
     fs, bucket, _ = s3
     before = digest(source)

@@ -21,7 +21,7 @@ import zdt
 from zdt.codecs import vlen
 from zdt.codecs.packbits import PackBitsConfig
 
-sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
 from targets import TARGETS, seeds  # noqa: E402
 
 THREADS = 8
@@ -235,7 +235,7 @@ def test_rss_stays_flat_over_1e5_encode_decode_and_error_calls(name):
 
 # -------------------------------------------------------------------------------- fuzz corpus
 
-CORPUS = Path(__file__).parent / "fuzz" / "corpus"
+CORPUS = Path(__file__).parents[1] / "fuzz" / "corpus"
 
 
 @pytest.mark.parametrize("name", list(TARGETS))

@@ -10,46 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference
+from cast_checks import PATHS, check_against_reference
 from strategies import ALL_NAMES, LOW_FLOAT_NAMES, ROUNDINGS, arrays, edge_values, scalar_maps
 from zdt import kernels
 from zdt.codecs.cast import CastPlan
 from zdt.errors import CastError
-
-# every build of the fast loops this machine runs (baseline, avx2, avx512), then the exact path
-PATHS = [(build, True) for build in kernels.available()] + [(kernels.build(), False)]
 from zdt.formats import FORMATS, NAN_NONE
 from zdt.kernels._types import TypeCode
 
 pytestmark = pytest.mark.exhaustive      # (CI: once, in the README leg; see .ci/run)
 
 PAIRS = [(s, t) for s in ALL_NAMES for t in ALL_NAMES]
-
-
-def check_against_reference(arr, source, target, rounding, oor, pairs, direction="encode"):
-    plan = CastPlan(FORMATS[source], FORMATS[target], rounding=rounding, out_of_range=oor,
-                    scalar_map=pairs, direction=direction)
-    expected = reference.cast_array(arr, np.dtype(target), rounding, oor,
-                                    reference.compile_map(pairs, np.dtype(source), np.dtype(target)))
-    for build, fast in PATHS:
-        if isinstance(expected, tuple):
-            flat_index, reason = expected
-            with pytest.raises(CastError) as info, kernels.use(build):
-                plan.cast(arr, fast=fast)
-            nd = np.unravel_index(flat_index, arr.shape) if arr.ndim else ()
-            assert info.value.index == tuple(int(i) for i in nd), (build, fast, info.value)
-            assert info.value.reason == reason, (build, fast, info.value)
-            assert info.value.source == source and info.value.target == target
-        else:
-            with kernels.use(build):
-                got = plan.cast(arr, fast=fast)
-            assert got.dtype == np.dtype(target) and got.shape == arr.shape
-            same = reference.same_bits_or_nan(got, expected)
-            if not same.all():
-                i = np.argwhere(~same)[0] if arr.ndim else ()
-                raise AssertionError(
-                    f"build={build} fast={fast} {source}->{target} {rounding} {oor} map={pairs}: element {tuple(i)} "
-                    f"= {arr[tuple(i)]!r} gave {got[tuple(i)]!r}, reference {expected[tuple(i)]!r}"
-                )
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS)

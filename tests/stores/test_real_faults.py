@@ -1,5 +1,5 @@
 """Faults of real storage, not of a wrapper: a destination on a tmpfs that fills up, a source
-on a read-only mount (a read-only destination: tests/test_commands.py), and an S3 API server
+on a read-only mount (a read-only destination: tests/command/test_commands.py), and an S3 API server
 behind a proxy that throttles (503 SlowDown) and resets connections (tests/flaky_proxy.py). Mounts are made in a
 mount namespace of the test's own (`unshare --mount --map-root-user`: no root needed where
 user namespaces are allowed), so nothing outlives the test.
@@ -22,9 +22,8 @@ import pytest
 import zarr
 
 from flaky_proxy import FlakyProxy
-from test_command_stores import (KEY, SECRET, icechunk_contents, run_cmd, s3, s3_bytes,  # noqa: F401
-                                 s3_endpoint, store_bytes)
-from test_faults import tree_digest
+from store_helpers import (KEY, SECRET, icechunk_contents, run_cmd, s3_bytes, store_bytes,
+                           tree_digest)
 
 STORAGE = 3         # zdt.errors: the exit status of a storage failure
 

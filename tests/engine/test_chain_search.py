@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
 import zdt
-from test_suggest import exact_error
+from exact import exact_error
 from zdt.engine.readers import READERS
 
 CHUNK = (64, 64)

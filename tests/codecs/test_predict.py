@@ -6,7 +6,6 @@ ValueError, and the codec in zarr arrays."""
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -16,11 +15,10 @@ from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
 import predict_reference
+from exact import UINT, check_within
 from zdt.codecs.predict import HEADER, PredictConfig
 from zdt.codecs.zarr.predict import PredictCodec
 from zdt.errors import ConfigError, CorruptChunkError
-
-UINT = {4: np.uint32, 8: np.uint64}
 
 
 def field(seed: int, shape: tuple[int, ...], smooth: float, noise: float, specials: float,
@@ -36,21 +34,6 @@ def field(seed: int, shape: tuple[int, ...], smooth: float, noise: float, specia
         choices = np.array([np.nan, np.inf, -np.inf, 1e30, -0.0, fill if fill is not None else 7.0])
         x = np.where(pick, rng.choice(choices, size=shape), x)
     return x.astype(dtype)
-
-
-def check_within(x: np.ndarray, y: np.ndarray, E: float, fill) -> None:
-    """Every element of y within E of x, exactly; non-finite values and the fill value (bit for
-    bit) unchanged."""
-    bits = UINT[x.dtype.itemsize]
-    xs, ys = x.reshape(-1), y.reshape(-1)
-    fill_bits = None if fill is None else np.asarray(fill, dtype=x.dtype).view(bits)
-    for i, (a, b) in enumerate(zip(xs.tolist(), ys.tolist())):
-        if fill_bits is not None and xs[i:i + 1].view(bits)[0] == fill_bits:
-            assert ys[i:i + 1].view(bits)[0] == fill_bits, (i, a, b)
-        elif not np.isfinite(a):
-            assert xs[i:i + 1].view(bits)[0] == ys[i:i + 1].view(bits)[0], (i, a, b)
-        else:
-            assert np.isfinite(b) and abs(Fraction(b) - Fraction(a)) <= Fraction(E), (i, a, b, E)
 
 
 shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)

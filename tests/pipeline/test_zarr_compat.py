@@ -120,7 +120,7 @@ def test_array_spec_before_finds_the_spec_inside_zarrs_metadata_constructor():
 
 
 def test_registry_attributes_the_citizen_tests_read_exist():
-    """tests/test_zarr_citizen.py snapshots zarr's registries through these names."""
+    """tests/pipeline/test_zarr_citizen.py snapshots zarr's registries through these names."""
     from zarr import registry
     from zarr.core.dtype import data_type_registry
 

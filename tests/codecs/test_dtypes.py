@@ -119,7 +119,7 @@ def test_float_fill_values_every_form(name):
         assert fill_bits(name, float(value)) == bits
         assert fill_bits(name, f"0x{bits:0{digits}x}") == bits
         # written as a number, except float8_e8m0fnu: as its bit pattern (TensorStore misreads
-        # numbers of that type, tests/test_interop_tensorstore.py)
+        # numbers of that type, tests/codecs/test_interop_tensorstore.py)
         written = f"0x{bits:0{digits}x}" if name == "float8_e8m0fnu" else float(value)
         assert z.to_json_scalar(z.from_json_scalar(float(value), zarr_format=3), zarr_format=3) == written
     top = lp.max_finite(name)

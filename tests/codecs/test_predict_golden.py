@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import predict_reference
+from exact import check_within
 from predict_golden import CASES, GOLDEN, decode, digest, encode
-from test_predict import check_within
 
 VERSIONS = sorted(p for p in GOLDEN.iterdir() if p.is_dir())
 BY_NAME = {c.name: c for c in CASES}
