@@ -196,7 +196,7 @@ def test_no_kernel_source_switches_bounds_checks_off():
     for that file, the debug build included."""
     import re
 
-    kernels = Path(__file__).resolve().parents[1] / "zdt" / "kernels"
+    kernels = Path(__file__).resolve().parents[2] / "zdt" / "kernels"
     directive = re.compile(r"(boundscheck|wraparound|initializedcheck)\s*[=(]\s*False")
     found = [f"{p.name}:{n}" for p in sorted(kernels.glob("*.p[yx][xdi]"))
              for n, line in enumerate(p.read_text().splitlines(), 1) if directive.search(line)]
