@@ -95,14 +95,17 @@ _pool_size = 0
 _pool_lock = threading.Lock()
 
 
-def workers() -> int:
+def workers(most: int | None = None) -> int:
     """Threads for chunk work: zarr's threading.max_workers, else codec_pipeline.max_workers
-    (zarr >= 3.4), else the number of CPUs."""
+    (zarr >= 3.4), else the number of CPUs; at most `most` (the engine's pools, whose threads
+    each hold a storage unit)."""
+    n = os.cpu_count() or 1
     for key in ("threading.max_workers", "codec_pipeline.max_workers"):
-        n = zarr.config.get(key, None)
-        if n:
-            return int(n)
-    return os.cpu_count() or 1
+        configured = zarr.config.get(key, None)
+        if configured:
+            n = int(configured)
+            break
+    return max(1, min(most, n)) if most is not None else n
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -162,7 +165,7 @@ async def _nothing() -> None:
 _SYNC_METHODS = ("get_sync", "set_sync", "delete_sync")
 
 
-def _sync_io(byte_getter: Any) -> bool:
+def _has_sync_io(byte_getter: Any) -> bool:
     """Whether a chunk's store can be read and written without the event loop (zarr >= 3.4's
     all-or-nothing store sync surface: MemoryStore, LocalStore, a shard's inner chunks). Then
     each group fetches, decodes, encodes and stores its chunks on one pool thread: no
@@ -175,7 +178,7 @@ def _sync_io(byte_getter: Any) -> bool:
     return all(callable(getattr(byte_getter, m, None)) for m in _SYNC_METHODS)
 
 
-def _sync(byte_io: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+def _store_call(byte_io: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     """byte_io.<method>(...) for get_sync / set_sync / delete_sync; a StorePath's store is
     called directly, as StorePath itself does, without its check of the store against a
     runtime Protocol (~1 us a chunk with the GIL held; _sync_io checked the store once for the
@@ -420,7 +423,7 @@ class ZdtCodecPipeline(CodecPipeline):
             return tuple(results) if results is not None else tuple({"status": "present"} for _ in batch)
         out_np = out.as_ndarray_like()
         loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
-        if _sync_io(batch[0][0]):
+        if _has_sync_io(batch[0][0]):
             done = await asyncio.gather(*(loop.run_in_executor(pool, self._read_group_sync, g, out_np, drop_axes)
                                           for g in _groups(batch)))
             return tuple(status for statuses in done for status in statuses)
@@ -441,7 +444,7 @@ class ZdtCodecPipeline(CodecPipeline):
     def _read_group_sync(self, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
         statuses = []
         for item in items:
-            raw = _sync(item[0], "get_sync", prototype=item[1].prototype)
+            raw = _store_call(item[0], "get_sync", prototype=item[1].prototype)
             self._read_one(raw, item, out_np, drop_axes)
             statuses.append({"status": "missing" if raw is None else "present"})
         return statuses
@@ -475,7 +478,7 @@ class ZdtCodecPipeline(CodecPipeline):
             await self.inner.write(batch, value, drop_axes)
             return
         loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
-        if _sync_io(batch[0][0]):
+        if _has_sync_io(batch[0][0]):
             await asyncio.gather(*(loop.run_in_executor(pool, self._write_group_sync, g, value_np, drop_axes)
                                    for g in _groups(batch)))
             return
@@ -497,12 +500,12 @@ class ZdtCodecPipeline(CodecPipeline):
     def _write_group_sync(self, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
         for item in items:
             bs, spec, _, _, complete = item
-            old = None if complete else _sync(bs, "get_sync", prototype=spec.prototype)
+            old = None if complete else _store_call(bs, "get_sync", prototype=spec.prototype)
             data = self._write_one(old, item, value_np, drop_axes)
             if data is None:
-                _sync(bs, "delete_sync")
+                _store_call(bs, "delete_sync")
             else:
-                _sync(bs, "set_sync", data)
+                _store_call(bs, "set_sync", data)
 
     def _write_one(self, old: Any, item: tuple, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> Any:
         _, chunk_spec, chunk_selection, out_selection, complete = item

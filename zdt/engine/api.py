@@ -14,7 +14,7 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zdt.engine.compressors import Compression
 from zdt.engine.plan import Decision, Plan
@@ -22,7 +22,8 @@ from zdt.engine.readers import Readers
 from zdt.engine.selection import Selection, check_sample, coordinates, selection_of
 from zdt.errors import InputError, JobError, KeptError, Terminated, UsageError
 
-Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
+if TYPE_CHECKING:
+    from zdt.engine.decide import Progress
 
 
 def _no_progress(label: str, total: int) -> Callable[[int], None]:
@@ -143,7 +144,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     arrays = [n for _, n in walk(node) if is_array(n)]
     if is_array(node):
         from zdt.engine.arrays import is_numeric
-        from zdt.stores.nodes import data_type_name
+        from zdt.stores.nodes import array_type_name
 
         if node.size == 0:
             raise InputError(f"{text}: the array has no elements: nothing to suggest")
@@ -151,7 +152,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
             raise InputError(f"{text}: a 0-d array (one value): nothing to suggest")
         if not is_numeric(node):
             raise InputError(f"{text}: suggesting needs integer or float data; this array is "
-                             f"{data_type_name(node)}")
+                             f"{array_type_name(node)}")
     elif not arrays:
         raise InputError(f"{text}: no arrays")
     salvage = _salvage(on_damaged_chunk, scheduler)

@@ -39,7 +39,7 @@ import numpy as np
 from zdt.engine.bounds import Bound
 from zdt.engine.readers import Readers
 from zdt.engine.survey import Survey
-from zdt.formats import FORMATS, NAN_NONE
+from zdt.formats import FORMATS, NAN_NONE, NumberFormat
 
 UNSIGNED = ("uint2", "uint4", "uint8", "uint16", "uint32", "uint64")
 V2_UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
@@ -100,6 +100,11 @@ class Context:
     def specials(self) -> list[str]:
         found = set(self.survey.specials) | ({self.fill_special} if self.fill_special else set())
         return [s for s in SPECIALS if s in found]
+
+    def holds_specials(self, fmt: NumberFormat) -> bool:
+        """Whether a float format has a value for each special (NaN, +-Infinity) the data or
+        the fill value hold."""
+        return all((fmt.nan_bits if s == "NaN" else fmt.inf_bits) is not None for s in self.specials)
 
     @property
     def unsigned(self) -> tuple:
@@ -211,11 +216,8 @@ def sentinel_map(ctx: Context, target: str, keepbits: int | None = None) -> tupl
     for value, bits in zip(lost, spare, strict=True):
         encode.append([json_number(value, ctx.dtype), bits])
         decode.append([bits, json_number(value, ctx.dtype)])
-    for s in ctx.specials:
-        if s == "NaN" and f.nan_bits is None:
-            return None
-        if s != "NaN" and f.inf_bits is None:
-            return None
+    if not ctx.holds_specials(f):
+        return None
     if lost:
         encode.append(["NaN", "NaN"])     # (no data NaN may come out as a sentinel's pattern)
     return encode, decode
@@ -521,11 +523,8 @@ def _cast_error(fmt: str, ctx: Context) -> tuple[float, float] | None:
             return None
         if s.has_zero and not f.has_zero:
             return None
-    for sp in ctx.specials:
-        if sp == "NaN" and f.nan_bits is None:
-            return None
-        if sp != "NaN" and f.inf_bits is None:
-            return None
+    if not ctx.holds_specials(f):
+        return None
     if s.empty or s.max_abs == 0:
         return 0.0, 0.0
     p = f.man_bits + 1

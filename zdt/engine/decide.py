@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -33,13 +32,12 @@ from zdt.engine.plan import Decision
 from zdt.engine.selection import Selection, coordinates, fixed_reason
 from zdt.engine.survey import survey
 from zdt.formats import FORMATS
-from zdt.stores.nodes import data_type_name, stored_chunk_bytes
+from zdt.stores.nodes import array_type_name, stored_chunk_bytes
 
 Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
-
-
-def workers() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+# the engine's thread pools (survey, measurement, writes, checks): at most this many threads,
+# each holding a storage unit (zdt.pipeline.workers: zarr's thread count, else the CPUs)
+THREADS = 4
 
 
 PCODEC = [{"name": "numcodecs.pcodec",
@@ -222,6 +220,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                  readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module); with
     `salvage`, damaged chunks read as the fill value (zdt.engine.damage)."""
+    from zdt.pipeline import workers
+
     path = "/" + arr.path
     dtype = np.dtype(arr.dtype)
     regions = arrays.storage_units(arr)
@@ -233,13 +233,14 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative and packing is None) else ()
     # (every decimal grid, the finer ones too: the survey learns the step the data keep on
     # them, zdt.engine.candidates._own_grid)
+    threads = workers(most=THREADS)
     scan = progress(f"scan {path}", len(regions))
     if cluster is not None:
         s = cluster.survey(arr, regions, dtype, declared.values, digits, keep, scan)
     else:
         s = survey(arrays.reader(arr, salvage), regions, dtype, sentinels=declared.values, grid_digits=digits,
-                   keep=keep, workers=workers(), progress=scan)
-    base = dict(path=path, data_type=data_type_name(arr), shape=tuple(arr.shape), bound=bound)
+                   keep=keep, workers=threads, progress=scan)
+    base = dict(path=path, data_type=array_type_name(arr), shape=tuple(arr.shape), bound=bound)
     check = bound
     if packing is not None:
         check = packing.stored_bound(bound, dtype, s.lo, s.hi) if not s.empty else bound
@@ -262,7 +263,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
-    run = cluster.measure if cluster is not None else partial(measure, workers=workers())
+    run = cluster.measure if cluster is not None else partial(measure, workers=threads)
     m = screened(run, samples, chains, dtype, output, check, declared, all_measured,
                  progress(f"measure {path}", len(samples)))
     winner, runner_up = best(m, check, all_measured)
@@ -311,7 +312,7 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
         why = fixed_reason(arr, bound, named, coords, selection)
         if why is not None:
             decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
-                                      data_type=data_type_name(arr), shape=tuple(arr.shape)))
+                                      data_type=array_type_name(arr), shape=tuple(arr.shape)))
             continue
         decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers,
                                       salvage))

@@ -27,7 +27,7 @@ from zdt.engine import arrays, damage
 from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
-from zdt.engine.decide import workers
+from zdt.engine.decide import THREADS
 from zdt.engine.measure import ChunkRunner, Output, is_lossy, zdt_codecs
 from zdt.engine.packing import Packing
 from zdt.engine.plan import Decision, fmt_error, split_codecs
@@ -272,6 +272,8 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
     if cluster is not None:
         errors = cluster.write_units(dest, arr, d, compression, todo, advance)
     else:
+        from zdt.pipeline import workers
+
         writer = UnitWriter(arr, new, d, compression, salvage)
 
         def one(item: tuple[int, tuple[slice, ...]]) -> float:
@@ -280,9 +282,10 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
             advance(1)
             return error
 
-        with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
+        threads = workers(most=THREADS)
+        with ThreadPoolExecutor(threads, thread_name_prefix="zdt-convert") as pool:
             errors = run_windowed(todo, lambda item: pool.submit(one, item),
-                                  lambda item, future: [future.result()], dest, 2 * workers(),
+                                  lambda item, future: [future.result()], dest, 2 * threads,
                                   after=lambda: writer.reopen(dest.store),
                                   cancel=lambda futures: [f.cancel() for f in futures])
     found = salvage.found(path) if salvage is not None else []

@@ -51,7 +51,8 @@ def _buffer(data: bytes) -> Any:
     return default_buffer_prototype().buffer.from_bytes(data)
 
 
-def _sync(coro: Any) -> Any:
+def _on_zarr_loop(coro: Any) -> Any:
+    """Run a coroutine on zarr's event loop (its IO thread) and wait for its result."""
     from zarr.core.sync import sync
 
     return sync(coro)
@@ -90,7 +91,7 @@ def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
         first = set(meta)
         await asyncio.gather(*(one(k) for k in keys if k not in first))
 
-    _sync(copy_all())
+    _on_zarr_loop(copy_all())
 
 
 def key_text(key: str) -> str:
@@ -104,7 +105,7 @@ def key_text(key: str) -> str:
 
 def mark_unit(store: Any, array: str, unit: str) -> None:
     """The record that unit `unit` of `array` is written (zdt-partial.d/<array>/<unit>)."""
-    _sync(store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
+    _on_zarr_loop(store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
 
 
 def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
@@ -130,7 +131,7 @@ def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
                 return False
         return True
 
-    return _sync(compare())
+    return _on_zarr_loop(compare())
 
 
 @functools.cache
@@ -178,7 +179,7 @@ def _root_last_class() -> type:
                         await self._store.set(name, data)
                         await self._store.delete(HELD + name)
 
-            _sync(move())
+            _on_zarr_loop(move())
 
     return RootLast
 
@@ -322,7 +323,7 @@ class _MarkedStore(Destination):
     def write_record(self, record: dict) -> None:
         data = json.dumps({"zdt convert": "unfinished", **record}).encode()
         try:
-            _sync(self.store.set(PARTIAL_MARKER, _buffer(data)))
+            _on_zarr_loop(self.store.set(PARTIAL_MARKER, _buffer(data)))
         except Exception as exc:
             raise StorageError(f"{self.loc.text}: cannot write there ({reason(exc)})"
                                f"{environment_note(self.loc)}") from None
@@ -330,7 +331,7 @@ class _MarkedStore(Destination):
     def record_of(self) -> dict | None:
         from zarr.core.buffer import default_buffer_prototype
 
-        data = _sync(self.store.get(PARTIAL_MARKER, default_buffer_prototype()))
+        data = _on_zarr_loop(self.store.get(PARTIAL_MARKER, default_buffer_prototype()))
         try:
             record = json.loads(data.to_bytes())
         except (AttributeError, ValueError):
@@ -352,11 +353,11 @@ class _MarkedStore(Destination):
             return {k[len(head):] async for k in self.store.list_prefix(head)
                     if not _ZARR_TEMP.search(k)}
 
-        return _sync(names())
+        return _on_zarr_loop(names())
 
     def _drop_record(self) -> None:
-        _sync(self.store.delete(PARTIAL_MARKER))
-        _sync(self.store.delete_dir(DONE))
+        _on_zarr_loop(self.store.delete(PARTIAL_MARKER))
+        _on_zarr_loop(self.store.delete_dir(DONE))
 
 
 class StagedDirectory(_MarkedStore):
@@ -472,8 +473,8 @@ class InPlace(_MarkedStore):
     def check_new(self) -> None:
         store = self._open()
         try:
-            empty = _sync(store.is_empty(""))
-            marked = not empty and _sync(store.exists(PARTIAL_MARKER))
+            empty = _on_zarr_loop(store.is_empty(""))
+            marked = not empty and _on_zarr_loop(store.exists(PARTIAL_MARKER))
         except JobError:
             raise
         except Exception as exc:
@@ -488,7 +489,7 @@ class InPlace(_MarkedStore):
     def check_resumable(self) -> None:
         store = self._open()
         try:
-            marked = _sync(store.exists(PARTIAL_MARKER))
+            marked = _on_zarr_loop(store.exists(PARTIAL_MARKER))
         except Exception as exc:
             raise StorageError(f"{self.loc.text}: cannot reach it ({reason(exc)})"
                                f"{environment_note(self.loc)}") from None
@@ -511,6 +512,6 @@ class InPlace(_MarkedStore):
         if self.store is None:
             return
         try:
-            _sync(self.store.delete_dir(""))
+            _on_zarr_loop(self.store.delete_dir(""))
         except Exception:       # what cannot be removed keeps the marker: recognisable
             pass
