@@ -378,7 +378,7 @@ class _Conversion:
                 by_path = {d.path: d for d in decisions}
                 if dest.resume:
                     # a copy that does not match is refused before anything in it changes
-                    writer.verify_done(dest, self.nodes, by_path, self.compression, self.salvage)
+                    writer.verify_done(dest, self.nodes, by_path, self.salvage)
                     dest.remove_torn_files()
                 if recorded is None:
                     dest.write_record({**self.record, "plan": the_plan.to_json()})

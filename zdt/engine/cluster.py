@@ -35,7 +35,6 @@ class UnitJob:
     array: str                  # the array's path in both stores
     target: Any                 # what the destination gives workers (Destination.for_worker)
     decision: dict              # Decision.to_json()
-    compression: str
 
 
 # A worker process opens each source array once, not once per task (opening reads metadata: on
@@ -56,16 +55,14 @@ def run_units(job: UnitJob, units: list[tuple[int, tuple[slice, ...]]]) -> tuple
     """In a worker: write `units` of the job's array; (their errors, the target written)."""
     import zarr
 
-    from zdt.pipeline import use_pipeline
-    from zdt.engine.compressors import Compression
     from zdt.engine.plan import Decision
+    from zdt.pipeline import use_pipeline
     from zdt.engine.writer import UnitWriter
 
     arr = _source_array(job.src, job.array)
     with use_pipeline():
         new = zarr.open_array(store=job.target.store, path=job.array, mode="r+")
-        writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"),
-                            Compression.parse(job.compression))
+        writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"))
         errors = [writer.write(i, region) for i, region in units]
     return errors, job.target
 
@@ -167,15 +164,15 @@ class Cluster:
         if self.local is not None:
             self.local.close()
 
-    def write_units(self, dest: Any, arr: Any, d: Any, compression: Any,
-                    todo: list[tuple[int, tuple[slice, ...]]], advance: Any) -> list[float]:
+    def write_units(self, dest: Any, arr: Any, d: Any, todo: list[tuple[int, tuple[slice, ...]]],
+                    advance: Any) -> list[float]:
         """Every unit of `todo` as a task (at most twice the cluster's threads in flight), each
         recorded as written when its task returns; into Icechunk each task writes into a fork
         of the session, given back to be merged before each checkpoint and at the end."""
         from zdt.engine.writer import run_windowed
 
         path = "/" + arr.path
-        job = UnitJob(self.source, arr.path, dest.for_worker(), d.to_json(), str(compression))
+        job = UnitJob(self.source, arr.path, dest.for_worker(), d.to_json())
 
         def refork() -> None:
             nonlocal job

@@ -22,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,13 +34,11 @@ from zdt.engine.candidates import Encoding
 @dataclass
 class Output:
     """How an output array stores its chunks, apart from the encoding: its format, chunk
-    shape, fill value and (for ChunkRunner) its compressors (v3 JSON or objects, a numcodecs
-    compressor for format 2; None: none)."""
+    shape and fill value."""
 
     zarr_format: int
     chunk_shape: tuple[int, ...]
     fill_value: Any
-    compressors: Any = None
 
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -271,10 +269,6 @@ class ChunkRunner:
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
         return out
 
-    def rounded(self, x: np.ndarray) -> np.ndarray:
-        """The values to write: `x` itself, or for an encoding rounded in memory, rounded."""
-        return self.values(x) if self.encoding.rounding else x
-
 
 def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
     """An edge chunk as zarr stores it: the full chunk shape, the rest the fill value."""
@@ -325,14 +319,11 @@ class Result:
 @dataclass
 class Measurement:
     results: list[Result]
-    chunks: int = 0
     values: int = 0
-    notes: list[str] = field(default_factory=list)
 
     def fold(self, part: Measurement) -> None:
         """Add the measurement of further units (parts are folded in unit order: an
         encoding's failure is the first unit's that failed)."""
-        self.chunks += part.chunks
         self.values += part.values
         for result, p in zip(self.results, part.results, strict=True):
             if result.failed:
@@ -378,7 +369,7 @@ def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequ
     def one(unit: np.ndarray) -> Measurement:
         pieces = chunks_of(unit, output.chunk_shape)
         part = Measurement([Result(r.encoding, r.backend, failed=r.failed) for r in m.results],
-                           len(pieces), int(unit.size))
+                           int(unit.size))
         k = 0
         for stage, runners in plan:
             results = part.results[k:k + len(runners)]

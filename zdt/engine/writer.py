@@ -99,7 +99,7 @@ def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compressio
                          f"{str(exc).splitlines()[0]}") from None
 
 
-def runner_for(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
+def runner_for(arr: Any, d: Decision) -> ChunkRunner:
     """The decision's encoding on chunks in memory (what the written array will hold; with
     round_with, the values rounded in memory)."""
     filters, serializer, _ = split_codecs(d.codecs)
@@ -125,15 +125,14 @@ class UnitWriter:
     (if any), written to `new`. Built in this process, or in a dask worker
     (zdt.engine.cluster)."""
 
-    def __init__(self, arr: Any, new: Any, d: Decision, compression: Compression,
-                 salvage: Any = None) -> None:
+    def __init__(self, arr: Any, new: Any, d: Decision, salvage: Any = None) -> None:
         self.path = "/" + arr.path
         self.read = arrays.reader(arr, salvage)
         self.new = new
         self.bound = d.check
         declared = arrays.sentinels_of(arr)
         self.declared = dict(sentinels=declared.values, masking=declared.masking, valid=declared.valid)
-        self.runner = runner_for(arr, d, compression) if d.bound is not None else None
+        self.runner = runner_for(arr, d) if d.bound is not None else None
 
     def reopen(self, out: Any) -> None:
         """Write into the store `out` from now on (an Icechunk session after a checkpoint)."""
@@ -270,11 +269,11 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
     advance = progress(f"write {path}", len(regions))
     advance(len(regions) - len(todo))
     if cluster is not None:
-        errors = cluster.write_units(dest, arr, d, compression, todo, advance)
+        errors = cluster.write_units(dest, arr, d, todo, advance)
     else:
         from zdt.pipeline import workers
 
-        writer = UnitWriter(arr, new, d, compression, salvage)
+        writer = UnitWriter(arr, new, d, salvage)
 
         def one(item: tuple[int, tuple[slice, ...]]) -> float:
             error = writer.write(*item)
@@ -305,7 +304,7 @@ class Mismatch(KeptError):
 
 
 def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
-                compression: Compression, salvage: Any = None) -> None:
+                salvage: Any = None) -> None:
     """Resuming: every unit the stopped run recorded as written must hold what the source
     encodes to now (decoded values compared bit for bit; copied arrays byte for byte)."""
     for _, arr in nodes:
@@ -325,7 +324,7 @@ def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict
                                f"(the source changed since, or the copy is damaged): {stale}")
             continue
         written = open_written(dest.store, arr.path, "r")
-        runner = runner_for(arr, d, compression)
+        runner = runner_for(arr, d)
         regions = arrays.storage_units(arr)
         read = arrays.reader(arr, salvage)
         for i in sorted(done, key=lambda k: int(k) if k.isdigit() else -1):

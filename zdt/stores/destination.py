@@ -145,8 +145,6 @@ def _root_last_class() -> type:
         .zmetadata) are kept under other names until `unveil`: zarr finds no store at the
         prefix until the copy is complete. Everything else passes through."""
 
-        HELD = HELD
-
         def _key(self, key: str) -> str:
             return HELD + key if key in METADATA_KEYS else key
 
