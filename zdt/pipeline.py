@@ -4,30 +4,35 @@ parallel.
 Select it with ``zdt.use_pipeline()`` or zarr's config key ``codec_pipeline.path`` set to
 ``"zdt.pipeline.ZdtCodecPipeline"`` (``ZARR_CODEC_PIPELINE__PATH`` in the environment).
 
-For a chunk whose codecs are zdt array -> array codecs (``scale_offset``, ``cast_value``, in
-any number and order, or none), then any array -> bytes and bytes -> bytes codecs with
-synchronous methods (bytes, packbits, zstd, crc32c, ...):
+For a chunk whose array -> array codecs are element-wise zdt codecs (``ElementwiseCodec``:
+``scale_offset``, ``cast_value``, ``bitround``, in any number and order, or none), then any
+array -> bytes and bytes -> bytes codecs with synchronous methods (bytes, packbits, zstd,
+crc32c, ...):
 
 * reading: the stored bytes go through the bytes codecs, then the selected part of the chunk
-  goes through every array -> array codec at once, block by block (`zdt.kernels` `chain`:
-  each block of 2048 elements passes every step while it is in cache), straight into its
-  region of the output array; a missing chunk writes the fill value there;
+  goes through every array -> array codec at once, block by block (`zdt.codecs.steps.run`
+  over the kernels' ``run_steps``: each block of 2048 elements passes every step while it is
+  in cache), straight into its region of the output array; a missing chunk writes the fill
+  value there;
 * writing: the caller's region (or the merged chunk, for a partial write) goes through the
   chain the other way into one chunk-sized array, then the bytes codecs; a chunk equal to the
   fill value is deleted unless ``write_empty_chunks``;
-* chunks run on a thread pool (the kernels release the GIL), after zarr's usual asynchronous
-  fetches; its size is zarr's ``threading.max_workers``, else ``codec_pipeline.max_workers``,
-  else the number of CPUs.
+* chunks run on a thread pool (the kernels release the GIL) in groups of consecutive chunks;
+  its size is zarr's ``threading.max_workers``, else ``codec_pipeline.max_workers``, else the
+  number of CPUs. A store with zarr's synchronous surface (zarr >= 3.4) is read and written
+  from the pool's threads; any other through zarr's event loop, which fetches a group before
+  the pool's work on it and stores it after.
 
 zarr format 2 arrays (numcodecs filters and compressor in one array -> bytes codec) take the
 same path where that codec has synchronous methods (zarr >= 3.4). Anything else (a sharded
 array's outer level, codecs without synchronous methods, other output buffers) goes to zarr's
-own BatchedCodecPipeline unchanged, so the stored bytes never depend on the pipeline. Inside a shard, zarr builds the configured
-pipeline for the inner chunks, so they are fused too.
+own BatchedCodecPipeline unchanged, so the stored bytes never depend on the pipeline. Inside
+a shard, zarr builds the configured pipeline for the inner chunks, so they are fused too.
 
-Errors: when a fused step fails, the chunk is run again codec by codec, which raises that
-codec's own error (the element's index in the chunk, its value, the data types). A read
-decodes only the selected elements, so an element outside the selection never fails it.
+Errors: a failing element raises the error of the codec whose step failed (the element's
+index in the chunk, its value at that stage, the data types), the message zarr's pipeline
+gives running the codecs one by one. A read decodes only the selected elements, so an element
+outside the selection never fails it.
 """
 
 from __future__ import annotations

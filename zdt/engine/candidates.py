@@ -5,13 +5,14 @@ bound (`proven`: from the range, the smallest magnitude, the specials, the grids
 margin for the float arithmetic of the codecs) or only a measurement over all the data can
 (`proven=False`: the step of a one-line FixedScaleOffset recipe, exactly 2E; such a candidate
 is eligible only when every chunk was measured). Which one wins is decided by the bytes each
-writes after the output's compressor (zdt.engine.measure), never here.
+writes under the back ends measured with it (zdt.engine.measure), never here.
 
 * absolute bound E, float data: quantization ``[scale_offset(offset, scale), cast_value(uintN)]``
   with the coarsest step the bound allows (2 (E - margin)), a round decimal step and a power
   of two, each under 2E; a decimal grid step when the data lie on that grid (exact whatever
-  E); ``bitround`` with the fewest bits whose rounding stays within E at the largest
-  magnitude; casts to a narrower float whose rounding stays within E over the range.
+  E), and the grid the survey found the data on (or every m-th point of it); ``bitround``
+  with the fewest bits whose rounding stays within E at the largest magnitude; casts to a
+  narrower float whose rounding stays within E over the range.
 * relative bound R, float data: casts to every narrower float format whose precision and
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
   fewest mantissa bits that keep R, and a cast followed by ``bitround``.
@@ -22,6 +23,8 @@ writes after the output's compressor (zdt.engine.measure), never here.
 * integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
   of 1 and more, an odd whole step (2 floor(E) + 1) and the quantization above, through
   float64, into an unsigned type no wider than the data; relative bound: none (copied).
+* codes of a byte or less also as uint16, measured only under pcodec (which takes 16- to
+  64-bit types).
 
 NaN / +-Infinity (in the data or the fill value) get codes or values of their own through
 ``scalar_map``; so do the sentinels the store declares (fill value, CF ``_FillValue`` /
@@ -55,12 +58,15 @@ GRID_DIGITS = range(0, 7)
 
 @dataclass(frozen=True)
 class Encoding:
-    """The array -> array stage of an encoding (the serializer and compressors that follow it
-    are measured with it: zdt.engine.measure)."""
+    """A candidate encoding: its array -> array codecs and the serializer it needs, if any
+    (the back ends that may follow, a serializer and compressors, are measured with it:
+    zdt.engine.measure)."""
 
     label: str
     filters: tuple          # zarr v3 JSON of the array -> array codecs
-    serializer: Any         # zarr v3 JSON of an array -> bytes codec it needs (packbits), or None
+    # zarr v3 JSON of the array -> bytes codec it needs (packbits for sub-byte codes,
+    # zdt.predict), or None
+    serializer: Any
     stored: str             # the data type the chunks hold
     proven: bool            # the survey proves the bound (else it must be measured everywhere)
     preference: int = 0     # between equal sizes: lower first (rounder numbers, simpler chains)

@@ -6,7 +6,8 @@ For an array to encode: one full streaming pass (zdt.engine.survey) gives the ra
 specials and the grids every candidate's guarantee rests on, and keeps the storage units the
 size measurement reads (all of them up to a few million values, else a spread, or
 ``--sample N``); zdt.engine.candidates makes the candidates; zdt.engine.measure runs each on
-the kept units at kernel level with the output's own serializer and compressors, and the
+the kept units at kernel level under every back end that may follow it (a serializer, bytes
+or pcodec, and compressors: `back_ends`; the slow ones screened, `screened`), and the
 smallest on disk that keeps the bound wins. A candidate the survey does not prove (the
 one-line recipe's step of exactly 2E) is eligible only when every unit was measured.
 """
