@@ -19,6 +19,8 @@ folds them), and one task per sampled unit measures every candidate encoding on 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,6 +85,21 @@ def measure_sample(sample: Any, chains: list, dtype: Any, output: Any, bound: An
     from zdt.engine.measure import measure
 
     return measure([sample], chains, dtype, output, bound, declared, workers=1, sized=sized)
+
+
+@contextmanager
+def cluster_for(scheduler: str | None, source: Any) -> Iterator[Cluster | None]:
+    """A Cluster for `scheduler`, closed at the end (`source`: the Location its tasks read),
+    or None without a scheduler."""
+    if not scheduler:
+        yield None
+        return
+    cluster = Cluster(scheduler)
+    cluster.source = source
+    try:
+        yield cluster
+    finally:
+        cluster.close()
 
 
 class Cluster:

@@ -103,37 +103,6 @@ def key_text(key: str) -> str:
     return "/" + key
 
 
-def mark_unit(store: Any, array: str, unit: str) -> None:
-    """The record that unit `unit` of `array` is written (zdt-partial.d/<array>/<unit>)."""
-    _on_zarr_loop(store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
-
-
-def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
-    """Whether dst_prefix of dst holds exactly the objects under src_prefix of src (the
-    record's objects and the root documents a RootLast holds back taken for what they are)."""
-    from zarr.core.buffer import default_buffer_prototype
-
-    proto = default_buffer_prototype()
-    head = f"{src_prefix}/" if src_prefix else ""
-    dhead = f"{dst_prefix}/" if dst_prefix else ""
-
-    async def compare() -> bool:
-        keys = sorted([k[len(head):] async for k in src.list_prefix(head)])
-        held = HELD if hasattr(dst, "unveil") else None
-        others = sorted([(k[len(held):] if held and k.startswith(held) else k)[len(dhead):]
-                         async for k in dst.list_prefix(dhead)
-                         if not k.startswith(DONE) and k != PARTIAL_MARKER])
-        if keys != others:
-            return False
-        for k in keys:
-            a, b = await src.get(head + k, proto), await dst.get(dhead + k, proto)
-            if a is None or b is None or a.to_bytes() != b.to_bytes():
-                return False
-        return True
-
-    return _on_zarr_loop(compare())
-
-
 @functools.cache
 def _root_last_class() -> type:
     """RootLast, made on first use (zarr is imported only when a store is opened)."""
@@ -188,14 +157,17 @@ def root_last(store: Any) -> Any:
 
 
 class Destination:
-    """The output of one conversion. Subclasses say how it is checked, begun, recorded,
-    finished and abandoned; a conversion calls only these methods."""
+    """The output of one conversion; one subclass per kind of store says how each step of the
+    conversion is done there. A conversion (zdt.engine.conversion.Conversion, whose docstring
+    says what each step leaves here) calls only these methods, in this order: `check`;
+    `begin`, or resuming `reopen` and `record_of`; resuming, `done` and `holds_copy_of`
+    (verify), `remove_torn_files`; `write_record`; while writing `store`, `done`, `mark`,
+    `checkpoint_due` and `checkpoint`; `finish`; on any failure `abandon`."""
 
     def __init__(self, loc: Location, resume: bool = False) -> None:
         self.loc = loc
         self.resume = resume
 
-    # --- what every kind provides ---------------------------------------------------------
     @property
     def store(self) -> Any:
         """The zarr store written (into Icechunk: the current session's, new at each checkpoint)."""
@@ -205,6 +177,7 @@ class Destination:
         """The partial copy as messages name it."""
         raise NotImplementedError
 
+    # --- check ----------------------------------------------------------------------------
     def check(self, src: Location) -> None:
         """Refuse what cannot be written, before anything is read or written."""
         if self.resume:
@@ -229,9 +202,63 @@ class Destination:
         """Refuse --resume where there is nothing to resume."""
         raise NotImplementedError
 
-    def begin(self, record: dict) -> Any:
-        """The zarr store to write the copy into: a new one holding `record`, or with --resume
-        the partial one (its record: `record_of`)."""
+    # --- begin ----------------------------------------------------------------------------
+    def begin(self, record: dict) -> None:
+        """Make the partial copy, holding `record`; `store` is where the copy is written."""
+        raise NotImplementedError
+
+    def reopen(self) -> None:
+        """Resuming: open the partial copy a stopped run left (its record: `record_of`)."""
+        raise NotImplementedError
+
+    def record_of(self) -> dict | None:
+        """The record an earlier, stopped run left (--resume); None if it recorded nothing."""
+        raise NotImplementedError
+
+    # --- verify (resuming) ----------------------------------------------------------------
+    def done(self, array: str) -> set[str]:
+        """The units of `array` an earlier run wrote (empty unless resuming)."""
+        raise NotImplementedError
+
+    def copy_key(self, key: str) -> str | None:
+        """A key of `store` as the finished copy names it; None for an object of the record,
+        which is no part of the copy."""
+        return key
+
+    def holds_copy_of(self, src: Any, src_prefix: str, prefix: str) -> bool:
+        """Whether `prefix` of the copy holds exactly the objects under `src_prefix` of the
+        zarr store `src`, byte for byte (a copied array, when resuming)."""
+        from zarr.core.buffer import default_buffer_prototype
+
+        proto = default_buffer_prototype()
+        head = f"{src_prefix}/" if src_prefix else ""
+        dhead = f"{prefix}/" if prefix else ""
+        store = self.store
+
+        async def compare() -> bool:
+            keys = sorted([k[len(head):] async for k in src.list_prefix(head)])
+            others = sorted([name[len(dhead):] async for k in store.list_prefix(dhead)
+                             if (name := self.copy_key(k)) is not None])
+            if keys != others:
+                return False
+            for k in keys:
+                a, b = await src.get(head + k, proto), await store.get(dhead + k, proto)
+                if a is None or b is None or a.to_bytes() != b.to_bytes():
+                    return False
+            return True
+
+        return _on_zarr_loop(compare())
+
+    def remove_torn_files(self) -> None:
+        """Resuming, once the partial copy is accepted: remove what a kill left half-written."""
+
+    # --- record and write -------------------------------------------------------------------
+    def write_record(self, record: dict) -> None:
+        """`record` (now with the plan) replaces the record."""
+        raise NotImplementedError
+
+    def mark(self, array: str, unit: str) -> None:
+        """Unit `unit` of `array` is written (after its chunks)."""
         raise NotImplementedError
 
     def checkpoint_due(self) -> bool:
@@ -241,26 +268,10 @@ class Destination:
     def checkpoint(self) -> None:
         """Record what is written (no unit in flight); `store` may change."""
 
-    def remove_torn_files(self) -> None:
-        """Resuming, once the partial copy is accepted: remove what a kill left half-written."""
-
-    def write_record(self, record: dict) -> None:
-        raise NotImplementedError
-
-    def record_of(self) -> dict | None:
-        """The record an earlier, stopped run left (--resume); None if it recorded nothing."""
-        raise NotImplementedError
-
-    def mark(self, array: str, unit: str) -> None:
-        """Unit `unit` of `array` is written (after its chunks)."""
-        raise NotImplementedError
-
-    def done(self, array: str) -> set[str]:
-        """The units of `array` an earlier run wrote (empty unless resuming)."""
-        raise NotImplementedError
-
+    # --- finish, or abandon -----------------------------------------------------------------
     def finish(self, message: str) -> None:
-        """Make the copy the destination (`message`: an Icechunk commit's)."""
+        """Make the copy the destination, without its record (`message`: an Icechunk
+        commit's)."""
         raise NotImplementedError
 
     def abandon(self) -> None:
@@ -339,7 +350,11 @@ class _MarkedStore(Destination):
         return record
 
     def mark(self, array: str, unit: str) -> None:
-        mark_unit(self.store, array, unit)
+        """An empty object, zdt-partial.d/<array>/<unit>."""
+        _on_zarr_loop(self.store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
+
+    def copy_key(self, key: str) -> str | None:
+        return None if key.startswith(DONE) or key == PARTIAL_MARKER else key
 
     def done(self, array: str) -> set[str]:
         if not self.resume:
@@ -398,15 +413,15 @@ class StagedDirectory(_MarkedStore):
         if not (self.staging.path / PARTIAL_MARKER).is_file():
             raise InputError(f"--resume: nothing to resume at {self.loc.text} (no {self.staging.text})")
 
-    def begin(self, record: dict) -> Any:
+    def begin(self, record: dict) -> None:
+        self.staging.path.mkdir()
+        self.reopen()
+        self.write_record(record)
+
+    def reopen(self) -> None:
         from zarr.storage import LocalStore
 
-        if not self.resume:
-            self.staging.path.mkdir()
         self._store = LocalStore(self.staging.text, read_only=False)
-        if not self.resume:
-            self.write_record(record)
-        return self.store
 
     def remove_torn_files(self) -> None:
         """zarr's LocalStore writes a file as NAME.<uuid hex>.partial and renames it; a kill in
@@ -494,11 +509,17 @@ class InPlace(_MarkedStore):
         if not marked:
             raise InputError(f"--resume: nothing to resume at {self.loc.text} (no {PARTIAL_MARKER})")
 
-    def begin(self, record: dict) -> Any:
+    def begin(self, record: dict) -> None:
+        self.reopen()
+        self.write_record(record)
+
+    def reopen(self) -> None:
         self._store = root_last(self._open())
-        if not self.resume:
-            self.write_record(record)
-        return self.store
+
+    def copy_key(self, key: str) -> str | None:
+        """(the root's documents, held back until `finish`, under their own names)"""
+        name = super().copy_key(key)
+        return name[len(HELD):] if name is not None and name.startswith(HELD) else name
 
     def finish(self, message: str) -> None:
         # the root's documents go into place, then removing the marker is the commit point
