@@ -79,12 +79,12 @@ def survey_units(src: Any, array: str, units: list[tuple[int, tuple[slice, ...]]
     return [survey_unit(read(region), i, dtype, sentinels, digits, i in keep) for i, region in units]
 
 
-def measure_sample(sample: Any, chains: list, dtype: Any, output: Any, bound: Any,
-                   declared: Any, sized: Any) -> Any:
-    """In a worker: every candidate chain on one sampled unit."""
+def measure_sample(sample: Any, trials: list, dtype: Any, output: Any, bound: Any,
+                   declared: Any) -> Any:
+    """In a worker: every trial on one sampled unit."""
     from zdt.engine.measure import measure
 
-    return measure([sample], chains, dtype, output, bound, declared, workers=1, sized=sized)
+    return measure([sample], trials, dtype, output, bound, declared, workers=1)
 
 
 @contextmanager
@@ -156,16 +156,15 @@ class Cluster:
             raise
         return total
 
-    def measure(self, samples: list, chains: list, dtype: Any, output: Any, bound: Any,
-                declared: Any, *, progress: Any = None, sized: Any = None, workers: Any = None) -> Any:
+    def measure(self, samples: list, trials: list, dtype: Any, output: Any, bound: Any,
+                declared: Any, *, progress: Any = None, workers: Any = None) -> Any:
         """zdt.engine.measure.measure on the cluster: the same result."""
-        from zdt.engine.measure import Measurement, Result
+        from zdt.engine.measure import Measurement
 
         n = len(samples)
-        futures = self.client.map(measure_sample, samples, [list(chains)] * n, [dtype] * n,
-                                  [output] * n, [bound] * n, [declared] * n, [sized] * n,
-                                  pure=False)
-        m = Measurement([Result(e, b) for e, backends in chains for b in backends])
+        futures = self.client.map(measure_sample, samples, [list(trials)] * n, [dtype] * n,
+                                  [output] * n, [bound] * n, [declared] * n, pure=False)
+        m = Measurement([t.again(t.sized) for t in trials])
         try:
             for future in futures:          # in sample order
                 m.fold(future.result())

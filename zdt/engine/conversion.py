@@ -14,6 +14,7 @@ from zdt.engine import arrays, damage
 from zdt.engine.cluster import cluster_for
 from zdt.engine.compressors import Compression
 from zdt.engine.decide import Progress
+from zdt.engine.decide import decide as decide_arrays
 from zdt.engine.plan import Decision, Plan
 from zdt.engine.readers import Readers
 from zdt.engine.selection import Selection, coordinates
@@ -143,9 +144,6 @@ class Conversion:
     def decide(self, plan: Plan | None, chain: list | None, selection: Selection,
                sample: int | None, cluster: Any) -> Plan:
         """The plan: `plan` as given, `chain` for every numeric array, or decided."""
-        from zdt.engine.arrays import is_numeric
-        from zdt.engine.decide import decide
-
         if plan is not None:
             by_path = plan.check_against(self.arrays, f"plan for {self.src.text}")
             decisions = [by_path["/" + a.path] for a in self.arrays]
@@ -155,13 +153,13 @@ class Conversion:
             for a in self.arrays:
                 path = "/" + a.path
                 why = selection.excluded(path) or (coords.get(path) and f"{coords[path]}: kept exact")
-                if why or not is_numeric(a):
+                if why or not arrays.is_numeric(a):
                     decisions.append(Decision(path, "copy", why or "not numeric: copied"))
                 else:
                     decisions.append(Decision(path, "encode", "codecs given", codecs=chain))
         else:
-            decisions = decide(self.arrays, selection, self.compression, sample, self.progress,
-                               cluster, self.readers, self.salvage)
+            decisions = decide_arrays(self.arrays, selection, self.compression, sample,
+                                      self.progress, cluster, self.readers, self.salvage)
         self.decisions = {d.path: d for d in decisions}
         return Plan(self.src.text, str(self.compression), decisions, str(self.readers))
 

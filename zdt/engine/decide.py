@@ -26,7 +26,7 @@ from zdt.engine import arrays
 from zdt.engine import candidates as cand
 from zdt.engine.bounds import Bound
 from zdt.engine.compressors import Compression
-from zdt.engine.measure import BackEnd, Output, best, is_lossy, measure
+from zdt.engine.measure import BackEnd, Measurement, Output, Trial, best, is_lossy, measure
 from zdt.engine.packing import Packing
 from zdt.engine.readers import Readers
 from zdt.engine.plan import Decision
@@ -162,57 +162,57 @@ def _family(enc: cand.Encoding, backend: BackEnd) -> str:
     return "pcodec" if backend.serializer is not None else "bytes"
 
 
-def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output: Output,
-             bound: Bound, declared: Any, all_measured: bool, advance: Callable[[int], None]) -> Any:
+def screened(run: Callable, samples: list, trials: list[Trial], dtype: np.dtype, output: Output,
+             bound: Bound, declared: Any, all_measured: bool,
+             advance: Callable[[int], None]) -> Measurement:
     """measure() (or the cluster's) with screening (see SCREEN): on a spread of the units,
     every encoding with the quick back ends, then the slow ones (BackEnd.costly) with the
     LEADERS encodings that lead under that kind of back end; on the rest, every encoding's
-    error and the finalists' bytes. A Measurement whose other results are marked as screened
+    error and the finalists' bytes. A Measurement whose other trials are marked as screened
     out."""
-    flat = [(e, b) for e, backends in chains for b in backends]
-    if len(flat) <= FINALISTS:
-        return run(samples, chains, dtype, output, bound, declared, progress=advance)
+    if len(trials) <= FINALISTS:
+        return run(samples, trials, dtype, output, bound, declared, progress=advance)
     ids = set(_screening_units(samples))
     screen = [s for i, s in enumerate(samples) if i in ids]
     others = [s for i, s in enumerate(samples) if i not in ids]
-    first = run(screen, chains, dtype, output, bound, declared, progress=advance,
-                sized=frozenset(i for i, (_, b) in enumerate(flat) if not b.costly))
+    first = run(screen, [t.again(sized=not t.backend.costly) for t in trials], dtype, output,
+                bound, declared, progress=advance)
 
-    def keeps(i: int) -> bool:
-        r = first.results[i]
-        return r.ok and r.error <= bound.value and (r.encoding.proven or all_measured)
+    def keeps(t: Trial) -> bool:
+        return t.ok and t.error <= bound.value and (t.encoding.proven or all_measured)
 
-    def rank(ids: Any) -> list[int]:
-        return sorted((i for i in ids if keeps(i)), key=lambda i: (
-            first.results[i].nbytes, first.results[i].encoding.preference))
+    def rank(trials: Any) -> list[Trial]:
+        return sorted((t for t in trials if keeps(t)), key=lambda t: (t.nbytes, t.encoding.preference))
 
     # the encodings that lead under each kind of back end get that kind's slow ones (pcodec's
     # other deltas, pages and transpose for the codes pcodec likes best, which are often not
     # those a byte compressor likes best: a uint16 twin of uint8 codes)
     leaders: dict[str, list] = {}
-    for i in rank(i for i, (_, b) in enumerate(flat) if not b.costly):
-        led = leaders.setdefault(_family(*flat[i]), [])
-        if flat[i][0] not in led:
-            led.append(flat[i][0])
-    costly = frozenset(i for i, (e, b) in enumerate(flat)
-                       if b.costly and e in leaders.get(_family(e, b), [])[:LEADERS])
+    for t in rank(t for t in first.trials if not t.backend.costly):
+        led = leaders.setdefault(_family(t.encoding, t.backend), [])
+        if t.encoding not in led:
+            led.append(t.encoding)
+    costly = [t for t in first.trials if t.backend.costly
+              and t.encoding in leaders.get(_family(t.encoding, t.backend), [])[:LEADERS]]
     if costly:
-        extra = run(screen, chains, dtype, output, bound, declared, sized=costly)
-        for i in costly:
-            first.results[i].nbytes = extra.results[i].nbytes
-    sized = frozenset(i for i, (_, b) in enumerate(flat) if not b.costly) | costly
-    ranked = rank(sized)
+        extra = run(screen, [t.again(sized=t in costly) for t in first.trials], dtype, output,
+                    bound, declared)
+        for t, x in zip(first.trials, extra.trials, strict=True):
+            if t in costly:
+                t.nbytes = x.nbytes
+    ranked = rank(t for t in first.trials if not t.backend.costly or t in costly)
     best_of_kind = {}
-    for i in reversed(ranked):
-        best_of_kind[_family(*flat[i])] = i
-    finalists = set(ranked[:FINALISTS]) | set(best_of_kind.values())
+    for t in reversed(ranked):
+        best_of_kind[_family(t.encoding, t.backend)] = t
+    finalists = ranked[:FINALISTS] + [t for t in best_of_kind.values()
+                                      if t not in ranked[:FINALISTS]]
     if others:
-        rest = run(others, chains, dtype, output, bound, declared, progress=advance,
-                   sized=frozenset(finalists))
+        rest = run(others, [t.again(sized=t in finalists) for t in first.trials], dtype, output,
+                   bound, declared, progress=advance)
         first.fold(rest)
-    for i, r in enumerate(first.results):
-        if i not in finalists and r.failed is None:
-            r.failed = "screened out (larger on the units screened)"
+    for t in first.trials:
+        if t not in finalists and t.failed is None:
+            t.failed = "screened out (larger on the units screened)"
     return first
 
 
@@ -259,20 +259,20 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                 f"{bound.describe()} on this data")
     as_it_is = cand.Encoding(f"{narrower}; as it is (lossless)" if narrower else "as it is (lossless)",
                              (), None, dtype.name, True, preference=-1)
-    chains = [(e, back_ends(e, arr, compression, readers)) for e in [as_it_is, *encodings]]
-    chains = [(e, b) for e, b in chains if b]
+    trials = [Trial(e, b) for e in [as_it_is, *encodings]
+              for b in back_ends(e, arr, compression, readers)]
     output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
     run = cluster.measure if cluster is not None else partial(measure, workers=threads)
-    m = screened(run, samples, chains, dtype, output, check, declared, all_measured,
+    m = screened(run, samples, trials, dtype, output, check, declared, all_measured,
                  progress(f"measure {path}", len(samples)))
     winner, runner_up = best(m, check, all_measured)
     measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
                    else f"{len(keep)} of {len(regions)} storage units")
     if winner is None:
         tried = "; ".join(f"{r.label}: " + (r.failed or f"error {r.error:.3g}")
-                          for r in m.results[:6])
+                          for r in m.trials[:6])
         return Decision(action="copy", why=f"no encoding kept the {bound.describe()} "
                         f"(measured on {measured_on}: {tried})", **base)
     return _decision(arr, winner, runner_up, m, measured_on, packing, base, narrower)
