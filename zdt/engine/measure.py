@@ -310,8 +310,9 @@ class NumcodecsBackEnd(BackEndRunner):
 
 
 class ChunkRunner:
-    """One whole chain (an encoding, its serializer and the output's compressors) on full
-    chunks of one shape and data type: what convert checks each unit with."""
+    """One whole chain on chunks of one shape and data type, as a reader decodes it: the
+    encoding's stage and, where it is lossy, its serializer (the compressors after it are
+    lossless): what convert checks each unit with."""
 
     def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
         self.encoding = encoding

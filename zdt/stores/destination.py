@@ -254,7 +254,7 @@ class Destination:
 
     # --- record and write -------------------------------------------------------------------
     def write_record(self, record: dict) -> None:
-        """`record` (now with the plan) replaces the record."""
+        """The partial copy's record is now `record` (the source, its digest and the plan)."""
         raise NotImplementedError
 
     def mark(self, array: str, unit: str) -> None:

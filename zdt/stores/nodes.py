@@ -8,8 +8,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 from zdt.errors import InputError, JobError, MissingPackage, StorageError
 from zdt.stores.location import Location, environment_note, reason
 
