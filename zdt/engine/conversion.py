@@ -88,6 +88,7 @@ class Conversion:
             sample: int | None, scheduler: str | None) -> tuple[Plan, list[ArrayReport]]:
         """Every step, in order (see the class); (the plan carried out, what each array got)."""
         dest = self.dest
+        # (before the try: a partial copy that cannot be resumed stays as it is)
         recorded = self.reopen() if dest.resume else None
         if recorded is not None:
             plan, chain = recorded, None
