@@ -4,30 +4,35 @@ parallel.
 Select it with ``zdt.use_pipeline()`` or zarr's config key ``codec_pipeline.path`` set to
 ``"zdt.pipeline.ZdtCodecPipeline"`` (``ZARR_CODEC_PIPELINE__PATH`` in the environment).
 
-For a chunk whose codecs are zdt array -> array codecs (``scale_offset``, ``cast_value``, in
-any number and order, or none), then any array -> bytes and bytes -> bytes codecs with
-synchronous methods (bytes, packbits, zstd, crc32c, ...):
+For a chunk whose array -> array codecs are element-wise zdt codecs (``ElementwiseCodec``:
+``scale_offset``, ``cast_value``, ``bitround``, in any number and order, or none), then any
+array -> bytes and bytes -> bytes codecs with synchronous methods (bytes, packbits, zstd,
+crc32c, ...):
 
 * reading: the stored bytes go through the bytes codecs, then the selected part of the chunk
-  goes through every array -> array codec at once, block by block (`zdt.kernels` `chain`:
-  each block of 2048 elements passes every step while it is in cache), straight into its
-  region of the output array; a missing chunk writes the fill value there;
+  goes through every array -> array codec at once, block by block (`zdt.codecs.steps.run`
+  over the kernels' ``run_steps``: each block of 2048 elements passes every step while it is
+  in cache), straight into its region of the output array; a missing chunk writes the fill
+  value there;
 * writing: the caller's region (or the merged chunk, for a partial write) goes through the
   chain the other way into one chunk-sized array, then the bytes codecs; a chunk equal to the
   fill value is deleted unless ``write_empty_chunks``;
-* chunks run on a thread pool (the kernels release the GIL), after zarr's usual asynchronous
-  fetches; its size is zarr's ``threading.max_workers``, else ``codec_pipeline.max_workers``,
-  else the number of CPUs.
+* chunks run on a thread pool (the kernels release the GIL) in groups of consecutive chunks;
+  its size is zarr's ``threading.max_workers``, else ``codec_pipeline.max_workers``, else the
+  number of CPUs. A store with zarr's synchronous surface (zarr >= 3.4) is read and written
+  from the pool's threads; any other through zarr's event loop, which fetches a group before
+  the pool's work on it and stores it after.
 
 zarr format 2 arrays (numcodecs filters and compressor in one array -> bytes codec) take the
 same path where that codec has synchronous methods (zarr >= 3.4). Anything else (a sharded
 array's outer level, codecs without synchronous methods, other output buffers) goes to zarr's
-own BatchedCodecPipeline unchanged, so the stored bytes never depend on the pipeline. Inside a shard, zarr builds the configured
-pipeline for the inner chunks, so they are fused too.
+own BatchedCodecPipeline unchanged, so the stored bytes never depend on the pipeline. Inside
+a shard, zarr builds the configured pipeline for the inner chunks, so they are fused too.
 
-Errors: when a fused step fails, the chunk is run again codec by codec, which raises that
-codec's own error (the element's index in the chunk, its value, the data types). A read
-decodes only the selected elements, so an element outside the selection never fails it.
+Errors: a failing element raises the error of the codec whose step failed (the element's
+index in the chunk, its value at that stage, the data types), the message zarr's pipeline
+gives running the codecs one by one. A read decodes only the selected elements, so an element
+outside the selection never fails it.
 """
 
 from __future__ import annotations
@@ -95,14 +100,17 @@ _pool_size = 0
 _pool_lock = threading.Lock()
 
 
-def workers() -> int:
+def workers(most: int | None = None) -> int:
     """Threads for chunk work: zarr's threading.max_workers, else codec_pipeline.max_workers
-    (zarr >= 3.4), else the number of CPUs."""
+    (zarr >= 3.4), else the number of CPUs; at most `most` (the engine's pools, whose threads
+    each hold a storage unit)."""
+    n = os.cpu_count() or 1
     for key in ("threading.max_workers", "codec_pipeline.max_workers"):
-        n = zarr.config.get(key, None)
-        if n:
-            return int(n)
-    return os.cpu_count() or 1
+        configured = zarr.config.get(key, None)
+        if configured:
+            n = int(configured)
+            break
+    return max(1, min(most, n)) if most is not None else n
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -140,9 +148,9 @@ def _groups(batch: list) -> list:
     return [batch[i:i + k] for i in range(0, len(batch), k)]
 
 
-class _Io:
-    """The store requests of one read or write, at most async.concurrency at a time (zarr's
-    rule), from any number of groups."""
+class _Requests:
+    """The store requests of one read or write through zarr's event loop, at most
+    async.concurrency at a time (zarr's rule), from any number of groups."""
 
     def __init__(self) -> None:
         self.limit = asyncio.Semaphore(zarr.config.get("async.concurrency", 10) or 10)
@@ -162,7 +170,7 @@ async def _nothing() -> None:
 _SYNC_METHODS = ("get_sync", "set_sync", "delete_sync")
 
 
-def _sync_io(byte_getter: Any) -> bool:
+def _has_sync_io(byte_getter: Any) -> bool:
     """Whether a chunk's store can be read and written without the event loop (zarr >= 3.4's
     all-or-nothing store sync surface: MemoryStore, LocalStore, a shard's inner chunks). Then
     each group fetches, decodes, encodes and stores its chunks on one pool thread: no
@@ -175,14 +183,50 @@ def _sync_io(byte_getter: Any) -> bool:
     return all(callable(getattr(byte_getter, m, None)) for m in _SYNC_METHODS)
 
 
-def _sync(byte_io: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+def _store_call(byte_io: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     """byte_io.<method>(...) for get_sync / set_sync / delete_sync; a StorePath's store is
     called directly, as StorePath itself does, without its check of the store against a
-    runtime Protocol (~1 us a chunk with the GIL held; _sync_io checked the store once for the
-    batch)."""
+    runtime Protocol (~1 us a chunk with the GIL held; _has_sync_io checked the store once for
+    the batch)."""
     if type(byte_io) is StorePath:
         return getattr(byte_io.store, method)(byte_io.path, *args, **kwargs)
     return getattr(byte_io, method)(*args, **kwargs)
+
+
+# How a group's work on the pool reaches the store: get(k, item) gives the stored bytes of its
+# k-th chunk (None: missing), put(k, item, data) says what to store there (None: delete it).
+
+class _SyncStoreIo:
+    """The store's synchronous methods, called from the pool thread that runs the group."""
+
+    @staticmethod
+    def get(k: int, item: tuple) -> Any:
+        return _store_call(item[0], "get_sync", prototype=item[1].prototype)
+
+    @staticmethod
+    def put(k: int, item: tuple, data: Any) -> None:
+        if data is None:
+            _store_call(item[0], "delete_sync")
+        else:
+            _store_call(item[0], "set_sync", data)
+
+
+class _LoopIo:
+    """Through zarr's event loop: what it fetched for the group before the pool's work, and
+    what it stores after (`stored`)."""
+
+    def __init__(self, fetched: list) -> None:
+        self.fetched = fetched
+        self.stored: list = []
+
+    def get(self, k: int, item: tuple) -> Any:
+        return self.fetched[k]
+
+    def put(self, k: int, item: tuple, data: Any) -> None:
+        self.stored.append((item[0], data))
+
+
+_SYNC_STORE_IO = _SyncStoreIo()
 
 
 def _chunk_index(shape: tuple[int, ...], selection: Any, drop_axes: tuple[int, ...]) -> Any:
@@ -407,6 +451,32 @@ class ZdtCodecPipeline(CodecPipeline):
         self.__dict__["_stage_last"] = (chunk_spec, stages)
         return stages
 
+    # --- both directions: groups of chunks on the pool ------------------------------------------
+    async def _on_pool(self, batch: list, work: Any, fetch_all: bool, *args: Any) -> list:
+        """`work(items, io, *args)` for each group of the batch (`_groups`) on the thread pool;
+        their results, in order. A store with zarr's synchronous surface is read and written
+        from the group's own thread (_SyncStoreIo): no coroutine per chunk, which at small
+        chunks costs more than the chunk's own work. Any other through zarr's event loop
+        (_LoopIo): a group's chunks are fetched before its work (every one, or without
+        `fetch_all` those not written whole) and what it put is stored after, so a group's
+        fetches and stores overlap the other groups' work."""
+        loop, pool = asyncio.get_running_loop(), _executor()
+        if _has_sync_io(batch[0][0]):
+            return await asyncio.gather(*(loop.run_in_executor(pool, work, g, _SYNC_STORE_IO, *args)
+                                          for g in _groups(batch)))
+        requests = _Requests()
+
+        async def group(items: list) -> Any:
+            io = _LoopIo(await requests.all([(item[0].get, item[1].prototype)
+                                             if fetch_all or not item[4] else (_nothing,)
+                                             for item in items]))
+            done = await loop.run_in_executor(pool, work, items, io, *args)
+            await requests.all([(bs.delete,) if data is None else (bs.set, data)
+                                for bs, data in io.stored])
+            return done
+
+        return await asyncio.gather(*(group(g) for g in _groups(batch)))
+
     # --- read -----------------------------------------------------------------------------------------
     def _readable_into(self, out: Any, batch: list) -> bool:
         out_np = out.as_ndarray_like()
@@ -418,30 +488,14 @@ class ZdtCodecPipeline(CodecPipeline):
         if not self._readable_into(out, batch):
             results = await self.inner.read(batch, out, drop_axes)
             return tuple(results) if results is not None else tuple({"status": "present"} for _ in batch)
-        out_np = out.as_ndarray_like()
-        loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
-        if _sync_io(batch[0][0]):
-            done = await asyncio.gather(*(loop.run_in_executor(pool, self._read_group_sync, g, out_np, drop_axes)
-                                          for g in _groups(batch)))
-            return tuple(status for statuses in done for status in statuses)
-
-        async def group(items: list) -> list:
-            # fetch a group, then decode it on the pool: later groups' fetches overlap it
-            raws = await io.all([(bg.get, spec.prototype) for bg, spec, *_ in items])
-            await loop.run_in_executor(pool, self._read_group, raws, items, out_np, drop_axes)
-            return [{"status": "missing" if raw is None else "present"} for raw in raws]
-
-        done = await asyncio.gather(*(group(g) for g in _groups(batch)))
+        done = await self._on_pool(batch, self._read_group, True, out.as_ndarray_like(), drop_axes)
         return tuple(status for statuses in done for status in statuses)
 
-    def _read_group(self, raws: list, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
-        for raw, item in zip(raws, items):
-            self._read_one(raw, item, out_np, drop_axes)
-
-    def _read_group_sync(self, items: list, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
+    def _read_group(self, items: list, io: Any, out_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
+        """A group's chunks decoded into out_np; their statuses (zarr's)."""
         statuses = []
-        for item in items:
-            raw = _sync(item[0], "get_sync", prototype=item[1].prototype)
+        for k, item in enumerate(items):
+            raw = io.get(k, item)
             self._read_one(raw, item, out_np, drop_axes)
             statuses.append({"status": "missing" if raw is None else "present"})
         return statuses
@@ -474,35 +528,14 @@ class ZdtCodecPipeline(CodecPipeline):
         if not (self.fused and batch and isinstance(value_np, np.ndarray)):
             await self.inner.write(batch, value, drop_axes)
             return
-        loop, pool, io = asyncio.get_running_loop(), _executor(), _Io()
-        if _sync_io(batch[0][0]):
-            await asyncio.gather(*(loop.run_in_executor(pool, self._write_group_sync, g, value_np, drop_axes)
-                                   for g in _groups(batch)))
-            return
+        await self._on_pool(batch, self._write_group, False, value_np, drop_axes)
 
-        async def group(items: list) -> None:
-            # fetch what partial chunks need, encode on the pool, store: a group's store
-            # writes overlap the next groups' encoding
-            olds = await io.all([(_nothing,) if complete else (bs.get, spec.prototype)
-                                 for bs, spec, _, _, complete in items])
-            encoded = await loop.run_in_executor(pool, self._write_group, olds, items, value_np, drop_axes)
-            await io.all([(bs.delete,) if data is None else (bs.set, data)
-                          for (bs, *_), data in zip(items, encoded)])
-
-        await asyncio.gather(*(group(g) for g in _groups(batch)))
-
-    def _write_group(self, olds: list, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> list:
-        return [self._write_one(old, item, value_np, drop_axes) for old, item in zip(olds, items)]
-
-    def _write_group_sync(self, items: list, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
-        for item in items:
-            bs, spec, _, _, complete = item
-            old = None if complete else _sync(bs, "get_sync", prototype=spec.prototype)
-            data = self._write_one(old, item, value_np, drop_axes)
-            if data is None:
-                _sync(bs, "delete_sync")
-            else:
-                _sync(bs, "set_sync", data)
+    def _write_group(self, items: list, io: Any, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> None:
+        """A group's chunks encoded from value_np (a chunk not written whole merged into what
+        the store holds) and stored."""
+        for k, item in enumerate(items):
+            old = None if item[4] else io.get(k, item)      # (item[4]: the chunk is written whole)
+            io.put(k, item, self._write_one(old, item, value_np, drop_axes))
 
     def _write_one(self, old: Any, item: tuple, value_np: np.ndarray, drop_axes: tuple[int, ...]) -> Any:
         _, chunk_spec, chunk_selection, out_selection, complete = item

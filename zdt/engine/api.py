@@ -10,43 +10,22 @@ Errors are `zdt.errors.JobError`s whose message is one line naming what failed a
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zdt.engine.compressors import Compression
-from zdt.engine.plan import Decision, Plan
+from zdt.engine.plan import Plan
 from zdt.engine.readers import Readers
-from zdt.engine.selection import Selection, check_sample, coordinates, selection_of
-from zdt.errors import InputError, JobError, KeptError, Terminated, UsageError
+from zdt.engine.selection import check_sample, selection_of
+from zdt.errors import InputError, UsageError
 
-Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
+if TYPE_CHECKING:
+    from zdt.engine.decide import Progress
 
 
 def _no_progress(label: str, total: int) -> Callable[[int], None]:
     return lambda n: None
-
-
-def _cluster(scheduler: str | None, source: Any) -> AbstractContextManager:
-    """A dask cluster for `scheduler` (closed at the end), or nothing."""
-    if not scheduler:
-        return nullcontext(None)
-    from contextlib import contextmanager
-
-    from zdt.engine.cluster import Cluster
-
-    @contextmanager
-    def opened() -> Any:
-        cluster = Cluster(scheduler)
-        cluster.source = source
-        try:
-            yield cluster
-        finally:
-            cluster.close()
-
-    return opened()
 
 
 def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple[Any, Any, str]:
@@ -132,6 +111,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
         ``print(plan)`` is the report ``zdt suggest`` prints, ``plan.dumps()`` the JSON
         ``zdt suggest --json`` writes and `convert` applies.
     """
+    from zdt.engine.cluster import cluster_for
     from zdt.engine.decide import decide
     from zdt.stores.nodes import is_array, walk
 
@@ -143,7 +123,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     arrays = [n for _, n in walk(node) if is_array(n)]
     if is_array(node):
         from zdt.engine.arrays import is_numeric
-        from zdt.stores.nodes import data_type_name
+        from zdt.stores.nodes import array_type_name
 
         if node.size == 0:
             raise InputError(f"{text}: the array has no elements: nothing to suggest")
@@ -151,11 +131,11 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
             raise InputError(f"{text}: a 0-d array (one value): nothing to suggest")
         if not is_numeric(node):
             raise InputError(f"{text}: suggesting needs integer or float data; this array is "
-                             f"{data_type_name(node)}")
+                             f"{array_type_name(node)}")
     elif not arrays:
         raise InputError(f"{text}: no arrays")
     salvage = _salvage(on_damaged_chunk, scheduler)
-    with _cluster(scheduler, loc) as cluster:
+    with cluster_for(scheduler, loc) as cluster:
         decisions = decide(arrays, selection, compression, sample, progress or _no_progress,
                            cluster, who, salvage)
     plan = Plan(loc.text, str(compression), decisions, str(who))
@@ -281,9 +261,13 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     if dst_inner:
         raise UsageError("convert writes a whole store: give the destination without :ARRAY")
     check_options_used(storage_options or {}, src, dst)
-    job = _Conversion(src, destination_at(dst, resume), compression, who, progress or _no_progress)
-    job.salvage = salvage
-    return job.run(given_plan, chain, selection, sample, scheduler)
+    from zdt.engine.conversion import Conversion
+
+    job = Conversion(src, destination_at(dst, resume), compression, who,
+                     progress or _no_progress, salvage)
+    done, reports = job.run(given_plan, chain, selection, sample, scheduler)
+    return Report(src.describe(), dst.text, done, reports, job.notes,
+                  salvage.found() if salvage is not None else [])
 
 
 def _plan_of(plan: Plan | Mapping | str | Any) -> Plan:
@@ -292,135 +276,6 @@ def _plan_of(plan: Plan | Mapping | str | Any) -> Plan:
     if isinstance(plan, Mapping):
         return Plan.from_json(dict(plan), "plan")
     return Plan.load(plan)
-
-
-def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
-class _Conversion:
-    """One run of `convert`: the source, the destination, and the steps between them."""
-
-    def __init__(self, src: Any, dest: Any, compression: Compression, readers: Readers,
-                 progress: Progress) -> None:
-        from zdt.stores.nodes import fingerprint, is_array, open_node, walk
-
-        self.src, self.dest = src, dest
-        self.compression, self.readers, self.progress = compression, readers, progress
-        self.nodes = walk(open_node(src))
-        dest.check(src)
-        self.arrays = [n for _, n in self.nodes if is_array(n)]
-        self.record = {"source": src.text, "fingerprint": fingerprint(self.nodes)}
-        self.notes: list[str] = []
-        self.salvage: Any = None        # zdt.engine.damage.Salvage: --on-damaged-chunk fill
-
-    def recorded_plan(self) -> Plan | None:
-        """Resuming: the plan the stopped run recorded (checked against this source)."""
-        dest = self.dest
-        earlier = dest.record_of()
-        if earlier is None:         # nothing recorded, nothing to check: from the start
-            self.notes.append(f"{dest.partial_name()}: the stopped conversion recorded nothing; "
-                              f"converting from the start")
-            return None
-        if earlier.get("fingerprint") != self.record["fingerprint"]:
-            raise InputError(f"--resume: the source {self.src.text} is not the store the stopped "
-                             f"conversion read ({earlier.get('source')}, or it changed since): "
-                             f"remove {dest.partial_name()} and convert again")
-        if earlier.get("plan") is None:
-            return None
-        return Plan.from_json(earlier["plan"], f"--resume: {dest.partial_name()}")
-
-    def decisions(self, plan: Plan | None, chain: list | None, selection: Selection,
-                  sample: int | None, cluster: Any) -> list[Decision]:
-        from zdt.engine.arrays import is_numeric
-        from zdt.engine.decide import decide
-
-        if plan is not None:
-            by_path = plan.check_against(self.arrays, f"plan for {self.src.text}")
-            return [by_path["/" + a.path] for a in self.arrays]
-        if chain is not None:
-            coords = coordinates(self.arrays)
-            out = []
-            for a in self.arrays:
-                path = "/" + a.path
-                why = selection.excluded(path) or (coords.get(path) and f"{coords[path]}: kept exact")
-                if why or not is_numeric(a):
-                    out.append(Decision(path, "copy", why or "not numeric: copied"))
-                else:
-                    out.append(Decision(path, "encode", "codecs given", codecs=chain))
-            return out
-        return decide(self.arrays, selection, self.compression, sample, self.progress, cluster,
-                      self.readers, self.salvage)
-
-    def run(self, plan: Plan | None, chain: list | None, selection: Selection,
-            sample: int | None, scheduler: str | None) -> Report:
-        from zdt.engine import writer
-
-        dest = self.dest
-        recorded = None
-        if dest.resume:
-            # (outside the try below: a partial copy that cannot be resumed stays as it is)
-            dest.begin(self.record)
-            recorded = self.recorded_plan()
-            if recorded is not None:
-                plan, chain = recorded, None
-                self.compression = Compression.parse(recorded.compressor)
-                self.readers = Readers.parse(recorded.readers)
-        previous = _install_sigterm()
-        try:
-            with _cluster(scheduler, self.src) as cluster:
-                if not dest.resume:
-                    dest.begin(self.record)
-                writer.kill_point("survey")
-                decisions = self.decisions(plan, chain, selection, sample, cluster)
-                the_plan = Plan(self.src.text, str(self.compression), decisions, str(self.readers))
-                by_path = {d.path: d for d in decisions}
-                if dest.resume:
-                    # a copy that does not match is refused before anything in it changes
-                    writer.verify_done(dest, self.nodes, by_path, self.compression, self.salvage)
-                    dest.remove_torn_files()
-                if recorded is None:
-                    dest.write_record({**self.record, "plan": the_plan.to_json()})
-                reports = writer.write_copy(dest, self.nodes, by_path, self.compression,
-                                            self.progress, cluster, self.salvage)
-                writer.kill_point("finish")
-                dest.finish(f"zdt convert from {self.src.describe()}\n\n" + the_plan.dumps())
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                from zdt.zarr_compat import stop_zarr_io
-
-                # an interrupted write goes on in zarr's IO thread: stop it before cleaning up
-                stop_zarr_io()
-            else:
-                from zdt.zarr_compat import settle_zarr_io
-
-                settle_zarr_io()        # a failed write's sibling chunk writes: let them end
-            # (named before the partial copy goes: the line says what it held)
-            failure = None if isinstance(exc, JobError) else writer.storage_failure(exc, dest)
-            if not isinstance(exc, KeptError):          # e.g. a resumed copy that does not match
-                dest.abandon()
-            if failure is not None:
-                raise failure from None
-            raise
-        finally:
-            _restore_sigterm(previous)
-        return Report(self.src.describe(), dest.loc.text, the_plan, reports, self.notes,
-                      self.salvage.found() if self.salvage is not None else [])
-
-
-def _install_sigterm() -> Any:
-    """SIGTERM handled like Ctrl-C while converting (main thread only: elsewhere Python cannot
-    install handlers, and the caller's own handling applies)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, _terminate)
-
-
-def _restore_sigterm(previous: Any) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
 
 
 from zdt.engine.dataset import encoding  # noqa: E402  (the third of the three; its own module)

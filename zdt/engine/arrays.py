@@ -9,6 +9,8 @@ import numpy as np
 
 from zdt.errors import InputError, StorageError, UsageError, ZdtError
 from zdt.stores.location import reason
+from zdt.stores.nodes import codecs_text
+
 
 def storage_units(arr: Any) -> list[tuple[slice, ...]]:
     """The regions of the array's storage units (shards if sharded, else chunks), in C order
@@ -169,17 +171,7 @@ def _failure(arr: Any, key: str | None, why: BaseException, region: tuple[slice,
         f"/{arr.path} at ({', '.join(f'{s.start}:{s.stop}' for s in region)})"
     if storage_fault(why):
         return StorageError(f"reading {where} from the source failed: {reason(why)}")
-    codecs = ", ".join(codec_names(arr))
-    return InputError(f"cannot decode {where} ({codecs}): {reason(why)}")
-
-
-def codec_names(arr: Any) -> list[str]:
-    """The names of the array's codecs (format 3) or its filters and compressor (format 2)."""
-    meta = arr.metadata
-    if getattr(meta, "zarr_format", 3) == 2:
-        parts = [*(meta.filters or ()), *([meta.compressor] if meta.compressor else [])]
-        return [getattr(c, "codec_id", type(c).__name__) for c in parts] or ["no codecs"]
-    return [c.to_dict()["name"] for c in meta.codecs]
+    return InputError(f"cannot decode {where} ({codecs_text(arr)}): {reason(why)}")
 
 
 def v2_filters(filters: list[dict], dtype: np.dtype) -> list[Any]:

@@ -5,13 +5,14 @@ bound (`proven`: from the range, the smallest magnitude, the specials, the grids
 margin for the float arithmetic of the codecs) or only a measurement over all the data can
 (`proven=False`: the step of a one-line FixedScaleOffset recipe, exactly 2E; such a candidate
 is eligible only when every chunk was measured). Which one wins is decided by the bytes each
-writes after the output's compressor (zdt.engine.measure), never here.
+writes under the back ends measured with it (zdt.engine.measure), never here.
 
 * absolute bound E, float data: quantization ``[scale_offset(offset, scale), cast_value(uintN)]``
   with the coarsest step the bound allows (2 (E - margin)), a round decimal step and a power
   of two, each under 2E; a decimal grid step when the data lie on that grid (exact whatever
-  E); ``bitround`` with the fewest bits whose rounding stays within E at the largest
-  magnitude; casts to a narrower float whose rounding stays within E over the range.
+  E), and the grid the survey found the data on (or every m-th point of it); ``bitround``
+  with the fewest bits whose rounding stays within E at the largest magnitude; casts to a
+  narrower float whose rounding stays within E over the range.
 * relative bound R, float data: casts to every narrower float format whose precision and
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
   fewest mantissa bits that keep R, and a cast followed by ``bitround``.
@@ -22,6 +23,8 @@ writes after the output's compressor (zdt.engine.measure), never here.
 * integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
   of 1 and more, an odd whole step (2 floor(E) + 1) and the quantization above, through
   float64, into an unsigned type no wider than the data; relative bound: none (copied).
+* codes of a byte or less also as uint16, measured only under pcodec (which takes 16- to
+  64-bit types).
 
 NaN / +-Infinity (in the data or the fill value) get codes or values of their own through
 ``scalar_map``; so do the sentinels the store declares (fill value, CF ``_FillValue`` /
@@ -39,7 +42,7 @@ import numpy as np
 from zdt.engine.bounds import Bound
 from zdt.engine.readers import Readers
 from zdt.engine.survey import Survey
-from zdt.formats import FORMATS, NAN_NONE
+from zdt.formats import FORMATS, NAN_NONE, NumberFormat
 
 UNSIGNED = ("uint2", "uint4", "uint8", "uint16", "uint32", "uint64")
 V2_UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
@@ -55,12 +58,15 @@ GRID_DIGITS = range(0, 7)
 
 @dataclass(frozen=True)
 class Encoding:
-    """The array -> array stage of an encoding (the serializer and compressors that follow it
-    are measured with it: zdt.engine.measure)."""
+    """A candidate encoding: its array -> array codecs and the serializer it needs, if any
+    (the back ends that may follow, a serializer and compressors, are measured with it:
+    zdt.engine.measure)."""
 
     label: str
     filters: tuple          # zarr v3 JSON of the array -> array codecs
-    serializer: Any         # zarr v3 JSON of an array -> bytes codec it needs (packbits), or None
+    # zarr v3 JSON of the array -> bytes codec it needs (packbits for sub-byte codes,
+    # zdt.predict), or None
+    serializer: Any
     stored: str             # the data type the chunks hold
     proven: bool            # the survey proves the bound (else it must be measured everywhere)
     preference: int = 0     # between equal sizes: lower first (rounder numbers, simpler chains)
@@ -100,6 +106,11 @@ class Context:
     def specials(self) -> list[str]:
         found = set(self.survey.specials) | ({self.fill_special} if self.fill_special else set())
         return [s for s in SPECIALS if s in found]
+
+    def holds_specials(self, fmt: NumberFormat) -> bool:
+        """Whether a float format has a value for each special (NaN, +-Infinity) the data or
+        the fill value hold."""
+        return all((fmt.nan_bits if s == "NaN" else fmt.inf_bits) is not None for s in self.specials)
 
     @property
     def unsigned(self) -> tuple:
@@ -211,11 +222,8 @@ def sentinel_map(ctx: Context, target: str, keepbits: int | None = None) -> tupl
     for value, bits in zip(lost, spare, strict=True):
         encode.append([json_number(value, ctx.dtype), bits])
         decode.append([bits, json_number(value, ctx.dtype)])
-    for s in ctx.specials:
-        if s == "NaN" and f.nan_bits is None:
-            return None
-        if s != "NaN" and f.inf_bits is None:
-            return None
+    if not ctx.holds_specials(f):
+        return None
     if lost:
         encode.append(["NaN", "NaN"])     # (no data NaN may come out as a sentinel's pattern)
     return encode, decode
@@ -521,11 +529,8 @@ def _cast_error(fmt: str, ctx: Context) -> tuple[float, float] | None:
             return None
         if s.has_zero and not f.has_zero:
             return None
-    for sp in ctx.specials:
-        if sp == "NaN" and f.nan_bits is None:
-            return None
-        if sp != "NaN" and f.inf_bits is None:
-            return None
+    if not ctx.holds_specials(f):
+        return None
     if s.empty or s.max_abs == 0:
         return 0.0, 0.0
     p = f.man_bits + 1

@@ -19,6 +19,8 @@ folds them), and one task per sampled unit measures every candidate encoding on 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,7 +37,6 @@ class UnitJob:
     array: str                  # the array's path in both stores
     target: Any                 # what the destination gives workers (Destination.for_worker)
     decision: dict              # Decision.to_json()
-    compression: str
 
 
 # A worker process opens each source array once, not once per task (opening reads metadata: on
@@ -56,16 +57,14 @@ def run_units(job: UnitJob, units: list[tuple[int, tuple[slice, ...]]]) -> tuple
     """In a worker: write `units` of the job's array; (their errors, the target written)."""
     import zarr
 
-    from zdt.pipeline import use_pipeline
-    from zdt.engine.compressors import Compression
     from zdt.engine.plan import Decision
+    from zdt.pipeline import use_pipeline
     from zdt.engine.writer import UnitWriter
 
     arr = _source_array(job.src, job.array)
     with use_pipeline():
         new = zarr.open_array(store=job.target.store, path=job.array, mode="r+")
-        writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"),
-                            Compression.parse(job.compression))
+        writer = UnitWriter(arr, new, Decision.from_json(job.decision, "a task"))
         errors = [writer.write(i, region) for i, region in units]
     return errors, job.target
 
@@ -80,12 +79,27 @@ def survey_units(src: Any, array: str, units: list[tuple[int, tuple[slice, ...]]
     return [survey_unit(read(region), i, dtype, sentinels, digits, i in keep) for i, region in units]
 
 
-def measure_sample(sample: Any, chains: list, dtype: Any, output: Any, bound: Any,
-                   declared: Any, sized: Any) -> Any:
-    """In a worker: every candidate chain on one sampled unit."""
+def measure_sample(sample: Any, trials: list, dtype: Any, output: Any, bound: Any,
+                   declared: Any) -> Any:
+    """In a worker: every trial on one sampled unit."""
     from zdt.engine.measure import measure
 
-    return measure([sample], chains, dtype, output, bound, declared, workers=1, sized=sized)
+    return measure([sample], trials, dtype, output, bound, declared, workers=1)
+
+
+@contextmanager
+def cluster_for(scheduler: str | None, source: Any) -> Iterator[Cluster | None]:
+    """A Cluster for `scheduler`, closed at the end (`source`: the Location its tasks read),
+    or None without a scheduler."""
+    if not scheduler:
+        yield None
+        return
+    cluster = Cluster(scheduler)
+    cluster.source = source
+    try:
+        yield cluster
+    finally:
+        cluster.close()
 
 
 class Cluster:
@@ -142,16 +156,15 @@ class Cluster:
             raise
         return total
 
-    def measure(self, samples: list, chains: list, dtype: Any, output: Any, bound: Any,
-                declared: Any, *, progress: Any = None, sized: Any = None, workers: Any = None) -> Any:
+    def measure(self, samples: list, trials: list, dtype: Any, output: Any, bound: Any,
+                declared: Any, *, progress: Any = None, workers: Any = None) -> Any:
         """zdt.engine.measure.measure on the cluster: the same result."""
-        from zdt.engine.measure import Measurement, Result
+        from zdt.engine.measure import Measurement
 
         n = len(samples)
-        futures = self.client.map(measure_sample, samples, [list(chains)] * n, [dtype] * n,
-                                  [output] * n, [bound] * n, [declared] * n, [sized] * n,
-                                  pure=False)
-        m = Measurement([Result(e, b) for e, backends in chains for b in backends])
+        futures = self.client.map(measure_sample, samples, [list(trials)] * n, [dtype] * n,
+                                  [output] * n, [bound] * n, [declared] * n, pure=False)
+        m = Measurement([t.again(t.sized) for t in trials])
         try:
             for future in futures:          # in sample order
                 m.fold(future.result())
@@ -167,15 +180,15 @@ class Cluster:
         if self.local is not None:
             self.local.close()
 
-    def write_units(self, dest: Any, arr: Any, d: Any, compression: Any,
-                    todo: list[tuple[int, tuple[slice, ...]]], advance: Any) -> list[float]:
+    def write_units(self, dest: Any, arr: Any, d: Any, todo: list[tuple[int, tuple[slice, ...]]],
+                    advance: Any) -> list[float]:
         """Every unit of `todo` as a task (at most twice the cluster's threads in flight), each
         recorded as written when its task returns; into Icechunk each task writes into a fork
         of the session, given back to be merged before each checkpoint and at the end."""
         from zdt.engine.writer import run_windowed
 
         path = "/" + arr.path
-        job = UnitJob(self.source, arr.path, dest.for_worker(), d.to_json(), str(compression))
+        job = UnitJob(self.source, arr.path, dest.for_worker(), d.to_json())
 
         def refork() -> None:
             nonlocal job

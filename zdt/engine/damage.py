@@ -20,6 +20,7 @@ import numpy as np
 from zdt.engine import arrays
 from zdt.engine.arrays import storage_fault
 from zdt.stores.location import reason
+from zdt.stores.nodes import codecs_text
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Damage:
 
 
 def reason_of(arr: Any, exc: BaseException) -> str:
-    return f"{', '.join(arrays.codec_names(arr))}: {reason(exc)}"
+    return f"{codecs_text(arr)}: {reason(exc)}"
 
 
 def chunk_key(arr: Any, cell: tuple[int, ...]) -> str:
@@ -95,7 +96,8 @@ def check_array(arr: Any, progress: Any = None) -> list[Damage]:
     """Every chunk of the array read and decoded (storage unit by storage unit, on the thread
     pool; `progress(label, total)` gives the bar's advance); the ones that do not decode, in
     key order."""
-    from zdt.engine.decide import workers
+    from zdt.engine.decide import THREADS
+    from zdt.pipeline import workers
 
     units = arrays.storage_units(arr)
     advance = progress(f"check /{arr.path}", len(units)) if progress is not None else None
@@ -106,7 +108,7 @@ def check_array(arr: Any, progress: Any = None) -> list[Damage]:
             advance(1)
         return damaged
 
-    with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-check") as pool:
+    with ThreadPoolExecutor(workers(most=THREADS), thread_name_prefix="zdt-check") as pool:
         return [d for part in pool.map(one, units) for d in part]
 
 
@@ -150,9 +152,10 @@ def salvage_copied(arr: Any, new: Any, salvage: Salvage) -> None:
             salvage.note(damaged)
             new[region] = values
 
-    from zdt.engine.decide import workers
+    from zdt.engine.decide import THREADS
+    from zdt.pipeline import workers
 
-    with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-salvage") as pool:
+    with ThreadPoolExecutor(workers(most=THREADS), thread_name_prefix="zdt-salvage") as pool:
         list(pool.map(one, arrays.storage_units(arr)))
 
 

@@ -6,7 +6,8 @@ For an array to encode: one full streaming pass (zdt.engine.survey) gives the ra
 specials and the grids every candidate's guarantee rests on, and keeps the storage units the
 size measurement reads (all of them up to a few million values, else a spread, or
 ``--sample N``); zdt.engine.candidates makes the candidates; zdt.engine.measure runs each on
-the kept units at kernel level with the output's own serializer and compressors, and the
+the kept units at kernel level under every back end that may follow it (a serializer, bytes
+or pcodec, and compressors: `back_ends`; the slow ones screened, `screened`), and the
 smallest on disk that keeps the bound wins. A candidate the survey does not prove (the
 one-line recipe's step of exactly 2E) is eligible only when every unit was measured.
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -26,20 +26,19 @@ from zdt.engine import arrays
 from zdt.engine import candidates as cand
 from zdt.engine.bounds import Bound
 from zdt.engine.compressors import Compression
-from zdt.engine.measure import BackEnd, Output, best, is_lossy, measure
+from zdt.engine.measure import BackEnd, Measurement, Output, Trial, best, is_lossy, measure
 from zdt.engine.packing import Packing
 from zdt.engine.readers import Readers
 from zdt.engine.plan import Decision
 from zdt.engine.selection import Selection, coordinates, fixed_reason
 from zdt.engine.survey import survey
 from zdt.formats import FORMATS
-from zdt.stores.nodes import data_type_name, stored_chunk_bytes
+from zdt.stores.nodes import array_type_name, stored_chunk_bytes
 
 Progress = Callable[[str, int], Callable[[int], None]]     # (label, total) -> advance(n)
-
-
-def workers() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+# the engine's thread pools (survey, measurement, writes, checks): at most this many threads,
+# each holding a storage unit (zdt.pipeline.workers: zarr's thread count, else the CPUs)
+THREADS = 4
 
 
 PCODEC = [{"name": "numcodecs.pcodec",
@@ -163,57 +162,57 @@ def _family(enc: cand.Encoding, backend: BackEnd) -> str:
     return "pcodec" if backend.serializer is not None else "bytes"
 
 
-def screened(run: Callable, samples: list, chains: list, dtype: np.dtype, output: Output,
-             bound: Bound, declared: Any, all_measured: bool, advance: Callable[[int], None]) -> Any:
+def screened(run: Callable, samples: list, trials: list[Trial], dtype: np.dtype, output: Output,
+             bound: Bound, declared: Any, all_measured: bool,
+             advance: Callable[[int], None]) -> Measurement:
     """measure() (or the cluster's) with screening (see SCREEN): on a spread of the units,
     every encoding with the quick back ends, then the slow ones (BackEnd.costly) with the
     LEADERS encodings that lead under that kind of back end; on the rest, every encoding's
-    error and the finalists' bytes. A Measurement whose other results are marked as screened
+    error and the finalists' bytes. A Measurement whose other trials are marked as screened
     out."""
-    flat = [(e, b) for e, backends in chains for b in backends]
-    if len(flat) <= FINALISTS:
-        return run(samples, chains, dtype, output, bound, declared, progress=advance)
+    if len(trials) <= FINALISTS:
+        return run(samples, trials, dtype, output, bound, declared, progress=advance)
     ids = set(_screening_units(samples))
     screen = [s for i, s in enumerate(samples) if i in ids]
     others = [s for i, s in enumerate(samples) if i not in ids]
-    first = run(screen, chains, dtype, output, bound, declared, progress=advance,
-                sized=frozenset(i for i, (_, b) in enumerate(flat) if not b.costly))
+    first = run(screen, [t.again(sized=not t.backend.costly) for t in trials], dtype, output,
+                bound, declared, progress=advance)
 
-    def keeps(i: int) -> bool:
-        r = first.results[i]
-        return r.ok and r.error <= bound.value and (r.encoding.proven or all_measured)
+    def keeps(t: Trial) -> bool:
+        return t.ok and t.error <= bound.value and (t.encoding.proven or all_measured)
 
-    def rank(ids: Any) -> list[int]:
-        return sorted((i for i in ids if keeps(i)), key=lambda i: (
-            first.results[i].nbytes, first.results[i].encoding.preference))
+    def rank(trials: Any) -> list[Trial]:
+        return sorted((t for t in trials if keeps(t)), key=lambda t: (t.nbytes, t.encoding.preference))
 
     # the encodings that lead under each kind of back end get that kind's slow ones (pcodec's
     # other deltas, pages and transpose for the codes pcodec likes best, which are often not
     # those a byte compressor likes best: a uint16 twin of uint8 codes)
     leaders: dict[str, list] = {}
-    for i in rank(i for i, (_, b) in enumerate(flat) if not b.costly):
-        led = leaders.setdefault(_family(*flat[i]), [])
-        if flat[i][0] not in led:
-            led.append(flat[i][0])
-    costly = frozenset(i for i, (e, b) in enumerate(flat)
-                       if b.costly and e in leaders.get(_family(e, b), [])[:LEADERS])
+    for t in rank(t for t in first.trials if not t.backend.costly):
+        led = leaders.setdefault(_family(t.encoding, t.backend), [])
+        if t.encoding not in led:
+            led.append(t.encoding)
+    costly = [t for t in first.trials if t.backend.costly
+              and t.encoding in leaders.get(_family(t.encoding, t.backend), [])[:LEADERS]]
     if costly:
-        extra = run(screen, chains, dtype, output, bound, declared, sized=costly)
-        for i in costly:
-            first.results[i].nbytes = extra.results[i].nbytes
-    sized = frozenset(i for i, (_, b) in enumerate(flat) if not b.costly) | costly
-    ranked = rank(sized)
+        extra = run(screen, [t.again(sized=t in costly) for t in first.trials], dtype, output,
+                    bound, declared)
+        for t, x in zip(first.trials, extra.trials, strict=True):
+            if t in costly:
+                t.nbytes = x.nbytes
+    ranked = rank(t for t in first.trials if not t.backend.costly or t in costly)
     best_of_kind = {}
-    for i in reversed(ranked):
-        best_of_kind[_family(*flat[i])] = i
-    finalists = set(ranked[:FINALISTS]) | set(best_of_kind.values())
+    for t in reversed(ranked):
+        best_of_kind[_family(t.encoding, t.backend)] = t
+    finalists = ranked[:FINALISTS] + [t for t in best_of_kind.values()
+                                      if t not in ranked[:FINALISTS]]
     if others:
-        rest = run(others, chains, dtype, output, bound, declared, progress=advance,
-                   sized=frozenset(finalists))
+        rest = run(others, [t.again(sized=t in finalists) for t in first.trials], dtype, output,
+                   bound, declared, progress=advance)
         first.fold(rest)
-    for i, r in enumerate(first.results):
-        if i not in finalists and r.failed is None:
-            r.failed = "screened out (larger on the units screened)"
+    for t in first.trials:
+        if t not in finalists and t.failed is None:
+            t.failed = "screened out (larger on the units screened)"
     return first
 
 
@@ -222,6 +221,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                  readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module); with
     `salvage`, damaged chunks read as the fill value (zdt.engine.damage)."""
+    from zdt.pipeline import workers
+
     path = "/" + arr.path
     dtype = np.dtype(arr.dtype)
     regions = arrays.storage_units(arr)
@@ -233,13 +234,14 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative and packing is None) else ()
     # (every decimal grid, the finer ones too: the survey learns the step the data keep on
     # them, zdt.engine.candidates._own_grid)
+    threads = workers(most=THREADS)
     scan = progress(f"scan {path}", len(regions))
     if cluster is not None:
         s = cluster.survey(arr, regions, dtype, declared.values, digits, keep, scan)
     else:
         s = survey(arrays.reader(arr, salvage), regions, dtype, sentinels=declared.values, grid_digits=digits,
-                   keep=keep, workers=workers(), progress=scan)
-    base = dict(path=path, data_type=data_type_name(arr), shape=tuple(arr.shape), bound=bound)
+                   keep=keep, workers=threads, progress=scan)
+    base = dict(path=path, data_type=array_type_name(arr), shape=tuple(arr.shape), bound=bound)
     check = bound
     if packing is not None:
         check = packing.stored_bound(bound, dtype, s.lo, s.hi) if not s.empty else bound
@@ -257,20 +259,20 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                 f"{bound.describe()} on this data")
     as_it_is = cand.Encoding(f"{narrower}; as it is (lossless)" if narrower else "as it is (lossless)",
                              (), None, dtype.name, True, preference=-1)
-    chains = [(e, back_ends(e, arr, compression, readers)) for e in [as_it_is, *encodings]]
-    chains = [(e, b) for e, b in chains if b]
+    trials = [Trial(e, b) for e in [as_it_is, *encodings]
+              for b in back_ends(e, arr, compression, readers)]
     output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
-    run = cluster.measure if cluster is not None else partial(measure, workers=workers())
-    m = screened(run, samples, chains, dtype, output, check, declared, all_measured,
+    run = cluster.measure if cluster is not None else partial(measure, workers=threads)
+    m = screened(run, samples, trials, dtype, output, check, declared, all_measured,
                  progress(f"measure {path}", len(samples)))
     winner, runner_up = best(m, check, all_measured)
     measured_on = (f"all {len(regions)} storage unit{'s' * (len(regions) != 1)}" if all_measured
                    else f"{len(keep)} of {len(regions)} storage units")
     if winner is None:
         tried = "; ".join(f"{r.label}: " + (r.failed or f"error {r.error:.3g}")
-                          for r in m.results[:6])
+                          for r in m.trials[:6])
         return Decision(action="copy", why=f"no encoding kept the {bound.describe()} "
                         f"(measured on {measured_on}: {tried})", **base)
     return _decision(arr, winner, runner_up, m, measured_on, packing, base, narrower)
@@ -311,7 +313,7 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
         why = fixed_reason(arr, bound, named, coords, selection)
         if why is not None:
             decisions.append(Decision("/" + arr.path, "copy", why, bound if named else None,
-                                      data_type=data_type_name(arr), shape=tuple(arr.shape)))
+                                      data_type=array_type_name(arr), shape=tuple(arr.shape)))
             continue
         decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers,
                                       salvage))

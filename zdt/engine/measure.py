@@ -2,13 +2,15 @@
 (array -> array stage, serializer, compressors) and its error, at kernel level (no zarr array
 per candidate per chunk).
 
-An encoding's array -> array stage runs once per chunk (`StageRunner`: zdt's kernels, resolved
-once from a throwaway in-memory array, so the codecs are exactly those the output will have);
-its error is taken there. Every back end (`BackEnd`: a serializer, bytes or numcodecs.pcodec,
-and the compressors after it) then sizes the stored chunk (`BackEndRunner`). `measure` runs
-every encoding and back end over the kept units on a thread pool (the kernels, the compressors
-and pcodec release the GIL), each unit read once. For a zarr format 2 output the stage is the
-numcodecs filters and the back end the numcodecs compressor.
+A `Trial` is one encoding under one back end (`BackEnd`: a serializer, bytes or
+numcodecs.pcodec, and the compressors after it), and what was measured of it. `measure` runs a
+list of trials over the kept units on a thread pool (the kernels, the compressors and pcodec
+release the GIL), each unit read once. An encoding's array -> array stage runs once per chunk
+for all its trials (`StageRunner`); its error is taken there. Each trial's back end then sizes
+the stored chunk (`BackEndRunner`). Both have one class per zarr format: for format 3 the
+output's own codecs through zdt's pipeline (`ZarrStage`, `ZarrBackEnd`: resolved once from a
+throwaway in-memory array, so they are exactly those the output will have), for format 2 the
+numcodecs filters and compressor (`NumcodecsStage`, `NumcodecsBackEnd`).
 
 A lossy serializer (zdt.predict: prediction from neighbours, so not element-wise) is measured
 by decoding what it wrote: its error is taken there, chunk by chunk, edges padded as zarr
@@ -19,10 +21,11 @@ stores them.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,13 +37,11 @@ from zdt.engine.candidates import Encoding
 @dataclass
 class Output:
     """How an output array stores its chunks, apart from the encoding: its format, chunk
-    shape, fill value and (for ChunkRunner) its compressors (v3 JSON or objects, a numcodecs
-    compressor for format 2; None: none)."""
+    shape and fill value."""
 
     zarr_format: int
     chunk_shape: tuple[int, ...]
     fill_value: Any
-    compressors: Any = None
 
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -148,62 +149,121 @@ def resolve_chunk_codecs(filters: Sequence[Any], serializer: Any, compressors: A
 class StageRunner:
     """An encoding's array -> array stage on chunks of one shape: to the stored chunk and back
     to the values a reader gets. For an encoding rounded in memory the stored chunk is those
-    values, in the array's own type."""
+    values, in the array's own type. One subclass per zarr format (`of` picks it)."""
 
-    def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
+    def __init__(self, encoding: Encoding, dtype: np.dtype) -> None:
         self.encoding = encoding
         self.dtype = np.dtype(dtype)
-        self.zarr_format = output.zarr_format
-        filters = encoding.rounding or encoding.filters
-        if output.zarr_format == 2:
-            from zdt.engine.arrays import v2_filters
 
-            self.filters = v2_filters(list(filters), self.dtype)
-        else:
-            serializer = None if encoding.rounding else encoding.serializer
-            self.codecs = resolve_chunk_codecs(filters, serializer, None, self.dtype,
-                                               output.chunk_shape, output.fill_value)
+    @staticmethod
+    def of(encoding: Encoding, dtype: np.dtype, output: Output) -> StageRunner:
+        if output.zarr_format == 2:
+            return NumcodecsStage(encoding, dtype)
+        return ZarrStage(encoding, dtype, output)
 
     def to_stored(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(the chunk as the serializer gets it, the values a reader decodes)."""
         x = np.ascontiguousarray(x, dtype=self.dtype)
-        if self.zarr_format == 2:
-            buf: Any = x
-            for f in self.filters:
-                buf = f.encode(buf)
-            stored = np.asarray(buf)
-            back = buf
-            for f in reversed(self.filters):
-                back = f.decode(back)
-            values = np.asarray(back).reshape(x.shape).view(self.dtype)
-        else:
-            stored = self.codecs.to_stored(x)
-            values = self.codecs.from_stored(stored, self.dtype)
+        stored, values = self._there_and_back(x)
         if self.encoding.rounding:
             return values, values
         return stored, values
 
+    def _there_and_back(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the stored chunk, the values decoded from it)."""
+        raise NotImplementedError
+
     def from_stored(self, stored: np.ndarray) -> np.ndarray:
-        """The values a reader gets from a stored chunk (zarr v3: the filters undone), for a
-        lossy serializer's decoded chunk."""
+        """The values a reader gets from a stored chunk (the filters undone), for a lossy
+        serializer's decoded chunk."""
+        raise NotImplementedError
+
+    def serializer_runner(self, output: Output) -> BackEndRunner:
+        """The encoding's own serializer on the stored chunks (what the filters ahead of it
+        store, with the fill value zarr hands it there): for a lossy serializer."""
+        raise NotImplementedError
+
+
+class ZarrStage(StageRunner):
+    """Zarr format 3: the encoding's codecs, resolved once for chunks of the output's shape
+    (zdt.pipeline.ChunkCodecs)."""
+
+    def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
+        super().__init__(encoding, dtype)
+        serializer = None if encoding.rounding else encoding.serializer
+        self.codecs = resolve_chunk_codecs(encoding.rounding or encoding.filters, serializer, None,
+                                           self.dtype, output.chunk_shape, output.fill_value)
+
+    def _there_and_back(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        stored = self.codecs.to_stored(x)
+        return stored, self.codecs.from_stored(stored, self.dtype)
+
+    def from_stored(self, stored: np.ndarray) -> np.ndarray:
         return self.codecs.from_stored(stored, self.dtype)
+
+    def serializer_runner(self, output: Output) -> BackEndRunner:
+        codecs = self.codecs
+        return ZarrBackEnd(BackEnd(), self.encoding, codecs.stored_dtype,
+                           replace(output, fill_value=codecs.ab_spec.fill_value))
+
+
+class NumcodecsStage(StageRunner):
+    """Zarr format 2: the encoding's codecs as zdt's numcodecs filters."""
+
+    def __init__(self, encoding: Encoding, dtype: np.dtype) -> None:
+        super().__init__(encoding, dtype)
+        from zdt.engine.arrays import v2_filters
+
+        self.filters = v2_filters(list(encoding.rounding or encoding.filters), self.dtype)
+
+    def _there_and_back(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        buf: Any = x
+        for f in self.filters:
+            buf = f.encode(buf)
+        return np.asarray(buf), self._decoded(buf, x.shape)
+
+    def from_stored(self, stored: np.ndarray) -> np.ndarray:
+        return self._decoded(stored, stored.shape)
+
+    def _decoded(self, buf: Any, shape: tuple[int, ...]) -> np.ndarray:
+        for f in reversed(self.filters):
+            buf = f.decode(buf)
+        return np.asarray(buf).reshape(shape).view(self.dtype)
 
 
 class BackEndRunner:
-    """A back end on stored chunks of one type and shape: the bytes it writes."""
+    """A back end on stored chunks of one type and shape: the bytes it writes. One subclass
+    per zarr format (`of` picks it)."""
 
-    def __init__(self, backend: BackEnd, encoding: Encoding, stored: np.dtype, output: Output) -> None:
+    def __init__(self, backend: BackEnd, encoding: Encoding) -> None:
         self.backend = backend
-        self.zarr_format = output.zarr_format
-        self.chunk_shape = tuple(output.chunk_shape)
-        serializer = backend.serializer or (None if encoding.rounding else encoding.serializer)
-        self.pcodec = None
-        self.lossy = is_lossy(serializer)
-        if output.zarr_format == 2:
-            from zdt.engine.compressors import to_v2
+        self.serializer = backend.serializer or (None if encoding.rounding else encoding.serializer)
+        self.lossy = is_lossy(self.serializer)
 
-            self.compressor = to_v2(list(backend.compressors))
-            return
+    @staticmethod
+    def of(backend: BackEnd, encoding: Encoding, stored: Any, output: Output) -> BackEndRunner:
+        if output.zarr_format == 2:
+            return NumcodecsBackEnd(backend, encoding)
+        return ZarrBackEnd(backend, encoding, stored, output)
+
+    def nbytes(self, stored: np.ndarray) -> int:
+        raise NotImplementedError
+
+    def round_trip(self, stored: np.ndarray) -> tuple[int, np.ndarray]:
+        """(the bytes written, what decoding them gives), for a lossy serializer."""
+        raise NotImplementedError
+
+
+class ZarrBackEnd(BackEndRunner):
+    """Zarr format 3: the serializer and compressors, resolved once (zdt.pipeline.ChunkCodecs);
+    numcodecs.pcodec through numcodecs' own codec, then the compressors; along the back end's
+    transposed order if it has one (pcodec only)."""
+
+    def __init__(self, backend: BackEnd, encoding: Encoding, stored: Any, output: Output) -> None:
+        super().__init__(backend, encoding)
+        self.chunk_shape = tuple(output.chunk_shape)
+        serializer = self.serializer
+        self.pcodec = None
         if serializer and serializer["name"] == "numcodecs.pcodec":
             import numcodecs
 
@@ -218,9 +278,6 @@ class BackEndRunner:
                                            output.fill_value if self.lossy else 0)
 
     def nbytes(self, stored: np.ndarray) -> int:
-        if self.zarr_format == 2:
-            data = self.compressor.encode(np.ascontiguousarray(stored)) if self.compressor else stored
-            return int(np.asarray(data).nbytes) if not isinstance(data, bytes) else len(data)
         if self.backend.order is not None:
             stored = np.transpose(np.asarray(stored).reshape(self.chunk_shape), self.backend.order)
         if self.pcodec is not None:
@@ -233,27 +290,36 @@ class BackEndRunner:
         return 0 if data is None else len(data)
 
     def round_trip(self, stored: np.ndarray) -> tuple[int, np.ndarray]:
-        """(the bytes written, what decoding them gives), for a lossy serializer."""
         data = self.codecs.stored_to_bytes(stored)
         back = self.codecs.bytes_to_stored(data).reshape(self.chunk_shape)
         return len(data), back
 
 
+class NumcodecsBackEnd(BackEndRunner):
+    """Zarr format 2: the numcodecs compressor (or none)."""
+
+    def __init__(self, backend: BackEnd, encoding: Encoding) -> None:
+        super().__init__(backend, encoding)
+        from zdt.engine.compressors import to_v2
+
+        self.compressor = to_v2(list(backend.compressors))
+
+    def nbytes(self, stored: np.ndarray) -> int:
+        data = self.compressor.encode(np.ascontiguousarray(stored)) if self.compressor else stored
+        return int(np.asarray(data).nbytes) if not isinstance(data, bytes) else len(data)
+
+
 class ChunkRunner:
-    """One whole chain (an encoding, its serializer and the output's compressors) on full
-    chunks of one shape and data type: what convert checks each unit with."""
+    """One whole chain on chunks of one shape and data type, as a reader decodes it: the
+    encoding's stage and, where it is lossy, its serializer (the compressors after it are
+    lossless): what convert checks each unit with."""
 
     def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
         self.encoding = encoding
         self.dtype = np.dtype(dtype)
         self.output = output
-        self.stage = StageRunner(encoding, dtype, output)
-        self.lossy: BackEndRunner | None = None
-        if is_lossy(encoding.serializer):
-            # (what the filters ahead of it store, and the fill value zarr hands it there)
-            codecs = self.stage.codecs
-            self.lossy = BackEndRunner(BackEnd(), encoding, codecs.stored_dtype,
-                                       replace(output, fill_value=codecs.ab_spec.fill_value))
+        self.stage = StageRunner.of(encoding, dtype, output)
+        self.lossy = self.stage.serializer_runner(output) if is_lossy(encoding.serializer) else None
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """What reading gives back for the values `x`: any shape where the stages are
@@ -270,10 +336,6 @@ class ChunkRunner:
             back = self.stage.from_stored(self.lossy.round_trip(stored)[1])
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
         return out
-
-    def rounded(self, x: np.ndarray) -> np.ndarray:
-        """The values to write: `x` itself, or for an encoding rounded in memory, rounded."""
-        return self.values(x) if self.encoding.rounding else x
 
 
 def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
@@ -300,10 +362,13 @@ def chunk_slices(shape: tuple[int, ...], chunk_shape: tuple[int, ...]) -> list[t
             for corner in np.ndindex(*[len(r) for r in starts])]
 
 
-@dataclass
-class Result:
+@dataclass(eq=False)
+class Trial:
+    """One encoding under one back end, and what was measured of it."""
+
     encoding: Encoding
-    backend: BackEnd = BackEnd()
+    backend: BackEnd
+    sized: bool = True          # its bytes are measured (else only its error)
     nbytes: int = 0             # stored bytes of the measured chunks
     error: float = 0.0          # largest error measured
     failed: str | None = None   # why it could not encode some chunk
@@ -321,100 +386,113 @@ class Result:
     def label(self) -> str:
         return f"{self.encoding.label}; {self.backend.label}"
 
+    def again(self, sized: bool = True) -> Trial:
+        """The same encoding and back end, nothing measured yet."""
+        return Trial(self.encoding, self.backend, sized)
+
+    def fold(self, part: Trial) -> None:
+        """Add what further units showed of this trial (folded in unit order: its failure is
+        the first unit's that failed)."""
+        if self.failed:
+            return
+        if part.failed is not None:
+            self.failed = part.failed
+            return
+        self.nbytes += part.nbytes
+        self.error = max(self.error, part.error)
+
 
 @dataclass
 class Measurement:
-    results: list[Result]
-    chunks: int = 0
-    values: int = 0
-    notes: list[str] = field(default_factory=list)
+    trials: list[Trial]
+    values: int = 0             # the values of the units measured
 
     def fold(self, part: Measurement) -> None:
-        """Add the measurement of further units (parts are folded in unit order: an
-        encoding's failure is the first unit's that failed)."""
-        self.chunks += part.chunks
+        """Add the measurement of further units (`part`: the same trials, in the same order)."""
         self.values += part.values
-        for result, p in zip(self.results, part.results, strict=True):
-            if result.failed:
-                continue
-            if p.failed is not None:
-                result.failed = p.failed
-                continue
-            result.nbytes += p.nbytes
-            result.error = max(result.error, p.error)
+        for trial, p in zip(self.trials, part.trials, strict=True):
+            trial.fold(p)
 
 
-def measure(samples: Sequence[np.ndarray], chains: Sequence[tuple[Encoding, Sequence[BackEnd]]],
-            dtype: np.dtype, output: Output, bound: Bound, declared: Any, *, workers: int = 2,
-            progress: Callable[[int], None] | None = None,
-            sized: frozenset | None = None) -> Measurement:
-    """Every encoding with every one of its back ends (`chains`) over every sampled unit (cut
-    into chunks, edges padded); `declared`: the array's Sentinels (zdt.engine.arrays). Every
-    encoding's error is measured; the bytes only of the results whose positions (in the order
-    of `chains` and their back ends) are in `sized` (None: all)."""
-    plan: list[tuple[StageRunner | None, list[tuple[Result, BackEndRunner | None]]]] = []
-    for enc, backends in chains:
+class _EncodingTrials:
+    """An encoding's stage and its trials' back ends, made once for a measurement; each
+    trial here holds what it showed on the units so far."""
+
+    def __init__(self, encoding: Encoding, trials: list[Trial], dtype: np.dtype,
+                 output: Output) -> None:
         try:
-            stage: StageRunner | None = StageRunner(enc, dtype, output)
+            self.stage: StageRunner | None = StageRunner.of(encoding, dtype, output)
             why = None
         except ValueError as exc:        # the codecs refuse this configuration (zdt's errors)
-            stage, why = None, str(exc).splitlines()[0]
-        runners = []
-        for backend in backends:
-            stored = _stored_dtype(enc.stored if not enc.rounding else np.dtype(dtype).name)
-            backend = backend.typed(_itemsize(stored))
-            result = Result(enc, backend, failed=why)
+            self.stage, why = None, str(exc).splitlines()[0]
+        stored = _stored_dtype(encoding.stored if not encoding.rounding else np.dtype(dtype).name)
+        self.trials: list[tuple[Trial, BackEndRunner | None]] = []
+        for t in trials:
+            trial = Trial(encoding, t.backend.typed(_itemsize(stored)), t.sized, failed=why)
             runner = None
-            if stage is not None:
+            if self.stage is not None:
                 try:
-                    runner = BackEndRunner(backend, enc, stored, output)
+                    runner = BackEndRunner.of(trial.backend, encoding, stored, output)
                 except (ValueError, TypeError) as exc:
-                    result.failed = str(exc).splitlines()[0]
-            runners.append((result, runner))
-        plan.append((stage, runners))
-    m = Measurement([r for _, runners in plan for r, _ in runners])
+                    trial.failed = str(exc).splitlines()[0]
+            self.trials.append((trial, runner))
+
+    def on(self, pieces: list[np.ndarray], output: Output, bound: Bound, check: dict) -> list[Trial]:
+        """What the chunks of one unit (`pieces`, edges not padded) show of each trial."""
+        parts = [Trial(t.encoding, t.backend, t.sized, failed=t.failed) for t, _ in self.trials]
+        stage = self.stage
+        if stage is None:
+            return parts
+        err, why = 0.0, None
+        stored_chunks = []
+        for piece in pieces:
+            full = padded(piece, output.chunk_shape, output.fill_value)
+            try:
+                stored, back = stage.to_stored(full)
+            except ValueError as exc:
+                why = str(exc).splitlines()[0]
+                break
+            region = tuple(slice(0, n) for n in piece.shape)
+            err = max(err, error_of(piece, back[region], bound, **check))
+            stored_chunks.append(stored)
+        for part, (_, runner) in zip(parts, self.trials, strict=True):
+            if part.failed:
+                continue
+            if why is not None:
+                part.failed = why
+                continue
+            part.error = err
+            if not part.sized:
+                continue
+            if runner.lossy:        # its error is what decoding its bytes gives
+                for piece, s in zip(pieces, stored_chunks, strict=True):
+                    n, back = runner.round_trip(s)
+                    region = tuple(slice(0, c) for c in piece.shape)
+                    part.nbytes += n
+                    back = stage.from_stored(back)[region]
+                    part.error = max(part.error, error_of(piece, back, bound, **check))
+            else:
+                part.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
+        return parts
+
+
+def measure(samples: Sequence[np.ndarray], trials: Sequence[Trial], dtype: np.dtype,
+            output: Output, bound: Bound, declared: Any, *, workers: int = 2,
+            progress: Callable[[int], None] | None = None) -> Measurement:
+    """Every trial over every sampled unit (cut into chunks, edges padded); `declared`: the
+    array's Sentinels (zdt.engine.arrays). Every trial's error is measured, its bytes where it
+    is `sized`. The Measurement holds one new Trial per trial given, in the same order (each
+    blosc compressor given its typesize: BackEnd.typed); trials of one encoding next to each
+    other share its stage."""
+    groups = [_EncodingTrials(enc, list(same), dtype, output)
+              for enc, same in itertools.groupby(trials, key=lambda t: t.encoding)]
+    m = Measurement([t for g in groups for t, _ in g.trials])
     check = dict(sentinels=declared.values, masking=declared.masking, valid=declared.valid)
 
     def one(unit: np.ndarray) -> Measurement:
         pieces = chunks_of(unit, output.chunk_shape)
-        part = Measurement([Result(r.encoding, r.backend, failed=r.failed) for r in m.results],
-                           len(pieces), int(unit.size))
-        k = 0
-        for stage, runners in plan:
-            results = part.results[k:k + len(runners)]
-            k += len(runners)
-            if stage is None:
-                continue
-            err, why = 0.0, None
-            stored_chunks = []
-            for piece in pieces:
-                full = padded(piece, output.chunk_shape, output.fill_value)
-                try:
-                    stored, back = stage.to_stored(full)
-                except ValueError as exc:
-                    why = str(exc).splitlines()[0]
-                    break
-                region = tuple(slice(0, n) for n in piece.shape)
-                err = max(err, error_of(piece, back[region], bound, **check))
-                stored_chunks.append(stored)
-            for j, (result, (_, runner)) in enumerate(zip(results, runners, strict=True)):
-                if result.failed:
-                    continue
-                if why is not None:
-                    result.failed = why
-                    continue
-                result.error = err
-                if sized is None or k - len(runners) + j in sized:
-                    if runner.lossy:        # its error is what decoding its bytes gives
-                        for piece, s in zip(pieces, stored_chunks, strict=True):
-                            n, back = runner.round_trip(s)
-                            region = tuple(slice(0, c) for c in piece.shape)
-                            result.nbytes += n
-                            back = stage.from_stored(back)[region]
-                            result.error = max(result.error, error_of(piece, back, bound, **check))
-                    else:
-                        result.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
-        return part
+        return Measurement([p for g in groups for p in g.on(pieces, output, bound, check)],
+                           int(unit.size))
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="zdt-measure") as pool:
         for part in pool.map(one, samples):
@@ -441,10 +519,10 @@ def _stored_dtype(name: str) -> Any:
     return np.dtype(name)
 
 
-def best(m: Measurement, bound: Bound, all_measured: bool) -> tuple[Result | None, Result | None]:
-    """The smallest on disk among the measured encodings that keep the bound (proven ones; an
-    unproven one only when every chunk was measured), and the runner-up."""
-    ok = [r for r in m.results if r.ok and r.error <= bound.value
+def best(m: Measurement, bound: Bound, all_measured: bool) -> tuple[Trial | None, Trial | None]:
+    """The smallest on disk among the measured trials that keep the bound (proven encodings;
+    an unproven one only when every chunk was measured), and the runner-up."""
+    ok = [r for r in m.trials if r.ok and r.error <= bound.value
           and (r.encoding.proven or all_measured)]
     ok.sort(key=lambda r: (r.nbytes, r.encoding.preference, r.error, len(r.codecs)))
     return (ok[0] if ok else None), (ok[1] if len(ok) > 1 else None)

@@ -18,7 +18,7 @@ import numpy as np
 from zdt.engine.arrays import fmt_bytes
 from zdt.engine.bounds import Bound
 from zdt.errors import InputError
-from zdt.stores.nodes import data_type_name
+from zdt.stores.nodes import array_type_name
 
 PLAN_VERSION = 1
 
@@ -253,8 +253,8 @@ class Plan:
             d = by_path.get(path)
             if d is None:
                 raise InputError(f"{where}: the plan has no entry for {path}")
-            if d.data_type and d.data_type != data_type_name(arr):
-                raise InputError(f"{where}: {path} is {data_type_name(arr)} in the store but "
+            if d.data_type and d.data_type != array_type_name(arr):
+                raise InputError(f"{where}: {path} is {array_type_name(arr)} in the store but "
                                    f"{d.data_type} in the plan")
             if d.shape and tuple(d.shape) != tuple(arr.shape):
                 raise InputError(f"{where}: {path} has shape {tuple(arr.shape)} in the store but "

@@ -26,7 +26,7 @@ from zdt.engine.bounds import Bound
 from zdt.engine.packing import Packing
 from zdt.errors import UsageError
 from zdt.formats import LOW_PRECISION
-from zdt.stores.nodes import data_type_name
+from zdt.stores.nodes import array_type_name
 
 
 def dimension_names(arr: Any) -> tuple[str, ...]:
@@ -117,9 +117,9 @@ def fixed_reason(arr: Any, bound: Bound | None, named: bool, coords: dict[str, s
     if path in coords and not named:
         return f"{coords[path]}: kept exact (give --bound {path}=... to encode it)"
     if not is_numeric(arr):
-        return f"{data_type_name(arr)} data: kept as it is"
-    if data_type_name(arr) in LOW_PRECISION:
-        return f"already {data_type_name(arr)}: kept as it is"
+        return f"{array_type_name(arr)} data: kept as it is"
+    if array_type_name(arr) in LOW_PRECISION:
+        return f"already {array_type_name(arr)}: kept as it is"
     if bound is None:
         return "no bound given for it"
     if arr.size == 0:

@@ -1,9 +1,9 @@
-"""Carrying out a plan: the re-encoded copy of a store, array by array, storage unit by unit.
+"""Writing one re-encoded array of a conversion (zdt.engine.conversion), storage unit by
+storage unit.
 
-Arrays that are not re-encoded (coordinates, strings, excluded ones, arrays no encoding
-shrinks) are copied byte for byte; groups, attributes, dimension names, fill values and
-consolidated metadata are carried over. Every storage unit written with a bound is checked
-first: its values go through the encoding's stages and back in memory and the error is
+The array is created like the source's (shape, chunks, shards, fill value, attributes,
+dimension names, format) with the plan's codecs. Every storage unit written with a bound is
+checked first: its values go through the encoding's stages and back in memory and the error is
 computed exactly; a unit that breaks the bound stops the run, naming the element and its value
 in the data's units. Units run on this process's threads, or on a dask cluster
 (zdt.engine.cluster), into a `zdt.stores.destination.Destination`.
@@ -27,13 +27,13 @@ from zdt.engine import arrays, damage
 from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
-from zdt.engine.decide import workers
+from zdt.engine.decide import THREADS
 from zdt.engine.measure import ChunkRunner, Output, is_lossy, zdt_codecs
 from zdt.engine.packing import Packing
 from zdt.engine.plan import Decision, fmt_error, split_codecs
-from zdt.errors import InputError, KeptError, StorageError, UsageError, ZdtError
-from zdt.stores.destination import Destination, copy_keys, same_keys
-from zdt.stores.nodes import is_array, stored_chunk_bytes
+from zdt.errors import InputError, UsageError, ZdtError
+from zdt.stores.destination import Destination
+from zdt.stores.nodes import stored_chunk_bytes
 
 
 # --- a codec chain and the arrays written with it --------------------------------------------
@@ -99,7 +99,7 @@ def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compressio
                          f"{str(exc).splitlines()[0]}") from None
 
 
-def runner_for(arr: Any, d: Decision, compression: Compression) -> ChunkRunner:
+def runner_for(arr: Any, d: Decision) -> ChunkRunner:
     """The decision's encoding on chunks in memory (what the written array will hold; with
     round_with, the values rounded in memory)."""
     filters, serializer, _ = split_codecs(d.codecs)
@@ -125,15 +125,14 @@ class UnitWriter:
     (if any), written to `new`. Built in this process, or in a dask worker
     (zdt.engine.cluster)."""
 
-    def __init__(self, arr: Any, new: Any, d: Decision, compression: Compression,
-                 salvage: Any = None) -> None:
+    def __init__(self, arr: Any, new: Any, d: Decision, salvage: Any = None) -> None:
         self.path = "/" + arr.path
         self.read = arrays.reader(arr, salvage)
         self.new = new
         self.bound = d.check
         declared = arrays.sentinels_of(arr)
         self.declared = dict(sentinels=declared.values, masking=declared.masking, valid=declared.valid)
-        self.runner = runner_for(arr, d, compression) if d.bound is not None else None
+        self.runner = runner_for(arr, d) if d.bound is not None else None
 
     def reopen(self, out: Any) -> None:
         """Write into the store `out` from now on (an Icechunk session after a checkpoint)."""
@@ -253,8 +252,8 @@ class ArrayReport:
 def write_array(dest: Destination, arr: Any, d: Decision, compression: Compression,
                 progress: Any, cluster: Any = None, salvage: Any = None) -> ArrayReport:
     """Create the re-encoded array (or, resuming, open it) and write it unit by unit, on this
-    machine's threads or on `cluster`; units an earlier run wrote are skipped (verify_done
-    checked them)."""
+    machine's threads or on `cluster`; units an earlier run wrote are skipped (the conversion
+    verified them)."""
     path = "/" + arr.path
     done = dest.done(path)
     new = None
@@ -270,9 +269,11 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
     advance = progress(f"write {path}", len(regions))
     advance(len(regions) - len(todo))
     if cluster is not None:
-        errors = cluster.write_units(dest, arr, d, compression, todo, advance)
+        errors = cluster.write_units(dest, arr, d, todo, advance)
     else:
-        writer = UnitWriter(arr, new, d, compression, salvage)
+        from zdt.pipeline import workers
+
+        writer = UnitWriter(arr, new, d, salvage)
 
         def one(item: tuple[int, tuple[slice, ...]]) -> float:
             error = writer.write(*item)
@@ -280,9 +281,10 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
             advance(1)
             return error
 
-        with ThreadPoolExecutor(workers(), thread_name_prefix="zdt-convert") as pool:
+        threads = workers(most=THREADS)
+        with ThreadPoolExecutor(threads, thread_name_prefix="zdt-convert") as pool:
             errors = run_windowed(todo, lambda item: pool.submit(one, item),
-                                  lambda item, future: [future.result()], dest, 2 * workers(),
+                                  lambda item, future: [future.result()], dest, 2 * threads,
                                   after=lambda: writer.reopen(dest.store),
                                   cancel=lambda futures: [f.cancel() for f in futures])
     found = salvage.found(path) if salvage is not None else []
@@ -297,137 +299,9 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
                        error, d.bound, len(done))
 
 
-class Mismatch(KeptError):
-    """A unit an earlier run wrote does not hold what the source encodes to now."""
-
-
-def verify_done(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
-                compression: Compression, salvage: Any = None) -> None:
-    """Resuming: every unit the stopped run recorded as written must hold what the source
-    encodes to now (decoded values compared bit for bit; copied arrays byte for byte)."""
-    for _, arr in nodes:
-        if not is_array(arr):
-            continue
-        path = "/" + arr.path
-        done = dest.done(path)
-        if not done:
-            continue
-        d = decisions[path]
-        stale = f"remove {dest.partial_name()} and convert again"
-        if d.action == "copy" or arr.size == 0:
-            if salvage is not None and arr.size and _salvaged(dest, arr, salvage):
-                continue
-            if not same_keys(arr.store_path.store, arr.store_path.path, dest.store, arr.path):
-                raise Mismatch(f"--resume: {path} in {dest.partial_name()} is not the source's copy "
-                               f"(the source changed since, or the copy is damaged): {stale}")
-            continue
-        written = open_written(dest.store, arr.path, "r")
-        runner = runner_for(arr, d, compression)
-        regions = arrays.storage_units(arr)
-        read = arrays.reader(arr, salvage)
-        for i in sorted(done, key=lambda k: int(k) if k.isdigit() else -1):
-            if not i.isdigit() or int(i) >= len(regions):
-                raise Mismatch(f"--resume: {dest.partial_name()} records unit {i} of {path}, which "
-                               f"has {len(regions)}: {stale}")
-            region = regions[int(i)]
-            want = np.ascontiguousarray(runner.values(read(region)))
-            got = np.ascontiguousarray(written[region])
-            if want.dtype != got.dtype or want.tobytes() != got.tobytes():
-                raise Mismatch(f"--resume: {path} unit {unit_label(region)} in {dest.partial_name()} "
-                               f"does not hold what the source encodes to (the source changed since, "
-                               f"or the copy is damaged): {stale}")
-
-
-def _salvaged(dest: Destination, arr: Any, salvage: Any) -> bool:
-    """Resuming with --on-damaged-chunk fill: a copied array whose copy records damaged chunks
-    holds, unit by unit, what the source reads as around them (else a Mismatch)."""
-    written = open_written(dest.store, arr.path, "r")
-    if damage.ATTRIBUTE not in written.attrs:
-        return False
-    for region in arrays.storage_units(arr):
-        values, found = damage.read_around(arr, region)
-        salvage.note(found)
-        got = np.asarray(written[region])
-        # (bits for numbers, NaN payloads included; equality for strings and objects)
-        same = (got.tobytes() == values.tobytes() if values.dtype.kind in "biufcmM"
-                else bool(np.array_equal(got, values)))
-        if got.dtype != values.dtype or not same:
-            raise Mismatch(f"--resume: /{arr.path} unit {unit_label(region)} in "
-                           f"{dest.partial_name()} does not hold what the source reads as: remove "
-                           f"{dest.partial_name()} and convert again")
-    return True
-
-
-# --- the whole store --------------------------------------------------------------------------
-
-def write_copy(dest: Destination, nodes: list[tuple[str, Any]], decisions: dict[str, Decision],
-               compression: Compression, progress: Any, cluster: Any = None,
-               salvage: Any = None) -> list[ArrayReport]:
-    """Every node of the source (`nodes`, parents first) into the destination, as `decisions`
-    say; consolidated metadata again where the source had it. With `salvage`
-    (--on-damaged-chunk fill), a damaged chunk's elements are written as the fill value and the
-    array's attributes list the damaged chunks (zdt.engine.damage)."""
-    import zarr
-
-    from zdt.pipeline import use_pipeline
-
-    reports = []
-    with use_pipeline():
-        for _, n in nodes:
-            if not is_array(n):
-                zarr.open_group(store=dest.store, path=n.path, mode="a",
-                                zarr_format=n.metadata.zarr_format, attributes=dict(n.attrs))
-                continue
-            path = "/" + n.path
-            d = decisions[path]
-            if d.action == "copy" or n.size == 0:
-                if "copied" not in dest.done(path):
-                    copy_keys(n.store_path.store, n.store_path.path, dest.store, n.path)
-                    if salvage is not None and n.size:
-                        new = open_written(dest.store, n.path, "r+")
-                        damage.salvage_copied(n, new, salvage)
-                        damage.record(new, salvage.found(path))
-                    dest.mark(path, "copied")
-                    if dest.checkpoint_due():
-                        dest.checkpoint()
-                size = after = stored_chunk_bytes(n)
-                if salvage is not None and salvage.found(path):       # (rewritten units)
-                    after = stored_chunk_bytes(open_written(dest.store, n.path, "r"))
-                reports.append(ArrayReport(path, "copy", d.why, size, after, None, d.bound))
-            else:
-                reports.append(write_array(dest, n, d, compression, progress, cluster, salvage))
-    kill_point("last")
-    root = nodes[0][1]          # walk lists the root first
-    if isinstance(root, zarr.Group) and root.metadata.consolidated_metadata is not None:
-        with warnings.catch_warnings():
-            # zarr warns that v3 consolidated metadata is not in the spec: the source had it
-            warnings.simplefilter("ignore")
-            zarr.consolidate_metadata(dest.store)
-    return reports
-
-
 def kill_point(where: str, unit: int | None = None) -> None:
     """Testing hook (tests/stores/test_command_stores.py): ZDT_CONVERT_KILL_AT=survey|unit:N|last|finish
     sends this process SIGKILL there, as a preempted node would be stopped."""
     at = os.environ.get("ZDT_CONVERT_KILL_AT")
     if at and at == (where if unit is None else f"{where}:{unit}"):
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def storage_failure(exc: BaseException, dest: Destination) -> StorageError | None:
-    """An OS or connection error while converting, as one line naming the destination, the
-    file or chunk key written and what the copy held then (call it before dest.abandon()):
-    ``DST: no space left on device writing DST.zdt-partial/temps/c/3/1 (1.9 MB written)``."""
-    if not isinstance(exc, OSError) or isinstance(exc, StorageError):
-        return None
-    key = getattr(exc, "zdt_key", None)
-    target = f"{dest.partial_name()}/{key}" if key else (exc.filename or dest.partial_name())
-    where = f" writing {target}"
-    written = dest.written_bytes()
-    held = f" ({arrays.fmt_bytes(written)} written)" if written else ""
-    if exc.errno is not None and exc.strerror:
-        why = exc.strerror[0].lower() + exc.strerror[1:]
-        return StorageError(f"{dest.loc.text}: {why}{where}{held}")
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return StorageError(f"{dest.loc.text}:{where} failed ({exc.__class__.__name__}"
-                        f"{': ' + text if text else ''}){held}")

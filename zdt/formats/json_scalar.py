@@ -58,13 +58,6 @@ def round_float64(value: float, fmt: NumberFormat) -> tuple[int | None, int]:
     return int(dst[0]), CastStatus.ST_OK
 
 
-def _float_bits(value: float, fmt: NumberFormat) -> int:
-    """An exact float64 value (or +-inf) already known to be a value of fmt."""
-    bits, status = round_float64(value, fmt)
-    assert bits is not None, (value, fmt.name, status)
-    return bits
-
-
 def decode(value: object, fmt: NumberFormat, *, what: str, exact: bool = False) -> Scalar:
     """Decode one JSON scalar into `fmt`; `what` names it in errors ("scalar_map encode key").
 

@@ -51,7 +51,8 @@ def _buffer(data: bytes) -> Any:
     return default_buffer_prototype().buffer.from_bytes(data)
 
 
-def _sync(coro: Any) -> Any:
+def _on_zarr_loop(coro: Any) -> Any:
+    """Run a coroutine on zarr's event loop (its IO thread) and wait for its result."""
     from zarr.core.sync import sync
 
     return sync(coro)
@@ -90,7 +91,7 @@ def copy_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> None:
         first = set(meta)
         await asyncio.gather(*(one(k) for k in keys if k not in first))
 
-    _sync(copy_all())
+    _on_zarr_loop(copy_all())
 
 
 def key_text(key: str) -> str:
@@ -100,37 +101,6 @@ def key_text(key: str) -> str:
     if sep and chunk[:1].isdigit():
         return f"/{array.rstrip('/')} chunk c/{chunk}"
     return "/" + key
-
-
-def mark_unit(store: Any, array: str, unit: str) -> None:
-    """The record that unit `unit` of `array` is written (zdt-partial.d/<array>/<unit>)."""
-    _sync(store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
-
-
-def same_keys(src: Any, src_prefix: str, dst: Any, dst_prefix: str) -> bool:
-    """Whether dst_prefix of dst holds exactly the objects under src_prefix of src (the
-    record's objects and the root documents a RootLast holds back taken for what they are)."""
-    from zarr.core.buffer import default_buffer_prototype
-
-    proto = default_buffer_prototype()
-    head = f"{src_prefix}/" if src_prefix else ""
-    dhead = f"{dst_prefix}/" if dst_prefix else ""
-
-    async def compare() -> bool:
-        keys = sorted([k[len(head):] async for k in src.list_prefix(head)])
-        held = HELD if hasattr(dst, "unveil") else None
-        others = sorted([(k[len(held):] if held and k.startswith(held) else k)[len(dhead):]
-                         async for k in dst.list_prefix(dhead)
-                         if not k.startswith(DONE) and k != PARTIAL_MARKER])
-        if keys != others:
-            return False
-        for k in keys:
-            a, b = await src.get(head + k, proto), await dst.get(dhead + k, proto)
-            if a is None or b is None or a.to_bytes() != b.to_bytes():
-                return False
-        return True
-
-    return _sync(compare())
 
 
 @functools.cache
@@ -143,8 +113,6 @@ def _root_last_class() -> type:
         """A store whose root metadata documents (zarr.json, .zgroup, .zattrs, .zarray,
         .zmetadata) are kept under other names until `unveil`: zarr finds no store at the
         prefix until the copy is complete. Everything else passes through."""
-
-        HELD = HELD
 
         def _key(self, key: str) -> str:
             return HELD + key if key in METADATA_KEYS else key
@@ -178,7 +146,7 @@ def _root_last_class() -> type:
                         await self._store.set(name, data)
                         await self._store.delete(HELD + name)
 
-            _sync(move())
+            _on_zarr_loop(move())
 
     return RootLast
 
@@ -189,14 +157,17 @@ def root_last(store: Any) -> Any:
 
 
 class Destination:
-    """The output of one conversion. Subclasses say how it is checked, begun, recorded,
-    finished and abandoned; a conversion calls only these methods."""
+    """The output of one conversion; one subclass per kind of store says how each step of the
+    conversion is done there. A conversion (zdt.engine.conversion.Conversion, whose docstring
+    says what each step leaves here) calls only these methods, in this order: `check`;
+    `begin`, or resuming `reopen` and `record_of`; resuming, `done` and `holds_copy_of`
+    (verify), `remove_torn_files`; `write_record`; while writing `store`, `done`, `mark`,
+    `checkpoint_due` and `checkpoint`; `finish`; on any failure `abandon`."""
 
     def __init__(self, loc: Location, resume: bool = False) -> None:
         self.loc = loc
         self.resume = resume
 
-    # --- what every kind provides ---------------------------------------------------------
     @property
     def store(self) -> Any:
         """The zarr store written (into Icechunk: the current session's, new at each checkpoint)."""
@@ -206,6 +177,7 @@ class Destination:
         """The partial copy as messages name it."""
         raise NotImplementedError
 
+    # --- check ----------------------------------------------------------------------------
     def check(self, src: Location) -> None:
         """Refuse what cannot be written, before anything is read or written."""
         if self.resume:
@@ -230,9 +202,63 @@ class Destination:
         """Refuse --resume where there is nothing to resume."""
         raise NotImplementedError
 
-    def begin(self, record: dict) -> Any:
-        """The zarr store to write the copy into: a new one holding `record`, or with --resume
-        the partial one (its record: `record_of`)."""
+    # --- begin ----------------------------------------------------------------------------
+    def begin(self, record: dict) -> None:
+        """Make the partial copy, holding `record`; `store` is where the copy is written."""
+        raise NotImplementedError
+
+    def reopen(self) -> None:
+        """Resuming: open the partial copy a stopped run left (its record: `record_of`)."""
+        raise NotImplementedError
+
+    def record_of(self) -> dict | None:
+        """The record an earlier, stopped run left (--resume); None if it recorded nothing."""
+        raise NotImplementedError
+
+    # --- verify (resuming) ----------------------------------------------------------------
+    def done(self, array: str) -> set[str]:
+        """The units of `array` an earlier run wrote (empty unless resuming)."""
+        raise NotImplementedError
+
+    def copy_key(self, key: str) -> str | None:
+        """A key of `store` as the finished copy names it; None for an object of the record,
+        which is no part of the copy."""
+        return key
+
+    def holds_copy_of(self, src: Any, src_prefix: str, prefix: str) -> bool:
+        """Whether `prefix` of the copy holds exactly the objects under `src_prefix` of the
+        zarr store `src`, byte for byte (a copied array, when resuming)."""
+        from zarr.core.buffer import default_buffer_prototype
+
+        proto = default_buffer_prototype()
+        head = f"{src_prefix}/" if src_prefix else ""
+        dhead = f"{prefix}/" if prefix else ""
+        store = self.store
+
+        async def compare() -> bool:
+            keys = sorted([k[len(head):] async for k in src.list_prefix(head)])
+            others = sorted([name[len(dhead):] async for k in store.list_prefix(dhead)
+                             if (name := self.copy_key(k)) is not None])
+            if keys != others:
+                return False
+            for k in keys:
+                a, b = await src.get(head + k, proto), await store.get(dhead + k, proto)
+                if a is None or b is None or a.to_bytes() != b.to_bytes():
+                    return False
+            return True
+
+        return _on_zarr_loop(compare())
+
+    def remove_torn_files(self) -> None:
+        """Resuming, once the partial copy is accepted: remove what a kill left half-written."""
+
+    # --- record and write -------------------------------------------------------------------
+    def write_record(self, record: dict) -> None:
+        """The partial copy's record is now `record` (the source, its digest and the plan)."""
+        raise NotImplementedError
+
+    def mark(self, array: str, unit: str) -> None:
+        """Unit `unit` of `array` is written (after its chunks)."""
         raise NotImplementedError
 
     def checkpoint_due(self) -> bool:
@@ -242,26 +268,10 @@ class Destination:
     def checkpoint(self) -> None:
         """Record what is written (no unit in flight); `store` may change."""
 
-    def remove_torn_files(self) -> None:
-        """Resuming, once the partial copy is accepted: remove what a kill left half-written."""
-
-    def write_record(self, record: dict) -> None:
-        raise NotImplementedError
-
-    def record_of(self) -> dict | None:
-        """The record an earlier, stopped run left (--resume); None if it recorded nothing."""
-        raise NotImplementedError
-
-    def mark(self, array: str, unit: str) -> None:
-        """Unit `unit` of `array` is written (after its chunks)."""
-        raise NotImplementedError
-
-    def done(self, array: str) -> set[str]:
-        """The units of `array` an earlier run wrote (empty unless resuming)."""
-        raise NotImplementedError
-
+    # --- finish, or abandon -----------------------------------------------------------------
     def finish(self, message: str) -> None:
-        """Make the copy the destination (`message`: an Icechunk commit's)."""
+        """Make the copy the destination, without its record (`message`: an Icechunk
+        commit's)."""
         raise NotImplementedError
 
     def abandon(self) -> None:
@@ -322,7 +332,7 @@ class _MarkedStore(Destination):
     def write_record(self, record: dict) -> None:
         data = json.dumps({"zdt convert": "unfinished", **record}).encode()
         try:
-            _sync(self.store.set(PARTIAL_MARKER, _buffer(data)))
+            _on_zarr_loop(self.store.set(PARTIAL_MARKER, _buffer(data)))
         except Exception as exc:
             raise StorageError(f"{self.loc.text}: cannot write there ({reason(exc)})"
                                f"{environment_note(self.loc)}") from None
@@ -330,7 +340,7 @@ class _MarkedStore(Destination):
     def record_of(self) -> dict | None:
         from zarr.core.buffer import default_buffer_prototype
 
-        data = _sync(self.store.get(PARTIAL_MARKER, default_buffer_prototype()))
+        data = _on_zarr_loop(self.store.get(PARTIAL_MARKER, default_buffer_prototype()))
         try:
             record = json.loads(data.to_bytes())
         except (AttributeError, ValueError):
@@ -340,7 +350,11 @@ class _MarkedStore(Destination):
         return record
 
     def mark(self, array: str, unit: str) -> None:
-        mark_unit(self.store, array, unit)
+        """An empty object, zdt-partial.d/<array>/<unit>."""
+        _on_zarr_loop(self.store.set(f"{DONE}/{array.strip('/') or '_root'}/{unit}", _buffer(b"")))
+
+    def copy_key(self, key: str) -> str | None:
+        return None if key.startswith(DONE) or key == PARTIAL_MARKER else key
 
     def done(self, array: str) -> set[str]:
         if not self.resume:
@@ -352,11 +366,11 @@ class _MarkedStore(Destination):
             return {k[len(head):] async for k in self.store.list_prefix(head)
                     if not _ZARR_TEMP.search(k)}
 
-        return _sync(names())
+        return _on_zarr_loop(names())
 
     def _drop_record(self) -> None:
-        _sync(self.store.delete(PARTIAL_MARKER))
-        _sync(self.store.delete_dir(DONE))
+        _on_zarr_loop(self.store.delete(PARTIAL_MARKER))
+        _on_zarr_loop(self.store.delete_dir(DONE))
 
 
 class StagedDirectory(_MarkedStore):
@@ -399,15 +413,15 @@ class StagedDirectory(_MarkedStore):
         if not (self.staging.path / PARTIAL_MARKER).is_file():
             raise InputError(f"--resume: nothing to resume at {self.loc.text} (no {self.staging.text})")
 
-    def begin(self, record: dict) -> Any:
+    def begin(self, record: dict) -> None:
+        self.staging.path.mkdir()
+        self.reopen()
+        self.write_record(record)
+
+    def reopen(self) -> None:
         from zarr.storage import LocalStore
 
-        if not self.resume:
-            self.staging.path.mkdir()
         self._store = LocalStore(self.staging.text, read_only=False)
-        if not self.resume:
-            self.write_record(record)
-        return self.store
 
     def remove_torn_files(self) -> None:
         """zarr's LocalStore writes a file as NAME.<uuid hex>.partial and renames it; a kill in
@@ -472,8 +486,8 @@ class InPlace(_MarkedStore):
     def check_new(self) -> None:
         store = self._open()
         try:
-            empty = _sync(store.is_empty(""))
-            marked = not empty and _sync(store.exists(PARTIAL_MARKER))
+            empty = _on_zarr_loop(store.is_empty(""))
+            marked = not empty and _on_zarr_loop(store.exists(PARTIAL_MARKER))
         except JobError:
             raise
         except Exception as exc:
@@ -488,18 +502,24 @@ class InPlace(_MarkedStore):
     def check_resumable(self) -> None:
         store = self._open()
         try:
-            marked = _sync(store.exists(PARTIAL_MARKER))
+            marked = _on_zarr_loop(store.exists(PARTIAL_MARKER))
         except Exception as exc:
             raise StorageError(f"{self.loc.text}: cannot reach it ({reason(exc)})"
                                f"{environment_note(self.loc)}") from None
         if not marked:
             raise InputError(f"--resume: nothing to resume at {self.loc.text} (no {PARTIAL_MARKER})")
 
-    def begin(self, record: dict) -> Any:
+    def begin(self, record: dict) -> None:
+        self.reopen()
+        self.write_record(record)
+
+    def reopen(self) -> None:
         self._store = root_last(self._open())
-        if not self.resume:
-            self.write_record(record)
-        return self.store
+
+    def copy_key(self, key: str) -> str | None:
+        """(the root's documents, held back until `finish`, under their own names)"""
+        name = super().copy_key(key)
+        return name[len(HELD):] if name is not None and name.startswith(HELD) else name
 
     def finish(self, message: str) -> None:
         # the root's documents go into place, then removing the marker is the commit point
@@ -511,6 +531,6 @@ class InPlace(_MarkedStore):
         if self.store is None:
             return
         try:
-            _sync(self.store.delete_dir(""))
+            _on_zarr_loop(self.store.delete_dir(""))
         except Exception:       # what cannot be removed keeps the marker: recognisable
             pass

@@ -150,30 +150,23 @@ class IcechunkBranch(Destination):
             raise InputError(f"--resume: {loc.describe()} moved since the stopped conversion "
                                f"began: delete the branch {self.scratch} and convert again")
 
-    # --- writing ------------------------------------------------------------------------------
-    def begin(self, record: dict) -> Any:
-        """The zarr store the copy is written into (a session on the scratch branch)."""
-        repo = self.repo = self.loc.icechunk_repository(create=True)
-        try:
-            self._begin(repo)
-        except JobError:
-            raise
-        except Exception as exc:
-            raise StorageError(f"{self.partial_name()}: cannot start the copy there "
-                               f"({reason(exc)})") from None
-        if not self.resume:
-            self.write_record(record)
-        return self.store
+    # --- the session the copy is written in ---------------------------------------------------
+    def begin(self, record: dict) -> None:
+        """The scratch branch, made at BRANCH's tip (main's, when BRANCH does not exist yet),
+        and a session on it; the record is written with the first checkpoint."""
+        def start(repo: Any) -> None:
+            branch = self.loc.branch if self.loc.branch in repo.list_branches() else "main"
+            self.base = repo.lookup_branch(branch)
+            repo.create_branch(self.scratch, self.base)
+            self.created = True
 
-    def write_record(self, record: dict) -> None:
-        """Written with the next checkpoint."""
-        self.record.update(record)
+        self._open_session(start)
+        self.write_record(record)
 
-    def record_of(self) -> dict | None:
-        return dict(self.record) if self.checkpointed else None
-
-    def _begin(self, repo: Any) -> None:
-        if self.resume:
+    def reopen(self) -> None:
+        """A session on the scratch branch a stopped run left, its record read from the last
+        checkpoint's commit (none before the first)."""
+        def resume(repo: Any) -> None:
             info = next(iter(repo.ancestry(branch=self.scratch)))
             record = (info.metadata or {}).get(RECORD)
             if isinstance(record, dict):
@@ -184,14 +177,30 @@ class IcechunkBranch(Destination):
                 self.earlier = {a: _unranges(u) for a, u in units.items()}
             else:                           # stopped before its first checkpoint
                 self.base = info.id
-        else:
-            start = self.loc.branch if self.loc.branch in repo.list_branches() else "main"
-            self.base = repo.lookup_branch(start)
-            repo.create_branch(self.scratch, self.base)
-            self.created = True
-        self.written = {a: set(u) for a, u in self.earlier.items()}
-        self.session = repo.writable_session(self.scratch)
-        self.last = time.monotonic()
+
+        self._open_session(resume)
+
+    def _open_session(self, prepare: Any) -> None:
+        """`prepare(repository)` (the scratch branch made or found), then a session on it."""
+        repo = self.repo = self.loc.icechunk_repository(create=True)
+        try:
+            prepare(repo)
+            self.written = {a: set(u) for a, u in self.earlier.items()}
+            self.session = repo.writable_session(self.scratch)
+            self.last = time.monotonic()
+        except JobError:
+            raise
+        except Exception as exc:
+            raise StorageError(f"{self.partial_name()}: cannot start the copy there "
+                               f"({reason(exc)})") from None
+
+    def record_of(self) -> dict | None:
+        return dict(self.record) if self.checkpointed else None
+
+    # --- writing ------------------------------------------------------------------------------
+    def write_record(self, record: dict) -> None:
+        """Written with the next checkpoint."""
+        self.record.update(record)
 
     def mark(self, array: str, unit: str) -> None:
         with self.lock:

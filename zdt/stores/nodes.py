@@ -8,8 +8,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 from zdt.errors import InputError, JobError, MissingPackage, StorageError
 from zdt.stores.location import Location, environment_note, reason
 
@@ -105,13 +103,20 @@ def walk(node: Any) -> list[tuple[str, Any]]:
     return [(node.path, node)] + [(child.path, child) for _, child in members]
 
 
-def codec_names(arr: Any) -> list[tuple[str, str]]:
-    """(codec name, which library runs it) for each codec of the array, in order."""
+def codecs_of(arr: Any) -> list[tuple[str, str]]:
+    """(codec name, which library runs it) for each codec of the array, in order: its codecs
+    (format 3), or its filters and compressor (format 2)."""
     meta = arr.metadata
     if meta.zarr_format == 2:
         codecs = [*(meta.filters or ()), *([meta.compressor] if meta.compressor else [])]
         return [(c.codec_id, implementation(c)) for c in codecs]
     return [(c.to_dict()["name"], implementation(c)) for c in meta.codecs]
+
+
+def codecs_text(arr: Any) -> str:
+    """The array's codecs as messages name them: "scale_offset, cast_value, bytes, zstd"
+    ("no codecs" for a format 2 array without filters or compressor)."""
+    return ", ".join(name for name, _ in codecs_of(arr)) or "no codecs"
 
 
 def implementation(codec: Any) -> str:
@@ -122,7 +127,9 @@ def implementation(codec: Any) -> str:
     return top
 
 
-def data_type_name(arr: Any) -> str:
+def array_type_name(arr: Any) -> str:
+    """The array's data type by name, as plans and messages give it: its zarr v3 name (format
+    3), NumPy's (format 2)."""
     meta = arr.metadata
     if meta.zarr_format == 3:
         name = meta.data_type.to_json(zarr_format=3)
