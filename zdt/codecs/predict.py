@@ -152,9 +152,10 @@ class PredictConfig:
     def _stages(self, prediction: Any) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
         context-modelled rANS), and zstd as well where more than WIDE_SHARE of the codes are
-        wide (|c| >= 7): their low bits, which stage 3 stores as they are, may repeat in
-        patterns zstd finds (data quantized at its source: an elevation model in steps of
-        28 m codes multiples of 28 at a bound of 0.5 m). The pcodec stages stay readable and
+        wide (symbols >= 16: codes c >= 7 or c <= -8, tokens with extra bits): their low bits,
+        which stage 3 stores as they are, may repeat in patterns zstd finds (data quantized at
+        its source: an elevation model in steps of 28 m codes multiples of 28 at a bound of
+        0.5 m). The pcodec stages stay readable and
         can be asked for; stage 3 codes smaller on every row of bench_bytes."""
         if self.entropy != "auto":
             return [self.entropy]
@@ -244,7 +245,7 @@ class PredictConfig:
         return out.reshape(shape)
 
 
-WIDE_SYMBOL = 16            # symbols of codes with |c| >= 7: a token with extra bits
+WIDE_SYMBOL = 16            # the symbols of codes c >= 7, c <= -8: tokens with extra bits
 WIDE_SHARE = 0.25           # auto tries zstd too where more of the codes are wide (_stages)
 
 

@@ -255,11 +255,13 @@ def encode(const uint16_t[::1] order_sym, const uint8_t[::1] order_ctx, const in
             raise ValueError(f"{CODEC}: the ANS encoder's context {t} names table {table[t]} of "
                              f"{n_tables}")
     out = np.empty(cap, dtype=np.uint16)
-    syms = np.zeros(n_tables * TOKENS * sizeof(Sym), dtype=np.uint8)
+    syms = np.zeros((n_tables + 1) * TOKENS * sizeof(Sym), dtype=np.uint8)
     cdef uint16_t[::1] w = out
     cdef uint8_t[::1] sb = syms
     cdef Sym* tabs = <Sym*>&sb[0]
-    cdef const Sym* by_ctx[FINE]
+    # (every uint8 context has an entry: those past the fine contexts a table of no frequency,
+    # so a symbol with such a context is refused below like a token without frequency)
+    cdef const Sym* by_ctx[256]
     cdef uint32_t x0 = ANS_L, x1 = ANS_L
     for t in range(n_tables):
         start = 0
@@ -269,10 +271,8 @@ def encode(const uint16_t[::1] order_sym, const uint8_t[::1] order_ctx, const in
                 tabs[t * TOKENS + tok].freq = freq[t, tok]
                 tabs[t * TOKENS + tok].start = start
                 start += freq[t, tok]
-    for t in range(FINE):
-        by_ctx[t] = tabs + TOKENS * table[t]
-    if n and np.max(order_ctx) >= FINE:
-        raise ValueError(f"{CODEC}: a context is not below {FINE}")
+    for t in range(256):
+        by_ctx[t] = tabs + TOKENS * (table[t] if t < FINE else n_tables)
     top = cap
     with nogil:
         # (two states, the j-th symbol on state j % 2: pairs from the end, each in a register;
@@ -289,6 +289,8 @@ def encode(const uint16_t[::1] order_sym, const uint8_t[::1] order_ctx, const in
             ok &= put(&x0, order_sym[0], by_ctx[order_ctx[0]], &w[0], &top)
     if not ok:
         for j in range(n):
+            if order_ctx[j] >= FINE:
+                raise ValueError(f"{CODEC}: symbol {j}'s context {order_ctx[j]} is not below {FINE}")
             if freq[table[order_ctx[j]], token_of(order_sym[j], &nbits, &bits)] == 0:
                 raise ValueError(f"{CODEC}: symbol {j} ({order_sym[j]}) has a token its context "
                                  f"{order_ctx[j]}'s table {table[order_ctx[j]]} gives no "

@@ -114,7 +114,7 @@ cdef inline int visit(mode* m, real* x, const Walk* w, Coder* a, Py_ssize_t i, d
         if k < 0:
             return -1
         if <unsigned int>(k - 2) < 14:
-            # (tokens 2 .. 15: codes -6 .. 6, no extra bits, the value p + q c: most elements)
+            # (tokens 2 .. 15: codes -7 .. 6, no extra bits, the value p + q c: most elements)
             w.cls[i] = CLASS16[k]
             next_state(a)
             store_value(x, i, w.v, p + w.rc.qc[k])
