@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from zdt.codecs.config_json import check_keys
-from zdt.errors import ConfigError, CorruptChunkError
+from zdt.errors import ConfigError
 from zdt.kernels import _ans, _predict
 
 CODEC = "zdt.predict"
@@ -49,9 +49,9 @@ DTYPES = (np.dtype("float32"), np.dtype("float64"))
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
-def corrupt(message: str, part: str) -> CorruptChunkError:
-    """The error of a corrupt chunk: `message` after the codec's name; `part`: where it is."""
-    return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part=part)
+# the error of a corrupt chunk: corrupt(message, part) -> CorruptChunkError naming the codec
+# and where in the chunk (the kernels raise the same)
+corrupt = _predict.corrupt
 
 
 def frame_content_size(frame: bytes | memoryview) -> int:

@@ -3,6 +3,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from zdt.errors import CorruptChunkError
+
 CODEC: str
 STATE_LENGTH: struct.Struct
 
@@ -16,7 +18,7 @@ class Stream(NamedTuple):
     lut: np.ndarray
     info: np.ndarray
 
-def corrupt(message: str) -> Exception: ...
+def corrupt(message: str) -> CorruptChunkError: ...
 def tables_of(model: int) -> np.ndarray: ...
 def histogram(order_sym: np.ndarray, order_ctx: np.ndarray) -> np.ndarray: ...
 def model(hist: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]: ...

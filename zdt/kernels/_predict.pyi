@@ -2,6 +2,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from zdt.errors import CorruptChunkError
 from zdt.kernels._ans import Stream
 
 CODEC: str
@@ -22,7 +23,7 @@ class Prediction(NamedTuple):
     raw: np.ndarray
     order: Order | None
 
-def corrupt(message: str, part: str) -> Exception: ...
+def corrupt(message: str, part: str) -> CorruptChunkError: ...
 def encode(x: np.ndarray, shape: tuple[int, int, int, int], abs_error: float, predictor: int,
            fill: np.ndarray, record: bool = ...) -> Prediction: ...
 def decode(sym: np.ndarray | None, raw: np.ndarray, out: np.ndarray,
