@@ -56,7 +56,15 @@ def is_int(dt: np.dtype) -> bool:
 
 
 def value_of(x: np.generic) -> Value:
-    dt = np.asarray(x).dtype
+    x = np.asarray(x)
+    return _value_of(x.dtype, x.tobytes())
+
+
+@cache
+def _value_of(dt: np.dtype, raw: bytes) -> Value:
+    """(cached by type and bit pattern: the exhaustive checks meet each source value once per
+    target and mode)"""
+    x = np.frombuffer(raw, dtype=dt)[0]
     if is_low_precision(dt):
         bits = lp.logical_bits(x)
         v = lp.table(dt.name)[bits]
@@ -80,6 +88,7 @@ def value_of(x: np.generic) -> Value:
     return Value("finite", neg, Fraction(f), bits)
 
 
+@cache
 def round_to_integer(q: Fraction, mode: str) -> int:
     fl = q.numerator // q.denominator          # floor
     frac = q - fl
@@ -154,6 +163,7 @@ def floor_log2(a: Fraction) -> int:
     return e
 
 
+@cache
 def round_to_float(v: Fraction, spec: FloatSpec, mode: str) -> Fraction:
     """Round to the format's precision with an unbounded exponent (subnormal spacing below
     the normal range). The caller checks the finite range afterwards. A format without
@@ -293,6 +303,31 @@ def cast_array(arr: np.ndarray, target: np.dtype, rounding: str, out_of_range: s
     failing element."""
     return _element_wise(arr, target, lambda x: to_numpy(
         cast_element(x, target, rounding, out_of_range, scalar_map), target))
+
+
+def cast_each(arr: np.ndarray, target: np.dtype, rounding: str, out_of_range: str | None
+              ) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """Every element on its own, in C order (one failing element does not hide the next):
+    (mask of the elements that cast, their results in order as an array of the target type,
+    {flat index: reason} of those that fail)."""
+    target = np.dtype(target)
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    low = is_low_precision(target)
+    good = np.ones(flat.shape, dtype=bool)
+    out = np.empty(flat.shape, dtype=f"u{target.itemsize}" if low else target)
+    failures = {}
+    n = 0
+    for i, x in enumerate(flat):
+        try:
+            value = to_numpy(cast_element(x, target, rounding, out_of_range), target)
+        except Failure as e:
+            good[i] = False
+            failures[i] = e.reason
+            continue
+        out[n] = np.asarray(value).view(out.dtype) if low else value
+        n += 1
+    out = out[:n]
+    return good, (out.view(target) if low else out), failures
 
 
 def _element_wise(arr: np.ndarray, target: np.dtype, fn) -> np.ndarray | tuple[int, str]:
