@@ -6,16 +6,21 @@ every platform and NumPy version: no RNG, no libm), the codec configuration that
 the face (the zarr v3 codec's chunk, or the numcodecs codec's buffer, which carries its shape).
 The matrix covers every predictor x entropy stage x data type, the four stage 3 context models,
 wide codes (tokens with extra bits), raw values (NaN, infinities, outliers), fill-value
-symbols, chunks of 0 to 5 dimensions (extents of 1 dropped, dimensions beyond four merged)
-and the empty chunk. What decoding must give: the SHA-256 of the decoded bytes when the chunk
-was written (in the manifest), which the independent reference decoder
-(tests/predict_reference.py) must reproduce, within the bound of the data.
+symbols, chunks of 0 to 5 dimensions (extents of 1 dropped, dimensions beyond four merged),
+the empty chunk, and integer arrays (kept values escaped, the fill value, the type's range).
+What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
+manifest), which the independent reference decoder (tests/predict_reference.py) must
+reproduce, within the bound of the data.
 
-    python tests/predict_golden.py write tests/fixtures/predict/v1    (once per format; never
-                                                                      over an existing directory)
+    python tests/predict_golden.py write tests/fixtures/predict/v2 --all   (a new format: every
+                                                                          case)
+    python tests/predict_golden.py write tests/fixtures/predict/v1.1       (new cases of the same
+                                                                          format: those no
+                                                                          earlier version holds)
 
-tests/codecs/test_predict_golden.py reads every committed version, and checks that this
-version's encoder still writes the very chunks of the newest one.
+never over an existing directory. tests/codecs/test_predict_golden.py reads every committed
+version, and checks that this version's encoder still writes the very chunks of the newest
+version that holds each case.
 """
 
 from __future__ import annotations
@@ -147,7 +152,34 @@ def _cases() -> list[Case]:
         out.append(Case(f"numcodecs-{s}", make((12, 34), wave=64, specials=True), (12, 34), "float32",
                         {"abs_error": 0.05, "predictor": "interpolation", "entropy": s},
                         face="numcodecs"))
+    # integer arrays (v1.1): the values as float64, rounded back; exact (E < 1) and whole steps;
+    # a kept sentinel (escaped), the fill value, the type's extremes (clamped)
+    for dtype, E in (("int16", 0.5), ("uint8", 2.0), ("int32", 7.5)):
+        for p in ("lorenzo", "interpolation"):
+            for s in ("ans", "zstd"):
+                config = {"abs_error": E, "predictor": p, "entropy": s}
+                if dtype == "int16":
+                    config["keep"] = [-32768]
+                out.append(Case(f"{dtype}-{p}-{s}", make_integers((23, 31), dtype), (23, 31), dtype,
+                                config, fill=3))
     return out
+
+
+def make_integers(shape: tuple[int, ...], dtype: str) -> Callable[[str], np.ndarray]:
+    """An integer chunk: a smooth field with noise folded into the type's range, its extremes
+    at hashed places, the fill value 3 and (int16) the sentinel -32768 at others."""
+    def data(dtype: str) -> np.ndarray:
+        info = np.iinfo(dtype)
+        span = min(int(info.max) - int(info.min), 1 << 20)
+        ints = smooth(shape) * span // (1 << 21) + noise(shape, 3) // 64 + int(info.min) + span // 4
+        where = noise(shape, 11)
+        ints[where == 10] = int(info.min)
+        ints[where == -10] = int(info.max)
+        ints[(where > 20) & (where < 26)] = 3
+        if dtype == "int16":
+            ints[(where > -40) & (where < -30)] = -32768
+        return np.clip(ints, info.min, info.max).astype(dtype)
+    return data
 
 
 CASES = _cases()
@@ -185,14 +217,27 @@ def digest(x: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
 
 
-def write_all(directory: Path) -> None:
+def written(before: Path | None = None) -> dict[str, Path]:
+    """Each case's newest committed version (of those sorted before `before`, if given)."""
+    out: dict[str, Path] = {}
+    for version in sorted(p for p in GOLDEN.iterdir() if p.is_dir()):
+        if before is not None and version.name >= before.name:
+            continue
+        for name in json.loads((version / "manifest.json").read_text())["cases"]:
+            out[name] = version
+    return out
+
+
+def write_all(directory: Path, every_case: bool) -> None:
     import zdt
 
     if directory.exists():
         raise SystemExit(f"{directory} exists: golden chunks are written once, never over")
+    earlier = {} if every_case else written(before=directory)
+    cases = [c for c in CASES if c.name not in earlier]
     directory.mkdir(parents=True)
     manifest = {"zdt": zdt.__version__, "cases": {}}
-    for case in CASES:
+    for case in cases:
         data = encode(case)
         (directory / f"{case.name}.bin").write_bytes(data)
         manifest["cases"][case.name] = {
@@ -200,10 +245,10 @@ def write_all(directory: Path) -> None:
             "fill": fill_json(case.fill), "face": case.face,
             "decoded_sha256": digest(decode(case, data))}
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"wrote {len(CASES)} golden zdt.predict chunks to {directory} (zdt {zdt.__version__})")
+    print(f"wrote {len(cases)} golden zdt.predict chunks to {directory} (zdt {zdt.__version__})")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "write":
+    if len(sys.argv) not in (3, 4) or sys.argv[1] != "write" or sys.argv[3:] not in ([], ["--all"]):
         raise SystemExit(__doc__)
-    write_all(Path(sys.argv[2]))
+    write_all(Path(sys.argv[2]), every_case=sys.argv[3:] == ["--all"])

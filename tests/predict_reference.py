@@ -231,6 +231,25 @@ class Rans:
 
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
     dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        # "Integer data types": the float64 chunk within the largest float64 below k + 1/2,
+        # each value rounded to the nearest integer (ties to even), clamped to the type's range
+        k = math.floor(min(abs_error, 2.0 ** 51))
+        bound = math.nextafter(k + 0.5, 0.0)
+        y = decode(data, np.dtype("float64"), shape, bound, float(fill))
+        lo, hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+        out = []
+        for v in y.reshape(-1).tolist():
+            if math.isfinite(v):
+                out.append(min(max(round(v), lo), hi))
+                continue
+            # an escaped integer: a quiet NaN, sign clear, the integer + 2^32 in the low 33 bits
+            bits = struct.unpack("<Q", struct.pack("<d", v))[0]
+            assert bits >> 33 == 0x7FF8_0000_0000_0000 >> 33, hex(bits)
+            w = (bits & (2**33 - 1)) - 2**32
+            assert lo <= w <= hi
+            out.append(w)
+        return np.array(out, dtype=dtype).reshape(shape)
     magic, predictor, size, stage, n_raw = struct.unpack_from("<4sBBHQ", data)
     assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2, 3)
     n = math.prod(shape)

@@ -365,8 +365,151 @@ def test_config_errors_name_the_key():
     with pytest.raises(ConfigError) as info:
         PredictConfig.from_json({"predictor": "auto"})
     assert info.value.config_key == "abs_error"
-    with pytest.raises(ConfigError, match="float32 or float64"):
-        PredictConfig.create(abs_error=1).encode(np.arange(5, dtype="i4"))
+    for dtype in ("i8", "u8", "f2", "c8", "?"):
+        with pytest.raises(ConfigError, match=f"float32, float64 or 8- to 32-bit integer arrays, "
+                                              f"not {np.dtype(dtype)}") as info:
+            PredictConfig.create(abs_error=1).encode(np.arange(5).astype(dtype))
+        assert info.value.config_key == "data_type"
+    with pytest.raises(ConfigError, match=r"64-bit integers: not yet, float64 holds them exactly "
+                                          r"only up to 2\*\*53"):
+        PredictConfig.create(abs_error=1).decode(b"", np.dtype("i8"), (0,))
+
+
+# --- integer arrays (CF-packed data): the values as float64, rounded back -------------------------
+
+INTEGER_TYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32"]
+
+
+def integer_field(seed: int, shape: tuple[int, ...], dtype: str, step: int, edges: float) -> np.ndarray:
+    """A random walk along the last axis in steps up to `step`, folded into the type's range;
+    with `edges`, that share of the elements at the type's minimum or maximum."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    walk = np.cumsum(rng.integers(-step, step + 1, shape), axis=-1) if shape else rng.integers(-9, 9, shape)
+    x = info.min + (np.asarray(walk, dtype=np.int64) - info.min) % (int(info.max) - int(info.min) + 1)
+    if edges and x.size:
+        x = np.where(rng.random(shape) < edges, rng.choice([info.min, info.max], size=shape), x)
+    return np.asarray(x).astype(dtype)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), shape=shapes, dtype=st.sampled_from(INTEGER_TYPES),
+       step=st.sampled_from([0, 1, 3, 40, 5000]), edges=st.sampled_from([0.0, 0.1]),
+       E=st.sampled_from([1e-3, 0.5, 0.999, 1.0, 2.5, 7.0, 1e4, 1e300]),
+       fill=st.sampled_from([None, "min", "max", 3]), keep=st.sampled_from([(), ("min",), (4, "max")]),
+       predictor=st.sampled_from(["lorenzo", "interpolation", "interpolation_slices", "auto"]),
+       entropy=st.sampled_from(["zstd", "ans", "auto"]))
+def test_integer_arrays_decode_within_the_whole_steps_of_the_bound(
+        seed, shape, dtype, step, edges, E, fill, keep, predictor, entropy):
+    """Every element within floor(E) of the original (the original itself for E < 1), the type
+    kept, its range never left; the fill value and the values of `keep` exact, and no other
+    value decoded to one of them; the reference decodes the same values."""
+    import math
+
+    x = integer_field(seed, shape, dtype, step, edges)
+    info = np.iinfo(dtype)
+    named = {"min": int(info.min), "max": int(info.max)}
+    fill_value = None if fill is None else named.get(fill, fill)
+    keep = [named.get(v, v) for v in keep]
+    config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy, keep=keep)
+    data = config.encode(x, fill_value)
+    y = config.decode(data, x.dtype, x.shape, fill_value)
+    assert y.dtype == x.dtype and y.shape == x.shape
+    k = math.floor(E)
+    xs, ys = x.reshape(-1).tolist(), y.reshape(-1).tolist()     # (Python integers: exact)
+    assert all(abs(b - a) <= k for a, b in zip(xs, ys)), max(abs(b - a) for a, b in zip(xs, ys))
+    exact = {*keep, *([] if fill_value is None else [fill_value])}
+    assert all((a in exact) == (b in exact) and (a not in exact or a == b) for a, b in zip(xs, ys))
+    ref = predict_reference.decode(data, x.dtype, x.shape, E,
+                                   np.nan if fill_value is None else fill_value)
+    assert np.array_equal(ref, y)
+
+
+def test_integers_are_coded_as_float64_within_just_under_half_a_step_more_than_the_bound():
+    from zdt.codecs.predict import integer_bound
+
+    assert integer_bound(0.3) == np.nextafter(0.5, 0) and integer_bound(1.0) == np.nextafter(1.5, 0)
+    assert integer_bound(2.999) == np.nextafter(2.5, 0)
+    assert integer_bound(1e300) == np.nextafter(2.0**51 + 0.5, 0)
+    x = np.arange(-50, 50, dtype=np.int16).reshape(10, 10)
+    data = PredictConfig.create(abs_error=2.5, entropy="zstd").encode(x)
+    assert HEADER.unpack_from(data)[2] == 8          # float64 elements
+    # the same chunk as the float64 values within that bound
+    assert data == PredictConfig.create(abs_error=float(np.nextafter(2.5, 0)), entropy="zstd").encode(
+        x.astype(np.float64))
+
+
+def test_lossless_integers_take_fewer_bytes_than_zstd_on_a_smooth_field():
+    """A CF-packed-like int16 field (a smooth surface in steps of 0.01 K), coded exactly."""
+    from numcodecs.zstd import Zstd
+
+    i, j = np.mgrid[0:300, 0:400]
+    x = np.round(100 * (15 * np.sin(i / 50) * np.cos(j / 70) + 5 * np.sin(i / 13 + j / 17))).astype(np.int16)
+    data = PredictConfig.create(abs_error=0.5).encode(x)
+    assert np.array_equal(PredictConfig.create(abs_error=0.5).decode(data, x.dtype, x.shape), x)
+    assert len(data) < 0.5 * len(Zstd(level=9).encode(x.tobytes()))
+
+
+@pytest.mark.parametrize("rounds", [4, 1])
+def test_values_next_to_a_kept_value_never_decode_to_it(monkeypatch, rounds):
+    """A field that crosses the fill value and a kept sentinel at a coarse bound: many values
+    would round onto them; each of those is stored exactly instead (found by decoding, or
+    after ESCAPE_ROUNDS encodes, every value within the bound of a kept one)."""
+    from zdt.codecs import predict
+
+    monkeypatch.setattr(predict, "ESCAPE_ROUNDS", rounds)
+    x = np.tile(np.arange(-60, 60, dtype=np.int16), (50, 1))
+    x[::7, ::5] = -7                       # the sentinel, amid values around it
+    config = PredictConfig.create(abs_error=9, entropy="ans", keep=[-7])
+    y = config.decode(config.encode(x, 0), x.dtype, x.shape, 0)
+    assert np.array_equal(y == 0, x == 0) and np.array_equal(y == -7, x == -7)
+    assert int(np.abs(y.astype(int) - x).max()) <= 9
+
+
+def test_keep_is_for_integer_arrays_and_escaped_values_must_be_values_of_the_type():
+    from zdt.codecs.numcodecs.predict import Predict
+
+    with pytest.raises(ConfigError, match="keep applies to integer arrays, not float32") as info:
+        PredictConfig.create(abs_error=1, keep=[3]).encode(np.zeros(4, np.float32))
+    assert info.value.config_key == "keep"
+    for keep in ([1.5], "3", [True]):
+        with pytest.raises(ConfigError, match="keep must be a list of integers") as info:
+            PredictConfig.create(abs_error=1, keep=keep)
+        assert info.value.config_key == "keep"
+    with pytest.raises(ConfigError, match="keep"):
+        Predict.from_config({"id": "zdt.predict", "abs_error": 1, "keep": [3]})
+    assert PredictCodec(abs_error=2, keep=[9, -1]).to_dict()["configuration"]["keep"] == [-1, 9]
+    assert "keep" not in PredictCodec(abs_error=2).to_dict()["configuration"]
+    # an escaped value whose payload is no int8 (300), or a NaN that is no escape (its sign set)
+    x = np.array([1, 2, -128, 4], dtype=np.int8)
+    config = PredictConfig.create(abs_error=0.5, entropy="zstd", keep=[-128])
+    data = config.encode(x)
+    from numcodecs.zstd import Zstd
+
+    head, planes = data[:16], bytearray(Zstd().decode(data[16:]))
+    for bits, shown in [(0x7FF8_0000_0000_0000 | (300 + 2**32), "0x7ff800010000012c"),
+                        (0xFFF8_0000_0000_0000 | (5 + 2**32), "0xfff8000100000005")]:
+        planes[-8:] = bits.to_bytes(8, "little")
+        with pytest.raises(CorruptChunkError, match=f"element 2 is .*{shown}.*no int8 value") as info:
+            config.decode(head + bytes(Zstd().encode(bytes(planes))), x.dtype, x.shape)
+        assert info.value.part == "raw values"
+
+
+@pytest.mark.parametrize("dtype", INTEGER_TYPES)
+def test_integer_arrays_in_zarr_with_a_fill_value_and_missing_chunks(dtype):
+    info = np.iinfo(dtype)
+    x = integer_field(4, (37, 45), dtype, 40, 0.02)
+    x[:10, :10] = info.min          # a missing-data sentinel as the fill value
+    store = MemoryStore()
+    a = zarr.create_array(store, shape=(74, 45), chunks=(37, 45), dtype=dtype, fill_value=int(info.min),
+                          serializer=PredictCodec(abs_error=3), compressors=None)
+    a[:37] = x
+    b = zarr.open_array(store, mode="r")
+    y = b[...]
+    assert y.dtype == np.dtype(dtype)
+    assert int(np.abs(y[:37].astype(np.int64) - x.astype(np.int64)).max()) <= 3
+    assert (y[:10, :10] == info.min).all() and (y[37:] == info.min).all()
+    assert sorted(store._store_dict) == ["c/0/0", "zarr.json"]
 
 
 @pytest.mark.parametrize("entropy", ["auto", "ans", "zstd", "pcodec", "pcodec_levels"])
@@ -391,8 +534,10 @@ def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
                            "ans": b"\x03\x00"}[entropy]}
     b = zarr.open_array(store, mode="r")
     check_within(x, b[...], 0.05, np.float32(-9999.0))
-    with pytest.raises(ValueError, match="float32 or float64"):
-        zarr.create_array(MemoryStore(), shape=(4,), dtype="i4", serializer=PredictCodec(abs_error=1))
+    with pytest.raises(ValueError, match="8- to 32-bit integer arrays, not int64"):
+        zarr.create_array(MemoryStore(), shape=(4,), dtype="i8", serializer=PredictCodec(abs_error=1))
+    with pytest.raises(ValueError, match="keep applies to integer arrays, not float32"):
+        zarr.create_array(MemoryStore(), shape=(4,), dtype="f4", serializer=PredictCodec(abs_error=1, keep=[0]))
 
 
 # --- the numcodecs face -------------------------------------------------------------------------
@@ -458,8 +603,8 @@ def test_numcodecs_face_refuses_what_it_cannot_encode_and_corrupt_buffers():
     codec = Predict(abs_error=0.01)
     with pytest.raises(TypeError, match="NumPy array"):
         codec.encode(b"\x00" * 16)
-    with pytest.raises(ConfigError, match="float32 or float64"):
-        codec.encode(np.arange(4, dtype="i2"))
+    with pytest.raises(ConfigError, match="takes float32 or float64 arrays, not int16"):
+        codec.encode(np.arange(4, dtype="i2"))      # (integers: the zarr v3 codec)
     data = codec.encode(np.linspace(0, 1, 50).reshape(5, 10))
     huge = bytes([2]) + (2**40).to_bytes(8, "little") * 2 + data[17:]
     cases = {

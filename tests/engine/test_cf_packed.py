@@ -98,3 +98,26 @@ def test_values_inside_the_valid_range_stay_inside(tmp_path):
     assert ((back[inside] >= 0) & (back[inside] <= 999)).all()
     assert np.array_equal(back[~inside], stored[~inside])
     assert np.abs(back[inside].astype(int) - stored[inside]).max() <= 50
+
+
+@pytest.mark.parametrize("bound", [0.001, 0.05, 0.5])
+def test_zdt_predict_codes_the_stored_integers_with_the_bound_in_physical_units(packed, tmp_path, bound):
+    """With readers that have zdt, zdt.predict is offered on the stored int16 (the bound in
+    stored steps: 0.001 dBZ is below one, so exact), and wins on this field; the output keeps
+    the type and the CF attributes, and xarray unpacks it within the bound."""
+    report = zdt.convert(packed, tmp_path / "small.zarr", abs_error=bound, readers="zdt")
+    src = zarr.open_array(packed / "reflectivity", mode="r")
+    out = zarr.open_array(tmp_path / "small.zarr" / "reflectivity", mode="r")
+    assert out.dtype == np.int16 and dict(out.attrs) == dict(src.attrs)
+    assert out.serializer.to_dict()["name"] == "zdt.predict"
+    x, y = src[...], out[...]
+    assert np.array_equal(x == -32768, y == -32768)
+    k = int(np.abs(y.astype(np.int64) - x).max())
+    assert k * Fraction(SCALE) <= Fraction(bound) and (bound > SCALE or k == 0)
+    assert report["/reflectivity"].error <= bound
+    # fewer bytes than what the default readers get
+    plain = zdt.convert(packed, tmp_path / "plain.zarr", abs_error=bound)
+    assert report["/reflectivity"].bytes_after < plain["/reflectivity"].bytes_after
+    a = xr.open_zarr(packed, consolidated=False).reflectivity.values
+    b = xr.open_zarr(tmp_path / "small.zarr", consolidated=False).reflectivity.values
+    assert np.array_equal(np.isnan(a), np.isnan(b)) and np.nanmax(np.abs(b - a)) <= bound + 1e-9

@@ -149,10 +149,12 @@ def predict_decode(data: bytes) -> bool:
     from zdt.codecs.predict import PredictConfig
 
     inp = Input(data)
-    dtype = np.dtype(inp.pick(["float32", "float64"]))
+    # (integer types: the float64 chunk rounded back, escaped values, `keep`)
+    dtype = np.dtype(inp.pick(["float32", "float64", "int16", "uint8"]))
     shape = _shape(inp)
-    fill = inp.pick([None, 0.0, np.nan])
-    cfg = PredictConfig.create(abs_error=[1e-3, 0.5, 100.0][inp.byte() % 3])
+    fill = inp.pick([None, 0.0, np.nan] if dtype.kind == "f" else [None, 0, 3])
+    keep = [] if dtype.kind == "f" else inp.pick([[], [5]])
+    cfg = PredictConfig.create(abs_error=[1e-3, 0.5, 100.0][inp.byte() % 3], keep=keep)
     try:
         out = cfg.decode(inp.rest(), dtype, shape, fill)
     except ACCEPTED:
@@ -345,7 +347,11 @@ def seeds(name: str) -> list[bytes]:
                 # entropy stage 3 (zdt's rANS), each predictor, a bound fine enough for wide codes
                 bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(
                     abs_error=1e-4, predictor=p, entropy="ans").encode(x)
-                for p in ("lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices")]
+                for p in ("lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices")] + [
+                # int16, shape (6, 8), fill 3, keep [5] (escaped), abs_error 0.5: exact
+                bytes([2, 2, 6, 8, 2, 1, 1]) + PredictConfig.create(abs_error=0.5, keep=[5]).encode(
+                    np.where(np.arange(48).reshape(6, 8) % 7 == 0, 5,
+                             np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 

@@ -11,6 +11,11 @@ exact values in one zstd frame, which auto also tries where many codes are wide 
 repeats that stage 3 does not); 1 and 2, the symbols in pcodec's standalone format (2: each
 level group apart), readable and still written when asked for.
 
+An integer array (int8 .. uint32) is coded as its values in float64 within a bound just below
+k + 1/2, k = floor(E), and decoded to the nearest integer (integer_bound): within k of the
+original, the original itself when E < 1 (CF-packed data: the engine passes the bound in
+stored units, a whole number of steps).
+
 A corrupt chunk is a zdt.errors.CorruptChunkError (a ValueError) naming what is wrong and the
 part of the chunk (`part`) it is in.
 """
@@ -18,6 +23,7 @@ part of the chunk (`part`) it is in.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import struct
 from collections.abc import Mapping
@@ -42,8 +48,18 @@ GROUPS = 4                              # stage 2: levels 1, 2, 4, and the rest
 STAGE_CHOICES = ("auto", *STAGES)
 PCO_LENGTH = struct.Struct("<Q")        # stage 1: the pcodec data's length, ahead of it
 PCODEC_LEVEL = 8
-KEYS = ("abs_error", "predictor", "level", "entropy")
+KEYS = ("abs_error", "predictor", "level", "entropy", "keep")
 DTYPES = (np.dtype("float32"), np.dtype("float64"))
+# integer arrays: coded as float64 values (exact for every one of these types) within a bound
+# just under k + 1/2 and rounded back (integer_bound; docs/codecs/predict.md, "Integer data
+# types"); 64-bit integers are not (float64 holds them exactly only up to 2**53)
+INTEGERS = tuple(np.dtype(t) for t in ("int8", "uint8", "int16", "uint16", "int32", "uint32"))
+WORKING = np.dtype("float64")           # the chunk's element type for an integer array
+# an integer stored exactly: a raw value that is a quiet NaN whose significand's low 33 bits
+# hold the integer plus 2**32 (escape / escaped)
+ESCAPE = 0x7FF8_0000_0000_0000
+ESCAPE_BIAS = 1 << 32
+ESCAPE_ROUNDS = 4       # encodes that escape what decoded to a kept value, before the sure way
 
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -99,10 +115,11 @@ class PredictConfig:
     predictor: str = "auto"
     level: int = 3
     entropy: str = "auto"
+    keep: tuple[int, ...] = ()      # integer arrays: values stored exactly (missing-data marks)
 
     @classmethod
     def create(cls, *, abs_error: object, predictor: object = "auto", level: object = 3,
-               entropy: object = "auto") -> PredictConfig:
+               entropy: object = "auto", keep: object = ()) -> PredictConfig:
         if isinstance(abs_error, bool) or not isinstance(abs_error, (int, float)) \
                 or not math.isfinite(abs_error) or abs_error <= 0:
             raise ConfigError(f"{CODEC}: abs_error must be a finite number > 0, got {abs_error!r}",
@@ -122,22 +139,39 @@ class PredictConfig:
         if entropy in ("pcodec", "pcodec_levels") and _pcodec() is None:
             raise ConfigError(f"{CODEC}: entropy {entropy!r} needs the pcodec package (pip "
                               f"install pcodec)", config_key="entropy")
-        return cls(float(abs_error), str(predictor), int(level), str(entropy))
+        if not isinstance(keep, (list, tuple)) or any(
+                isinstance(v, bool) or not isinstance(v, int) for v in keep):
+            raise ConfigError(f"{CODEC}: keep must be a list of integers (the values of an "
+                              f"integer array stored exactly), got {keep!r}", config_key="keep")
+        return cls(float(abs_error), str(predictor), int(level), str(entropy),
+                   tuple(sorted({int(v) for v in keep})))
 
     @classmethod
     def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
         return cls.create(**check_keys(config, KEYS, CODEC, required=("abs_error",)))
 
     def to_json(self) -> dict[str, Any]:
-        return {"abs_error": self.abs_error, "predictor": self.predictor, "level": self.level,
-                "entropy": self.entropy}
+        out = {"abs_error": self.abs_error, "predictor": self.predictor, "level": self.level,
+               "entropy": self.entropy}
+        return {**out, "keep": list(self.keep)} if self.keep else out
+
+    def check_dtype(self, dtype: np.dtype) -> np.dtype:
+        """The native form of the array's data type; ConfigError for a type the codec does not
+        take, or `keep` with a float type (which keeps NaN and the infinities itself)."""
+        native = check_dtype(dtype)
+        if self.keep and native.kind == "f":
+            raise ConfigError(f"{CODEC}: keep applies to integer arrays, not {dtype}",
+                              config_key="keep")
+        return native
 
     # --- chunks -------------------------------------------------------------------------------
 
     def encode(self, arr: np.ndarray, fill: object = None) -> bytes:
-        """The chunk bytes of `arr` (float32 or float64, any shape); `fill`: the array's fill
-        value (kept bit for bit), or None."""
-        dtype = check_dtype(arr.dtype)
+        """The chunk bytes of `arr` (float32, float64 or an integer type of INTEGERS, any
+        shape); `fill`: the array's fill value (kept bit for bit), or None."""
+        dtype = self.check_dtype(arr.dtype)
+        if dtype.kind in "iu":
+            return self._encode_integers(np.asarray(arr, dtype=dtype), fill)
         x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
         shape = grid4(arr.shape)
         best: bytes | None = None
@@ -189,10 +223,50 @@ class PredictConfig:
         frame = Zstd(level=self.level).encode(b"".join((low.tobytes(), high.tobytes(), raw_bytes)))
         return head + bytes(frame)
 
+    def for_integers(self) -> PredictConfig:
+        """The configuration that codes an integer array's values as float64: the bound
+        integer_bound(abs_error)."""
+        return PredictConfig(integer_bound(self.abs_error), self.predictor, self.level, self.entropy)
+
+    def _encode_integers(self, x: np.ndarray, fill: object) -> bytes:
+        """The values as float64 within integer_bound; the values of `keep` escaped (stored
+        exactly); and where another value would decode to a kept one or the fill value, that
+        value escaped too, until none does (each round escapes at least one more element;
+        after ESCAPE_ROUNDS, every value within k of a kept one, which settles it)."""
+        kept = np.asarray([*self.keep, *([] if fill is None else [int(fill)])], dtype=np.int64)
+        xi = x.astype(np.int64)
+        escaped = np.isin(xi, np.asarray(self.keep, dtype=np.int64))
+        if fill is not None:
+            escaped &= xi != int(fill)      # (the fill value: its own symbol)
+        k = math.floor(min(self.abs_error, 2.0 ** 51))
+        others = xi[~np.isin(xi, kept)]
+        # (only a kept value within k of another value can be decoded to)
+        at_risk = others.size and kept.size and bool(
+            ((kept >= others.min() - k) & (kept <= others.max() + k)).any())
+        config = self.for_integers()
+        for rounds in itertools.count(1):
+            xf = xi.astype(WORKING)
+            xf[escaped] = ((xi[escaped] + ESCAPE_BIAS).astype(np.uint64)
+                           | np.uint64(ESCAPE)).view(WORKING)
+            data = config.encode(xf, fill)
+            if not at_risk:
+                return data
+            y = self.decode(data, x.dtype, x.shape, fill).astype(np.int64)
+            wrong = np.isin(y, kept) & ~np.isin(xi, kept)
+            if not wrong.any():
+                return data
+            escaped |= wrong
+            if rounds == ESCAPE_ROUNDS:     # (only these can decode to a kept value)
+                escaped |= (np.abs(xi[..., None] - kept) <= k).any(axis=-1) & ~np.isin(xi, kept)
+                at_risk = False
+        raise AssertionError("unreachable")
+
     def decode(self, data: object, dtype: np.dtype, shape: tuple[int, ...], fill: object = None) -> np.ndarray:
         """The chunk of `shape` and `dtype` that `data` holds; CorruptChunkError naming what is
         wrong with a corrupt chunk."""
-        dtype = check_dtype(np.dtype(dtype))
+        dtype = self.check_dtype(np.dtype(dtype))
+        if dtype.kind in "iu":
+            return self._decode_integers(data, dtype, shape, fill)
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
         n = math.prod(shape)
         if len(buf) < HEADER.size:
@@ -242,6 +316,30 @@ class PredictConfig:
         if fill is None and n_fill:
             raise corrupt(f"the chunk has fill-value symbols, and there is no fill "
                           f"value", "symbols")
+        return out.reshape(shape)
+
+
+    def _decode_integers(self, data: object, dtype: np.dtype, shape: tuple[int, ...],
+                         fill: object) -> np.ndarray:
+        """Each value within a bound below k + 1/2 of an integer: the nearest integer is within
+        k of it, and so is the type's range clamped to (the value was in it); an escaped value
+        is its integer."""
+        y = self.for_integers().decode(data, WORKING, shape, fill).reshape(-1)
+        info = np.iinfo(dtype)
+        with np.errstate(invalid="ignore"):      # (the escaped values: replaced below)
+            out = np.clip(np.rint(y), info.min, info.max).astype(dtype)
+        special = np.flatnonzero(~np.isfinite(y))
+        if special.size:
+            bits = y[special].view(np.uint64)
+            value = (bits & np.uint64(ESCAPE_BIAS * 2 - 1)).astype(np.int64) - ESCAPE_BIAS
+            bad = (bits & ~np.uint64(ESCAPE_BIAS * 2 - 1) != np.uint64(ESCAPE)) | \
+                (value < int(info.min)) | (value > int(info.max))
+            if bad.any():
+                i = int(special[np.argmax(bad)])
+                raise corrupt(f"the exact value of element {i} is {y[i]!r} (bits "
+                              f"0x{int(y[i:i + 1].view(np.uint64)[0]):016x}), which is no "
+                              f"{dtype} value", "raw values")
+            out[special] = value.astype(dtype)
         return out.reshape(shape)
 
 
@@ -443,11 +541,24 @@ def _pcodec_symbols(data: Any, n: int) -> tuple[np.ndarray, Any]:
     return sym, data[PCO_LENGTH.size + length:]
 
 
-def check_dtype(dtype: np.dtype) -> np.dtype:
+def check_dtype(dtype: np.dtype, integers: bool = True) -> np.dtype:
+    """The native form of a data type the codec takes (with `integers`, those of INTEGERS too);
+    ConfigError otherwise."""
     native = dtype.newbyteorder("=")
-    if dtype.kind != "f" or native not in DTYPES:
-        raise ConfigError(f"{CODEC}: takes float32 or float64 arrays, not {dtype}", config_key="data_type")
-    return native
+    if native in DTYPES or (integers and native in INTEGERS):
+        return native
+    takes = "float32, float64 or 8- to 32-bit integer" if integers else "float32 or float64"
+    why = " (64-bit integers: not yet, float64 holds them exactly only up to 2**53)" if (
+        integers and dtype.kind in "iu" and dtype.itemsize == 8) else ""
+    raise ConfigError(f"{CODEC}: takes {takes} arrays, not {dtype}{why}", config_key="data_type")
+
+
+def integer_bound(abs_error: float) -> float:
+    """The bound an integer array's values are coded within, as float64: the largest float64
+    below k + 1/2, k = floor(abs_error) (at most 2**51): every decoded value rounds to an
+    integer within k of the original, and with abs_error < 1 to the original itself."""
+    k = math.floor(min(abs_error, 2.0 ** 51))
+    return math.nextafter(k + 0.5, 0.0)
 
 
 def fill_array(fill: object, dtype: np.dtype) -> np.ndarray:

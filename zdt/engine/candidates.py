@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from zdt.codecs import predict as predict_codec
 from zdt.engine.bounds import Bound
 from zdt.engine.readers import Readers
 from zdt.engine.survey import Survey
@@ -149,6 +150,7 @@ def candidates(ctx: Context) -> list[Encoding]:
         out += _integer_shift(ctx)
         if ctx.bound.value >= 1:
             out += _integer_quantized(ctx)
+        out += _predict(ctx)
     out += [w for e in out if (w := _wider_codes(e, ctx)) is not None]
     seen, unique = set(), []
     for e in out:
@@ -311,30 +313,38 @@ def _absolute_float(ctx: Context) -> list[Encoding]:
     return out
 
 
-PREDICT_TYPES = (np.dtype("float32"), np.dtype("float64"))
+# (integers: their values as float64, rounded back: within the whole steps of the bound, so a
+# CF-packed array's stored bound, a whole number k or 0.5 for exact, is kept)
+PREDICT_TYPES = (*predict_codec.DTYPES, *predict_codec.INTEGERS)
 
 
 def _predict(ctx: Context) -> list[Encoding]:
     """zdt.predict with the bound, where every reader has zdt and the codec keeps what must
-    come back exactly: it keeps NaN, the infinities and the fill value bit for bit, and would
-    predict any other declared sentinel like data, so none may occur. A masking sentinel
-    other than the fill value (which the codec never reconstructs a value to) must lie
-    outside what the values may read back as (within E of the range), and so must the edges
-    of a CF valid range."""
+    come back exactly. Floats: it keeps NaN, the infinities and the fill value bit for bit, and
+    would predict any other declared sentinel like data, so none may occur. Integers: it keeps
+    the fill value and every declared sentinel (`keep`), and no other value decodes to one
+    (the codec sees to it), within the bound's whole steps (CF-packed data: the stored bound,
+    a whole number, or 0.5 for exact). A masking sentinel (other than a float's fill value,
+    which the codec never reconstructs a value to) must lie outside what the values may read
+    back as (within E of the range), and so must the edges of a CF valid range."""
     s, E = ctx.survey, ctx.bound.value
     if (ctx.zarr_format != 3 or ctx.in_memory or ctx.whole or ctx.dtype not in PREDICT_TYPES
             or not ctx.readers.decodes("zdt.predict") or s.empty):
         return []
-    fill = np.asarray(ctx.fill_value if ctx.fill_value is not None else np.nan, dtype=ctx.dtype)
-    if any(np.asarray(v, dtype=ctx.dtype).tobytes() != fill.tobytes() for v in s.sentinels_seen):
-        return []
+    integers = ctx.dtype.kind in "iu"
+    fill = np.asarray(ctx.fill_value if ctx.fill_value is not None else
+                      (0 if integers else np.nan), dtype=ctx.dtype)
+    keep = sorted({int(v) for v in ctx.sentinels if int(v) != int(fill)}) if integers else []
     lo, hi = float(s.lo) - E, float(s.hi) + E
-    if any(lo <= float(v) <= hi and float(v) != float(fill) for v in ctx.masking):
+    if not integers and (
+            any(np.asarray(v, dtype=ctx.dtype).tobytes() != fill.tobytes() for v in s.sentinels_seen)
+            or any(lo <= float(v) <= hi and float(v) != float(fill) for v in ctx.masking)):
         return []
     valid = ctx.valid
     if valid is not None and not (valid[0] <= lo and hi <= valid[1]):
         return []
-    config = {"abs_error": E, "predictor": "auto", "level": 3, "entropy": "auto"}
+    config = {"abs_error": E, "predictor": "auto", "level": 3, "entropy": "auto",
+              **({"keep": keep} if keep else {})}
     return [Encoding(f"zdt.predict within {E:g} (prediction from decoded neighbours)", (),
                      {"name": "zdt.predict", "configuration": config}, ctx.dtype.name, True,
                      preference=3)]

@@ -27,6 +27,8 @@ from numcodecs.compat import ndarray_copy
 from zdt.codecs.config_json import check_keys
 from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype, corrupt
 
+FACE_KEYS = tuple(k for k in KEYS if k != "keep")     # (float arrays only: nothing to keep)
+
 EXTENT = struct.Struct("<Q")
 MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer
 BY_SIZE = {4: np.dtype("float32"), 8: np.dtype("float64")}
@@ -54,7 +56,7 @@ class Predict(Codec):
     def from_config(cls, config: dict[str, Any]) -> Predict:
         config = dict(config)
         config.pop("id", None)
-        return cls(**check_keys(config, KEYS, CODEC, required=("abs_error",)))
+        return cls(**check_keys(config, FACE_KEYS, CODEC, required=("abs_error",)))
 
     def get_config(self) -> dict[str, Any]:
         return {"id": self.codec_id, **self.config.to_json()}
@@ -69,7 +71,8 @@ class Predict(Codec):
                             f"and type are part of the prediction), not {type(buf).__name__}")
         if buf.ndim > MAX_DIMS:
             raise ValueError(f"{CODEC}: an array of {buf.ndim} dimensions (at most {MAX_DIMS})")
-        check_dtype(buf.dtype)
+        # (float types only: its buffer says the type by the element size alone)
+        check_dtype(buf.dtype, integers=False)
         if buf.flags.f_contiguous and not buf.flags.c_contiguous:
             buf = buf.T         # its memory as it lies (numcodecs' contract: the same bytes back)
         head = bytes([buf.ndim]) + b"".join(EXTENT.pack(n) for n in buf.shape)

@@ -1,5 +1,6 @@
 """The zarr v3 ``zdt.predict`` codec (array -> bytes): error-bounded prediction of float
-arrays. Spec: docs/codecs/predict.md; what it computes: zdt.codecs.predict."""
+arrays, and of 8- to 32-bit integer arrays (CF-packed data) through their values as float64.
+Spec: docs/codecs/predict.md; what it computes: zdt.codecs.predict."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
 from zdt.codecs.config_json import parse_envelope
-from zdt.codecs.predict import CODEC, PredictConfig, check_dtype
+from zdt.codecs.predict import CODEC, PredictConfig
 from zdt.codecs.zarr._base import SyncCodec
 
 if TYPE_CHECKING:
@@ -25,16 +26,17 @@ if TYPE_CHECKING:
 class PredictCodec(SyncCodec, ArrayBytesCodec):
     """zdt.predict: ``abs_error`` (every element decodes within it), ``predictor`` ("auto",
     "lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"), ``level``
-    (zstd's), ``entropy`` ("auto", "ans", "zstd", "pcodec", "pcodec_levels")."""
+    (zstd's), ``entropy`` ("auto", "ans", "zstd", "pcodec", "pcodec_levels"), ``keep``
+    (integer arrays: values stored exactly, such as a CF _FillValue)."""
 
     is_fixed_size = False
 
     config: PredictConfig
 
     def __init__(self, *, abs_error: float, predictor: str = "auto", level: int = 3,
-                 entropy: str = "auto") -> None:
+                 entropy: str = "auto", keep: list[int] | tuple[int, ...] = ()) -> None:
         object.__setattr__(self, "config", PredictConfig.create(
-            abs_error=abs_error, predictor=predictor, level=level, entropy=entropy))
+            abs_error=abs_error, predictor=predictor, level=level, entropy=entropy, keep=keep))
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
@@ -49,7 +51,7 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
         return f"{type(self).__name__}({args})"
 
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
-        check_dtype(dtype.to_native_dtype())
+        self.config.check_dtype(dtype.to_native_dtype())
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         return self
