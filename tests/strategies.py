@@ -5,6 +5,7 @@ where casts go wrong (ties, signed zeros, subnormals, NaN payloads, infinities, 
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cache
 
 import numpy as np
 from hypothesis import strategies as st
@@ -107,7 +108,16 @@ def edge_values(dtype: np.dtype, *, low_edges: bool = False) -> list[np.generic]
     """Every interesting number that `dtype` holds exactly, plus its special values (for a
     low-precision type: every bit pattern, or bfloat16's edges). `low_edges`: also the values,
     ties and overflow points of the small float formats (LOW_EDGES)."""
-    dtype = np.dtype(dtype)
+    return list(_edge_values(np.dtype(dtype), low_edges))
+
+
+@cache
+def _edge_values(dtype: np.dtype, low_edges: bool) -> tuple[np.generic, ...]:
+    """(cached: the strategies ask for a type's edges at every draw)"""
+    return tuple(_find_edge_values(dtype, low_edges))
+
+
+def _find_edge_values(dtype: np.dtype, low_edges: bool) -> list[np.generic]:
     if is_low(dtype):
         return [lp.from_bits(dtype.name, b) for b in low_patterns(dtype.name)]
     values = []
@@ -129,8 +139,13 @@ def edge_values(dtype: np.dtype, *, low_edges: bool = False) -> list[np.generic]
 
 
 def elements(dtype: np.dtype) -> st.SearchStrategy:
-    dtype = np.dtype(dtype)
-    edges = st.sampled_from(edge_values(dtype))
+    return _elements(np.dtype(dtype))
+
+
+@cache
+def _elements(dtype: np.dtype) -> st.SearchStrategy:
+    """(cached: strategies are immutable, and scalar_maps asks for one at every draw)"""
+    edges = st.sampled_from(_edge_values(dtype, False))
     if is_low(dtype):
         m = lp.MODELS[dtype.name]
         top = 0xFFFF if m.itemsize == 2 else 0xFF       # sub-byte: high bits may be anything
@@ -224,7 +239,7 @@ def scalar_maps(draw: st.DrawFn, source: np.dtype, target: np.dtype, max_size: i
         if is_float(source) and has_nan(source) and draw(st.booleans()) and draw(st.booleans()):
             key: object = "NaN"
         else:
-            key = json_scalar_of(draw(st.sampled_from(edge_values(source))))
+            key = json_scalar_of(draw(st.sampled_from(_edge_values(source, False))))
         val = json_scalar_of(draw(elements(target)))
         pairs.append([key, val])
     return pairs
