@@ -235,11 +235,12 @@ class PredictConfig:
         after ESCAPE_ROUNDS, every value within k of a kept one, which settles it)."""
         kept = np.asarray([*self.keep, *([] if fill is None else [int(fill)])], dtype=np.int64)
         xi = x.astype(np.int64)
+        is_kept = np.isin(xi, kept)
         escaped = np.isin(xi, np.asarray(self.keep, dtype=np.int64))
         if fill is not None:
             escaped &= xi != int(fill)      # (the fill value: its own symbol)
-        k = math.floor(min(self.abs_error, 2.0 ** 51))
-        others = xi[~np.isin(xi, kept)]
+        k = whole_steps(self.abs_error)
+        others = xi[~is_kept]
         # (only a kept value within k of another value can be decoded to)
         at_risk = others.size and kept.size and bool(
             ((kept >= others.min() - k) & (kept <= others.max() + k)).any())
@@ -252,12 +253,12 @@ class PredictConfig:
             if not at_risk:
                 return data
             y = self.decode(data, x.dtype, x.shape, fill).astype(np.int64)
-            wrong = np.isin(y, kept) & ~np.isin(xi, kept)
+            wrong = np.isin(y, kept) & ~is_kept
             if not wrong.any():
                 return data
             escaped |= wrong
             if rounds == ESCAPE_ROUNDS:     # (only these can decode to a kept value)
-                escaped |= (np.abs(xi[..., None] - kept) <= k).any(axis=-1) & ~np.isin(xi, kept)
+                escaped |= (np.abs(xi[..., None] - kept) <= k).any(axis=-1) & ~is_kept
                 at_risk = False
         raise AssertionError("unreachable")
 
@@ -317,7 +318,6 @@ class PredictConfig:
             raise corrupt(f"the chunk has fill-value symbols, and there is no fill "
                           f"value", "symbols")
         return out.reshape(shape)
-
 
     def _decode_integers(self, data: object, dtype: np.dtype, shape: tuple[int, ...],
                          fill: object) -> np.ndarray:
@@ -557,8 +557,12 @@ def integer_bound(abs_error: float) -> float:
     """The bound an integer array's values are coded within, as float64: the largest float64
     below k + 1/2, k = floor(abs_error) (at most 2**51): every decoded value rounds to an
     integer within k of the original, and with abs_error < 1 to the original itself."""
-    k = math.floor(min(abs_error, 2.0 ** 51))
-    return math.nextafter(k + 0.5, 0.0)
+    return math.nextafter(whole_steps(abs_error) + 0.5, 0.0)
+
+
+def whole_steps(abs_error: float) -> int:
+    """k = floor(abs_error), at most 2**51: how far an integer array's values may move."""
+    return math.floor(min(abs_error, 2.0 ** 51))
 
 
 def fill_array(fill: object, dtype: np.dtype) -> np.ndarray:
