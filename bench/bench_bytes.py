@@ -29,7 +29,10 @@ chunk's bytes unless it sits in pages of its own):
   fewest digits that keep E), BitRound;
 - zdt.predict (zdt's error-bounded prediction codec, docs/codecs/predict.md; read by zdt only);
 - ZFP (zfpy, fixed accuracy E) and SZ3 (pysz, absolute bound E): whole-array compressors no
-  zarr reader decodes as a codec, the marks for prediction across neighbours.
+  zarr reader decodes as a codec, the marks for prediction across neighbours;
+- relative bounds: zdt.predict with `rel_error` (its logarithms' chunk), and SZ3 in the
+  log domain (SZ's PW_REL scheme: SZ3 on log2|x| within log2(1 + R), zeros / NaN and signs
+  coded apart, misses stored exactly; `sz3_log`), the mark for relative bounds.
 
 Every result's error is computed exactly (zdt.engine.bounds.error_of) in the data's physical
 units; one that breaks the bound or loses a NaN is struck out (~~n~~). The last column is the
@@ -286,12 +289,50 @@ def sz3(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
     return per_unit(x, chunks, one, as_stored=False)
 
 
-def zdt_predict(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
+def sz3_log(x: np.ndarray, chunks: tuple, R: float) -> tuple[int, np.ndarray]:
+    """SZ's pointwise-relative scheme (PW_REL, Liang et al. 2018) with SZ3: SZ3 on log2|x|
+    (float64; zeros, NaN and infinities filled with the mean logarithm) within log2(1 + R) times
+    1 - 1e-6; each unit's map of those elements, their values, and the signs (where any value
+    is negative) as zstd-19 of packed bits; the elements exp2 misses checked and stored exactly
+    (a u32 index and the value each, zstd-19). The bytes are all of that."""
+    from numcodecs.zstd import Zstd
+    from pysz import sz, szConfig, szErrorBoundMode
+
+    z19 = Zstd(level=19)
+
+    def one(u: np.ndarray) -> tuple[int, np.ndarray]:
+        u64 = u.astype(np.float64)
+        data = np.isfinite(u64) & (u64 != 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log2(np.abs(u64))
+        logs[~data] = logs[data].mean() if data.any() else 0.0
+        cfg = szConfig()
+        cfg.errorBoundMode = szErrorBoundMode.ABS
+        cfg.absErrorBound = math.log2(1 + R) * (1 - 1e-6)
+        comp, _ = sz.compress(logs, cfg)
+        n = len(bytes(comp))
+        back = sz.decompress(np.frombuffer(bytes(comp), np.uint8), np.float64, u.shape)[0]
+        y = np.where(data, np.copysign(np.exp2(back), u64), u64).astype(u.dtype)
+        n += len(z19.encode(np.packbits(~data).tobytes())) + len(z19.encode(u[~data].tobytes()))
+        if (u64[data] < 0).any():
+            n += len(z19.encode(np.packbits(u64[data] < 0).tobytes()))
+        with np.errstate(invalid="ignore", over="ignore"):
+            miss = data & ~(np.abs(y.astype(np.float64) - u64) <= R * np.abs(u64) * (1 - 2.0 ** -50))
+        if miss.any():
+            at = np.flatnonzero(miss)
+            y.reshape(-1)[at] = u.reshape(-1)[at]
+            n += len(z19.encode(at.astype(np.uint32).tobytes() + u.reshape(-1)[at].tobytes()))
+        return n, y
+    return per_unit(x, chunks, one, as_stored=False)
+
+
+def zdt_predict(x: np.ndarray, chunks: tuple, E: float, kind: str = "abs") -> tuple[int, np.ndarray]:
     """zdt.predict (docs/codecs/predict.md) on each unit, the fill value NaN as zarr's float
-    arrays default to: zdt's own codec, read by zdt (`--readers zdt`)."""
+    arrays default to: zdt's own codec, read by zdt (`--readers zdt`); `kind` "rel": its
+    pointwise-relative bound."""
     from zdt.codecs.predict import PredictConfig
 
-    cfg = PredictConfig.create(abs_error=E)
+    cfg = PredictConfig.create(**{"abs_error" if kind == "abs" else "rel_error": E})
 
     def one(u: np.ndarray) -> tuple[int, np.ndarray]:
         data = cfg.encode(u, np.nan)
@@ -352,9 +393,13 @@ def methods(d: Data, kind: str, value: float) -> dict[str, tuple[int, np.ndarray
         out["BitRound + pcodec"] = bitround_then(x, chunks, keepbits, pcodec)
         out[UNPADDED] = bitround_then(x, chunks, keepbits, pcodec, as_stored=False)
         out["BitRound + zstd"] = bitround_then(x, chunks, keepbits, zstd)
+        out["zdt.predict"] = zdt_predict(x, chunks, value, "rel")
+        with contextlib.suppress(ImportError):
+            out[SZ3_LOG] = sz3_log(x, chunks, value)
     return out
 
 
+SZ3_LOG = "SZ3 log-domain"
 # the pcodec recipe on each unit's own values, edge units cut to the array (no zarr writer
 # stores that: every chunk is stored whole), for the summary line only
 UNPADDED = "pcodec recipe, edge units unpadded"
@@ -376,6 +421,7 @@ def main() -> None:
     print(f"{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}---{SEP}---:{SEP}---:{SEP}---:{SEP}---:{SEP}---{SEP}")
     total_zdt = total_best = total_predict = total_sz3 = total_unpadded = total_own = 0
     behind_cut: list[str] = []
+    rel_totals = dict.fromkeys(("zdt.predict", "zdt, readers zdt", SZ3_LOG, "BitRound + pcodec"), 0)
     for d in datasets():
         if args.only and not any(s.strip().lower() in d.name.lower() for s in args.only.split(",")):
             continue
@@ -391,9 +437,8 @@ def main() -> None:
             add("zdt", n, y)
             n, y, _ = zdt_method(d, kind, value, "any")
             add("zdt, any reader", n, y)
-            if kind == "abs":
-                n, y, _ = zdt_method(d, kind, value, "zdt")
-                add("zdt, readers zdt", n, y)
+            n, y, _ = zdt_method(d, kind, value, "zdt")
+            add("zdt, readers zdt", n, y)
             for label, (n, y) in methods(d, kind, value).items():
                 add(label, n, y)
             assert results["zdt"]["ok"] and results["zdt, any reader"]["ok"], (d.name, kind, value, results)
@@ -413,6 +458,12 @@ def main() -> None:
                 total_sz3 += results["SZ3 (pysz)"]["bytes"]
                 assert results["zdt, readers zdt"]["ok"], (d.name, value, results["zdt, readers zdt"])
                 total_own += results["zdt, readers zdt"]["bytes"]
+            if kind == "rel" and results.get(SZ3_LOG, {}).get("ok"):
+                assert results["zdt.predict"]["ok"] and results["zdt, readers zdt"]["ok"], (d.name, value)
+                rel_totals["zdt.predict"] += results["zdt.predict"]["bytes"]
+                rel_totals["zdt, readers zdt"] += results["zdt, readers zdt"]["bytes"]
+                rel_totals[SZ3_LOG] += results[SZ3_LOG]["bytes"]
+                rel_totals["BitRound + pcodec"] += results["BitRound + pcodec"]["bytes"]
 
             def cell(*labels: str) -> str:
                 parts = []
@@ -427,7 +478,7 @@ def main() -> None:
             print(f"{SEP} {d.name} {SEP} {shown} {SEP} {d.values.size:,} {SEP} **{results['zdt']['bytes']:,}** "
                   f"{SEP} {cell('zdt, any reader')} {SEP} {cell('zdt, readers zdt')} {SEP} {cell('quantize + pcodec', 'BitRound + pcodec')} "
                   f"{SEP} {cell('FixedScaleOffset + zstd', 'Quantize + zstd', 'BitRound + zstd')} "
-                  f"{SEP} {cell('ZFP (zfpy)')} {SEP} {cell('zdt.predict')} {SEP} {cell('SZ3 (pysz)')} {SEP} "
+                  f"{SEP} {cell('ZFP (zfpy)')} {SEP} {cell('zdt.predict')} {SEP} {cell('SZ3 (pysz)', SZ3_LOG)} {SEP} "
                   f"{'-' if best is None else f'{best:,}'} {SEP} {encoding} {SEP}", flush=True)
             record_bytes(d.name, kind, value, d.unit, int(d.values.size),
                          {k: r for k, r in results.items() if k != UNPADDED}, sorted(d.tags))
@@ -442,6 +493,12 @@ def main() -> None:
         print(f"over the absolute-bound rows SZ3 keeps: zdt.predict {total_predict:,} bytes, SZ3 "
               f"{total_sz3:,} ({total_predict / total_sz3:.2f}x); zdt with readers zdt "
               f"{total_own:,} ({total_own / total_sz3:.2f}x)")
+    if rel_totals[SZ3_LOG]:
+        t = rel_totals
+        print(f"over the relative-bound rows: zdt.predict {t['zdt.predict']:,} bytes, zdt with readers "
+              f"zdt {t['zdt, readers zdt']:,}, SZ3 log-domain {t[SZ3_LOG]:,} "
+              f"({t['zdt.predict'] / t[SZ3_LOG]:.2f}x), BitRound + pcodec {t['BitRound + pcodec']:,} "
+              f"({t['zdt.predict'] / t['BitRound + pcodec']:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Errors in exact arithmetic (Fractions), independent of the code under test: the largest error
 of a decoded array (`exact_error`, the engine's and the command's tests) and the check that
-every element is within a bound (`check_within`, zdt.predict's tests).
+every element is within a bound (`check_within`, `check_relative`: zdt.predict's tests).
 
 Both screen every element in float64 first and decide in exact arithmetic every element the
 screen cannot settle: a float64 subtraction or division of float64 values is the exact result
@@ -86,3 +86,30 @@ def check_within(x: np.ndarray, y: np.ndarray, E: float, fill) -> None:
     for i in check[unsettled].tolist():
         a_i, b_i = float(xs[i]), float(ys[i])
         assert abs(Fraction(b_i) - Fraction(a_i)) <= limit, (i, a_i, b_i, E)
+
+
+def check_relative(x: np.ndarray, y: np.ndarray, R: float, fill) -> None:
+    """The spec's promise, element by element: |y - x| <= R |x| exactly (the float64 screen
+    decides only with a margin of 2**-50, the rest in Fractions); zeros, infinities and NaN
+    bits as they were; the fill value bit for bit and no other element decoded to it."""
+    bits = UINT[x.dtype.itemsize]
+    xs, ys = x.reshape(-1), y.reshape(-1)
+    xb, yb = xs.view(bits), ys.view(bits)
+    kept = ~np.isfinite(xs) | (xs == 0)
+    if fill is not None:
+        fv = np.asarray(fill, dtype=x.dtype)
+        is_fill = xb == fv.view(bits)
+        kept |= is_fill
+        if np.isfinite(fv):
+            assert not ((ys == fv) & (xs != fv)).any()
+    wrong = np.flatnonzero(kept & (xb != yb))
+    assert wrong.size == 0, [(int(i), xs[i], ys[i]) for i in wrong[:5]]
+    check = np.flatnonzero(~kept)
+    a, b = xs[check].astype(np.float64), ys[check].astype(np.float64)
+    assert np.isfinite(b).all() and (np.signbit(a) == np.signbit(b)).all()
+    with np.errstate(over="ignore", under="ignore"):
+        settled = np.abs(b - a) <= R * np.abs(a) * (1 - 2.0 ** -50)
+        settled &= R * np.abs(a) >= 2.0 ** -1000
+    for i in check[~settled].tolist():
+        u, v = Fraction(float(xs[i])), Fraction(float(ys[i]))
+        assert abs(v - u) <= Fraction(R) * abs(u), (i, xs[i], ys[i], R)

@@ -7,7 +7,8 @@ the face (the zarr v3 codec's chunk, or the numcodecs codec's buffer, which carr
 The matrix covers every predictor x entropy stage x data type, the four stage 3 context models,
 wide codes (tokens with extra bits), raw values (NaN, infinities, outliers), fill-value
 symbols, chunks of 0 to 5 dimensions (extents of 1 dropped, dimensions beyond four merged),
-the empty chunk, and integer arrays (kept values escaped, the fill value, the type's range).
+the empty chunk, integer arrays (kept values escaped, the fill value, the type's range), and
+format 2's pointwise-relative chunks (zeros, signs, exact values).
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -162,7 +163,34 @@ def _cases() -> list[Case]:
                     config["keep"] = [-32768]
                 out.append(Case(f"{dtype}-{p}-{s}", make_integers((23, 31), dtype), (23, 31), dtype,
                                 config, fill=3))
+    # pointwise-relative bounds (v2, format 2): zeros, negatives, NaN / infinities, a finite
+    # fill value (stored exactly); every value exact (float32 at 1e-7); the numcodecs face
+    for dtype in ("float64", "float32"):
+        for p in ("lorenzo", "interpolation"):
+            for s in ("ans", "zstd"):
+                out.append(Case(f"rel-{dtype}-{p}-{s}", make_relative((21, 26)), (21, 26), dtype,
+                                {"rel_error": 1e-3, "predictor": p, "entropy": s}, fill=FILL))
+    out.append(Case("rel-nan-fill", make_relative((30, 30)), (30, 30), "float32",
+                    {"rel_error": 0.01}, fill=float("nan")))
+    out.append(Case("rel-every-value-exact", make_relative((9, 10)), (9, 10), "float32",
+                    {"rel_error": 1e-7}))
+    out.append(Case("rel-numcodecs", make_relative((3, 5, 7)), (3, 5, 7), "float64",
+                    {"rel_error": 0.05, "predictor": "interpolation"}, face="numcodecs"))
     return out
+
+
+def make_relative(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
+    """A chunk for a relative bound: `make`'s field (with specials and the fill value) with
+    zeros and negated values at hashed places (exact in both float types)."""
+    base = make(shape, wave=64, noise_amp=3, specials=True, fill=True)
+
+    def data(dtype: str) -> np.ndarray:
+        x = base("float64")
+        where = noise(shape, 23)
+        x[(where >= -30) & (where < 30)] = 0.0
+        x[where > 380] = -x[where > 380]
+        return x.astype(dtype)
+    return data
 
 
 def make_integers(shape: tuple[int, ...], dtype: str) -> Callable[[str], np.ndarray]:

@@ -5,6 +5,7 @@ kernels' padded four-dimensional form."""
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 import struct
@@ -229,8 +230,80 @@ class Rans:
         assert self.states == [1 << 16, 1 << 16] and self.next_word == len(self.words)
 
 
+def exp2_coefficients() -> list[float]:
+    """(ln 2)**i / i! for i = 0 .. 13, each the binary64 value nearest it, from ln 2 to 60
+    digits (Decimal): the spec's table, computed again."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        ln2, term, out = decimal.Decimal(2).ln(), decimal.Decimal(1), []
+        for i in range(14):
+            out.append(float(term))         # (correctly rounded)
+            term = term * ln2 / (i + 1)
+    return out
+
+
+def spec_exp2(v: float) -> float:
+    """2**v as "Pointwise-relative bounds" computes it, in Python floats."""
+    c = exp2_coefficients()
+    k = round(v)                            # (Python rounds ties to even)
+    f = v - k
+    p = c[13]
+    for i in range(12, -1, -1):
+        p = p * f
+        p = p + c[i]
+    k = max(-1200, min(1200, k))
+    try:
+        return math.ldexp(p, k)
+    except OverflowError:
+        return math.inf
+
+
+def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A format-2 chunk (kind 1, pointwise relative), element by element."""
+    magic, kind, size, reserved, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
+    assert magic == b"ZPR2" and kind == 1 and size == dtype.itemsize and reserved == 0
+    n = math.prod(shape)
+    logs = decode(data[32:32 + length], np.dtype("float64"), shape, b, -math.inf).reshape(-1)
+    at = 32 + length
+    (sign_length,) = struct.unpack_from("<Q", data, at)
+    at += 8
+
+    def bitmap(length: int, at: int) -> list[bool]:
+        bits = bytes(Zstd().decode(data[at:at + length]))
+        assert len(bits) == (n + 7) // 8
+        return [bool(bits[i // 8] >> (7 - i % 8) & 1) for i in range(n)]
+
+    negative = bitmap(sign_length, at) if sign_length else [False] * n
+    at += sign_length
+    (map_length,) = struct.unpack_from("<Q", data, at)
+    at += 8
+    exact_map = bitmap(map_length, at) if map_length else [False] * n
+    # (an element is exact where its logarithm is NaN or its bit is set)
+    exact_map = [bit or math.isnan(v) for bit, v in zip(exact_map, logs.tolist())]
+    assert sum(exact_map) == n_exact
+    at += map_length
+    rest = bytes(Zstd().decode(data[at:])) if n_exact else data[at:]
+    assert len(rest) == n_exact * size
+    exact = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
+    out = np.empty(n, dtype=dtype)
+    used = 0
+    for i, v in enumerate(logs.tolist()):
+        if exact_map[i]:
+            out[i] = exact[used]
+            used += 1
+            continue
+        value = 0.0 if v == -math.inf else math.inf if v == math.inf else spec_exp2(v)
+        with np.errstate(over="ignore"):
+            value = dtype.type(value)       # float32: rounded to nearest
+        out[i] = -value if negative[i] else value
+    assert used == n_exact
+    return out.reshape(shape)
+
+
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
     dtype = np.dtype(dtype)
+    if data[:4] == b"ZPR2":
+        return decode_relative(data, dtype, shape)
     if dtype.kind in "iu":
         # "Integer data types": the float64 chunk within the largest float64 below k + 1/2,
         # each value rounded to the nearest integer (ties to even), clamped to the type's range

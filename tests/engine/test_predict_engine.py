@@ -181,3 +181,28 @@ def test_a_hand_chain_with_predict_behind_a_transpose_is_refused(tmp_path):
     with pytest.raises(zdt.InputError, match="behind a transpose"):
         zdt.convert(src, tmp_path / "out.zarr", plan)
     assert not (tmp_path / "out.zarr").exists()
+
+
+def test_relative_bounds_get_predict_through_logarithms_with_readers_that_have_zdt(tmp_path):
+    """A positive field spanning decades with exact zeros (precipitation-like) under a
+    pointwise-relative bound: with readers zdt the engine writes zdt.predict (rel_error), in
+    fewer bytes than the portable choice; every value within R of its magnitude, zeros zero,
+    the NaN mask kept."""
+    i, j = np.mgrid[0:200, 0:180]
+    rng = np.random.default_rng(4)
+    x = 10.0 ** (2 * np.sin(i / 30) * np.cos(j / 25) + rng.normal(0, 0.01, i.shape))
+    x[x < 0.05] = 0.0
+    x[100:110, 20:40] = np.nan
+    src = write(tmp_path / "src.zarr", x, chunks=(128, 100))
+    R = 1e-3
+    portable = zdt.convert(src, tmp_path / "portable.zarr", rel_error=R)
+    report = zdt.convert(src, tmp_path / "zdt.zarr", rel_error=R, readers="zdt")
+    doc = json.loads((tmp_path / "zdt.zarr" / "x" / "zarr.json").read_text())
+    assert [c["name"] for c in doc["codecs"]] == ["zdt.predict"]
+    assert doc["codecs"][0]["configuration"]["rel_error"] == R
+    assert report.bytes_after < 0.8 * portable.bytes_after
+    y = zarr.open_array(tmp_path / "zdt.zarr" / "x", mode="r")[...]
+    assert np.array_equal(np.isnan(x), np.isnan(y)) and np.array_equal(x == 0, y == 0)
+    ok = ~np.isnan(x) & (x != 0)
+    worst = max(abs(Fraction(b) - Fraction(a)) / Fraction(a) for a, b in zip(x[ok].tolist(), y[ok].tolist()))
+    assert worst <= Fraction(R)

@@ -145,7 +145,8 @@ def packbits_decode(data: bytes) -> bool:
 
 
 def predict_decode(data: bytes) -> bool:
-    """zdt.predict chunks (docs/codecs/predict.md): header, zstd frame, symbols, raw values."""
+    """zdt.predict chunks (docs/codecs/predict.md): header, zstd frame, symbols, raw values;
+    format 2 (relative): the logarithms' chunk, the sign and exact maps, the exact values."""
     from zdt.codecs.predict import PredictConfig
 
     inp = Input(data)
@@ -351,12 +352,20 @@ def seeds(name: str) -> list[bytes]:
                 # int16, shape (6, 8), fill 3, keep [5] (escaped), abs_error 0.5: exact
                 bytes([2, 2, 6, 8, 2, 1, 1]) + PredictConfig.create(abs_error=0.5, keep=[5]).encode(
                     np.where(np.arange(48).reshape(6, 8) % 7 == 0, 5,
-                             np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)]
+                             np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)] + [
+                # format 2 (a pointwise-relative bound): zeros, negatives, NaN (an exact value);
+                # float64 (6, 8) no fill; float32 (5,) fill 0.0
+                bytes([1, 2, 6, 8, 0, 1]) + PredictConfig.create(rel_error=1e-3, entropy=e).encode(
+                    np.where(np.arange(48).reshape(6, 8) % 5 == 0, 0.0, x))
+                for e in ("ans", "zstd")] + [
+                bytes([0, 1, 5, 1, 0]) + PredictConfig.create(rel_error=1e-7).encode(
+                    np.array([0, 1, -2, 0, 4e-40], "f4"), 0.0)]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 
         x = np.cumsum(np.linspace(-1, 1, 48)).reshape(6, 8)
         return [bytes([1]) + Predict(abs_error=0.5).encode(x),
+                bytes([1]) + Predict(rel_error=1e-2).encode(-x),
                 bytes([0]) + Predict(abs_error=1e-3).encode(np.float32([3.0]).reshape(()))]
     if name == "cast_value":
         f64, u8 = SOURCES.index("float64"), SOURCES.index("uint8")

@@ -38,6 +38,8 @@ from zdt.kernels import _ans, _predict
 
 CODEC = "zdt.predict"
 MAGIC = b"ZPR1"
+FORMAT_MAGIC = b"ZPR"     # the magic's fourth byte is the format version: "1", "2"
+FORMAT2_MAGIC = b"ZPR2"   # format 2: a chunk of parts (pointwise-relative: zdt.codecs.predict_relative)
 HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy stage, n_raw
 PREDICTORS = {"lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
               "interpolation_slices": 4}
@@ -48,7 +50,7 @@ GROUPS = 4                              # stage 2: levels 1, 2, 4, and the rest
 STAGE_CHOICES = ("auto", *STAGES)
 PCO_LENGTH = struct.Struct("<Q")        # stage 1: the pcodec data's length, ahead of it
 PCODEC_LEVEL = 8
-KEYS = ("abs_error", "predictor", "level", "entropy", "keep")
+KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep")
 DTYPES = (np.dtype("float32"), np.dtype("float64"))
 # integer arrays: coded as float64 values (exact for every one of these types) within a bound
 # just under k + 1/2 and rounded back (integer_bound; docs/codecs/predict.md, "Integer data
@@ -111,19 +113,24 @@ def _pcodec() -> Any:
 
 @dataclass(frozen=True)
 class PredictConfig:
-    abs_error: float
+    abs_error: float | None         # |decoded - x| <= abs_error (None: the bound is relative)
     predictor: str = "auto"
     level: int = 3
     entropy: str = "auto"
     keep: tuple[int, ...] = ()      # integer arrays: values stored exactly (missing-data marks)
+    rel_error: float | None = None  # |decoded - x| <= rel_error |x| (format-2 chunks)
 
     @classmethod
-    def create(cls, *, abs_error: object, predictor: object = "auto", level: object = 3,
-               entropy: object = "auto", keep: object = ()) -> PredictConfig:
-        if isinstance(abs_error, bool) or not isinstance(abs_error, (int, float)) \
-                or not math.isfinite(abs_error) or abs_error <= 0:
-            raise ConfigError(f"{CODEC}: abs_error must be a finite number > 0, got {abs_error!r}",
-                              config_key="abs_error")
+    def create(cls, *, abs_error: object = None, predictor: object = "auto", level: object = 3,
+               entropy: object = "auto", keep: object = (), rel_error: object = None) -> PredictConfig:
+        if (abs_error is None) == (rel_error is None):
+            raise ConfigError(f"{CODEC}: give one of abs_error and rel_error (both together: not "
+                              f"yet)", config_key="rel_error" if rel_error is not None else "abs_error")
+        key, bound = ("abs_error", abs_error) if abs_error is not None else ("rel_error", rel_error)
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) \
+                or not math.isfinite(bound) or bound <= 0:
+            raise ConfigError(f"{CODEC}: {key} must be a finite number > 0, got {bound!r}",
+                              config_key=key)
         if predictor not in CHOICES:
             raise ConfigError(f"{CODEC}: predictor must be one of {', '.join(CHOICES)}, got {predictor!r}",
                               config_key="predictor")
@@ -143,16 +150,17 @@ class PredictConfig:
                 isinstance(v, bool) or not isinstance(v, int) for v in keep):
             raise ConfigError(f"{CODEC}: keep must be a list of integers (the values of an "
                               f"integer array stored exactly), got {keep!r}", config_key="keep")
-        return cls(float(abs_error), str(predictor), int(level), str(entropy),
-                   tuple(sorted({int(v) for v in keep})))
+        return cls(None if abs_error is None else float(abs_error), str(predictor), int(level),
+                   str(entropy), tuple(sorted({int(v) for v in keep})),
+                   None if rel_error is None else float(rel_error))
 
     @classmethod
     def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
-        return cls.create(**check_keys(config, KEYS, CODEC, required=("abs_error",)))
+        return cls.create(**check_keys(config, KEYS, CODEC))
 
     def to_json(self) -> dict[str, Any]:
-        out = {"abs_error": self.abs_error, "predictor": self.predictor, "level": self.level,
-               "entropy": self.entropy}
+        bound = {"abs_error": self.abs_error} if self.rel_error is None else {"rel_error": self.rel_error}
+        out = {**bound, "predictor": self.predictor, "level": self.level, "entropy": self.entropy}
         return {**out, "keep": list(self.keep)} if self.keep else out
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
@@ -162,6 +170,9 @@ class PredictConfig:
         if self.keep and native.kind == "f":
             raise ConfigError(f"{CODEC}: keep applies to integer arrays, not {dtype}",
                               config_key="keep")
+        if self.rel_error is not None and native.kind != "f":
+            raise ConfigError(f"{CODEC}: rel_error on integer arrays ({dtype}): not yet (use "
+                              f"abs_error)", config_key="rel_error")
         return native
 
     # --- chunks -------------------------------------------------------------------------------
@@ -172,6 +183,10 @@ class PredictConfig:
         dtype = self.check_dtype(arr.dtype)
         if dtype.kind in "iu":
             return self._encode_integers(np.asarray(arr, dtype=dtype), fill)
+        if self.rel_error is not None:
+            from zdt.codecs import predict_relative
+
+            return predict_relative.encode(self, np.asarray(arr, dtype=dtype), fill)
         x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
         shape = grid4(arr.shape)
         best: bytes | None = None
@@ -226,6 +241,7 @@ class PredictConfig:
     def for_integers(self) -> PredictConfig:
         """The configuration that codes an integer array's values as float64: the bound
         integer_bound(abs_error)."""
+        assert self.abs_error is not None
         return PredictConfig(integer_bound(self.abs_error), self.predictor, self.level, self.entropy)
 
     def _encode_integers(self, x: np.ndarray, fill: object) -> bytes:
@@ -270,12 +286,22 @@ class PredictConfig:
             return self._decode_integers(data, dtype, shape, fill)
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
         n = math.prod(shape)
+        if bytes(buf[:4]) == FORMAT2_MAGIC:
+            from zdt.codecs import predict_relative
+
+            return predict_relative.decode(buf, dtype, shape)
         if len(buf) < HEADER.size:
             raise corrupt(f"a chunk of {len(buf)} bytes is shorter than its "
                           f"{HEADER.size}-byte header", "header")
         magic, predictor, size, stage, n_raw = HEADER.unpack_from(buf)
         if magic != MAGIC:
+            if magic[:3] == FORMAT_MAGIC and 0x33 <= magic[3] <= 0x39:
+                raise corrupt(f"the chunk is of format {chr(magic[3])}, newer than this decoder "
+                              f"reads (formats 1 and 2): a newer zdt reads it", "header")
             raise corrupt(f"the chunk starts with {bytes(magic)!r}, not {MAGIC!r}", "header")
+        if self.abs_error is None:
+            raise corrupt("a format-1 chunk (an absolute bound) in an array whose codec has "
+                          "rel_error: its bound is not known", "header")
         if predictor not in PREDICTORS.values():
             raise corrupt(f"unknown predictor {predictor} in the chunk header", "header")
         if size != dtype.itemsize:
@@ -297,14 +323,14 @@ class PredictConfig:
             sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, n)
         if stage != STAGES["zstd"]:
             if n_raw:
-                payload = _zstd_exactly(rest, n_raw * size)
+                payload = zstd_exactly(rest, n_raw * size)
             elif len(rest):
                 raise corrupt(f"{len(rest)} bytes after the symbols of a chunk "
                               f"without exact values", "raw values")
             else:
                 payload = np.empty(0, dtype=np.uint8)
         else:
-            planes = _zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
+            planes = zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
             sym = planes[:n].astype(np.uint16) | (planes[n:2 * n].astype(np.uint16) << 8)
             payload = planes[2 * n:]
         # (a copy: the raw values may start at an odd offset of the payload, where a float32
@@ -324,6 +350,10 @@ class PredictConfig:
         """Each value within a bound below k + 1/2 of an integer: the nearest integer is within
         k of it, and so is the type's range clamped to (the value was in it); an escaped value
         is its integer."""
+        buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
+        if bytes(buf[:4]) == FORMAT2_MAGIC:
+            raise corrupt(f"a format-2 chunk (a relative bound) in an array of {dtype}: integer "
+                          f"arrays take format 1 only", "header")
         y = self.for_integers().decode(data, WORKING, shape, fill).reshape(-1)
         info = np.iinfo(dtype)
         with np.errstate(invalid="ignore"):      # (the escaped values: replaced below)
@@ -492,7 +522,7 @@ def order0_bits(sym: np.ndarray, raw: np.ndarray) -> float:
     return bits + 8.0 * raw.nbytes + 1.0
 
 
-def _zstd_exactly(frame: Any, expected: int) -> np.ndarray:
+def zstd_exactly(frame: Any, expected: int) -> np.ndarray:
     """A zstd frame's content, which must be `expected` bytes (declared in its header, and
     decoded to that length); ValueError otherwise."""
     from numcodecs.zstd import Zstd

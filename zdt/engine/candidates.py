@@ -16,10 +16,11 @@ writes under the back ends measured with it (zdt.engine.measure), never here.
 * relative bound R, float data: casts to every narrower float format whose precision and
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
   fewest mantissa bits that keep R, and a cast followed by ``bitround``.
-* absolute bound E, float32 / float64, readers that all have zdt (``--readers zdt``), zarr
-  format 3: ``zdt.predict`` (prediction from reconstructed neighbours, its own entropy stage:
-  an array -> bytes codec; docs/codecs/predict.md), proven by the codec itself (its encoder
-  checks every element in the decoder's own arithmetic).
+* float32 / float64 (absolute or relative bound) and 8- to 32-bit integers (absolute bound),
+  readers that all have zdt (``--readers zdt``), zarr format 3: ``zdt.predict`` (prediction
+  from reconstructed neighbours, its own entropy stage: an array -> bytes codec; relative
+  bounds through the values' logarithms; docs/codecs/predict.md), proven by the codec itself
+  (its encoder checks every element in the decoder's own arithmetic).
 * integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
   of 1 and more, an odd whole step (2 floor(E) + 1) and the quantization above, through
   float64, into an unsigned type no wider than the data; relative bound: none (copied).
@@ -143,6 +144,7 @@ def candidates(ctx: Context) -> list[Encoding]:
     if kind == "f" and ctx.dtype.itemsize >= 4:
         if ctx.bound.relative:
             out += _relative_float(ctx)
+            out += _predict(ctx)
         else:
             out += _absolute_float(ctx)
             out += _predict(ctx)
@@ -335,7 +337,11 @@ def _predict(ctx: Context) -> list[Encoding]:
     fill = np.asarray(ctx.fill_value if ctx.fill_value is not None else
                       (0 if integers else np.nan), dtype=ctx.dtype)
     keep = sorted({int(v) for v in ctx.sentinels if int(v) != int(fill)}) if integers else []
-    lo, hi = float(s.lo) - E, float(s.hi) + E
+    if ctx.bound.relative and integers:
+        return []           # (the codec's relative bound is for floats)
+    # (what the values may read back as: within E, or within R of the largest magnitude)
+    reach = E * float(s.max_abs) if ctx.bound.relative else E
+    lo, hi = float(s.lo) - reach, float(s.hi) + reach
     if not integers and (
             any(np.asarray(v, dtype=ctx.dtype).tobytes() != fill.tobytes() for v in s.sentinels_seen)
             or any(lo <= float(v) <= hi and float(v) != float(fill) for v in ctx.masking)):
@@ -343,9 +349,11 @@ def _predict(ctx: Context) -> list[Encoding]:
     valid = ctx.valid
     if valid is not None and not (valid[0] <= lo and hi <= valid[1]):
         return []
-    config = {"abs_error": E, "predictor": "auto", "level": 3, "entropy": "auto",
+    bound = {"rel_error": E} if ctx.bound.relative else {"abs_error": E}
+    config = {**bound, "predictor": "auto", "level": 3, "entropy": "auto",
               **({"keep": keep} if keep else {})}
-    return [Encoding(f"zdt.predict within {E:g} (prediction from decoded neighbours)", (),
+    within = f"within {E:g} of each magnitude" if ctx.bound.relative else f"within {E:g}"
+    return [Encoding(f"zdt.predict {within} (prediction from decoded neighbours)", (),
                      {"name": "zdt.predict", "configuration": config}, ctx.dtype.name, True,
                      preference=3)]
 

@@ -41,22 +41,22 @@ PER_BYTE = 65536
 
 class Predict(Codec):
     """Error-bounded prediction (see zdt.codecs.zarr.PredictCodec): every value decodes within
-    ``abs_error`` of the encoded one. ``predictor``: "auto", "lorenzo", "interpolation",
+    ``abs_error`` of the encoded one, or within ``rel_error`` times its magnitude. ``predictor``: "auto", "lorenzo", "interpolation",
     "interpolation_reversed" or "interpolation_slices"; ``level``: zstd's; ``entropy``:
     "auto", "ans", "zstd", "pcodec" or "pcodec_levels" (docs/codecs/predict.md)."""
 
     codec_id = CODEC
 
-    def __init__(self, abs_error: float, predictor: str = "auto", level: int = 3,
-                 entropy: str = "auto") -> None:
+    def __init__(self, abs_error: float | None = None, predictor: str = "auto", level: int = 3,
+                 entropy: str = "auto", rel_error: float | None = None) -> None:
         self.config = PredictConfig.create(abs_error=abs_error, predictor=predictor, level=level,
-                                           entropy=entropy)
+                                           entropy=entropy, rel_error=rel_error)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Predict:
         config = dict(config)
         config.pop("id", None)
-        return cls(**check_keys(config, FACE_KEYS, CODEC, required=("abs_error",)))
+        return cls(**check_keys(config, FACE_KEYS, CODEC))
 
     def get_config(self) -> dict[str, Any]:
         return {"id": self.codec_id, **self.config.to_json()}

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, repr=False)
 class PredictCodec(SyncCodec, ArrayBytesCodec):
-    """zdt.predict: ``abs_error`` (every element decodes within it), ``predictor`` ("auto",
+    """zdt.predict: ``abs_error`` (every element decodes within it) or ``rel_error`` (every
+    element within it times its magnitude, zeros and signs kept), ``predictor`` ("auto",
     "lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"), ``level``
     (zstd's), ``entropy`` ("auto", "ans", "zstd", "pcodec", "pcodec_levels"), ``keep``
     (integer arrays: values stored exactly, such as a CF _FillValue)."""
@@ -33,10 +34,12 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
 
     config: PredictConfig
 
-    def __init__(self, *, abs_error: float, predictor: str = "auto", level: int = 3,
-                 entropy: str = "auto", keep: list[int] | tuple[int, ...] = ()) -> None:
+    def __init__(self, *, abs_error: float | None = None, predictor: str = "auto", level: int = 3,
+                 entropy: str = "auto", keep: list[int] | tuple[int, ...] = (),
+                 rel_error: float | None = None) -> None:
         object.__setattr__(self, "config", PredictConfig.create(
-            abs_error=abs_error, predictor=predictor, level=level, entropy=entropy, keep=keep))
+            abs_error=abs_error, predictor=predictor, level=level, entropy=entropy, keep=keep,
+            rel_error=rel_error))
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:

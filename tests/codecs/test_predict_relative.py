@@ -1,0 +1,260 @@
+"""zdt.predict with a pointwise-relative bound (docs/codecs/predict.md, "Pointwise-relative bounds
+(format 2)"): every element within R |x| of its original in exact arithmetic, zeros to zeros of
+the same sign, NaN bit for bit, the fill value kept and never decoded to; zdt's chunks decoded
+bit-identically by the independent reference (tests/predict_reference.py); corrupt chunks a
+CorruptChunkError naming the stream; the codec in zarr arrays and as a numcodecs codec."""
+
+from __future__ import annotations
+
+import decimal
+import math
+import struct
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from zarr.storage import MemoryStore
+
+import predict_reference
+from exact import UINT, check_relative
+from zdt.codecs import predict_relative
+from zdt.codecs.predict import PredictConfig
+from zdt.codecs.zarr.predict import PredictCodec
+from zdt.errors import ConfigError, CorruptChunkError
+
+
+def relative_field(seed: int, shape: tuple[int, ...], dtype: str, scale: float, spread: float,
+                   zeros: float, negative: float, specials: float, fill) -> np.ndarray:
+    """A positive field spanning `spread` powers of two around `scale` (smooth, with noise),
+    with zeros, negative patches, and NaN / infinities / signed zeros / the fill value."""
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
+    logs = np.zeros(shape)
+    for k, g in enumerate(grids):
+        logs = logs + spread * np.sin(g / (2 + 3 * k))
+    logs = logs + rng.normal(0, 0.05, shape)
+    x = scale * np.exp2(logs)
+    if x.size:
+        x = np.where(rng.random(shape) < zeros, 0.0, x)
+        x = np.where(rng.random(shape) < negative, -x, x)
+        pick = rng.random(shape) < specials
+        choices = np.array([np.nan, np.inf, -np.inf, -0.0, 5e-324, 1e-310,
+                            fill if fill is not None else 1.0])
+        x = np.where(pick, rng.choice(choices, size=shape), x)
+    with np.errstate(over="ignore", under="ignore"):
+        return x.astype(dtype)
+
+
+shapes = st.lists(st.integers(1, 9), min_size=0, max_size=4).map(tuple)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), shape=shapes, dtype=st.sampled_from(["float32", "float64"]),
+       scale=st.sampled_from([1e-30, 1e-3, 1.0, 300.0, 1e30]), spread=st.sampled_from([0.0, 0.5, 8.0]),
+       zeros=st.sampled_from([0.0, 0.3]), negative=st.sampled_from([0.0, 0.2, 1.0]),
+       specials=st.sampled_from([0.0, 0.1]), fill=st.sampled_from([None, 0.0, np.nan, -9999.0, 1.0]),
+       R=st.sampled_from([1e-7, 1e-4, 1e-2, 0.3, 2.0]),
+       predictor=st.sampled_from(["lorenzo", "interpolation", "interpolation_slices", "auto"]),
+       entropy=st.sampled_from(["zstd", "pcodec", "ans", "auto"]))
+def test_every_element_within_r_of_its_magnitude_and_the_reference_decodes_the_same_bits(
+        seed, shape, dtype, scale, spread, zeros, negative, specials, fill, R, predictor, entropy):
+    x = relative_field(seed, shape, dtype, scale, spread, zeros, negative, specials, fill)
+    config = PredictConfig.create(rel_error=R, predictor=predictor, entropy=entropy)
+    data = config.encode(x, fill)
+    assert data[:4] == b"ZPR2"
+    y = config.decode(data, x.dtype, x.shape, fill)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    check_relative(x, y, R, fill)
+    ref = predict_reference.decode(data, x.dtype, x.shape, None, None)
+    bits = UINT[x.dtype.itemsize]
+    assert np.array_equal(ref.view(bits), y.view(bits))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1100, 1100, allow_nan=False))
+def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
+    """The spec's exp2 (its coefficients computed again from ln 2 by the reference) against 2**v
+    to 40 digits: within 2**-51 relative while the result is a normal number."""
+    got = predict_relative.exp2(np.array([v]))[0]
+    assert got == predict_reference.spec_exp2(v)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        true = decimal.Decimal(2) ** decimal.Decimal(v)
+    if true > decimal.Decimal(np.finfo(np.float64).max):
+        assert got == math.inf
+    elif true >= decimal.Decimal(2.0 ** -1022):
+        assert abs(decimal.Decimal(got) / true - 1) <= decimal.Decimal(2.0 ** -51)
+
+
+def test_the_spec_table_is_the_reference_coefficients():
+    assert list(predict_relative.EXP2) == predict_reference.exp2_coefficients()
+
+
+def smooth_positive(shape=(60, 80)) -> np.ndarray:
+    i, j = np.mgrid[0:shape[0], 0:shape[1]]
+    return 1e-3 * np.exp2(4 * np.sin(i / 9) * np.cos(j / 13))
+
+
+def test_elements_the_logarithms_miss_are_stored_exactly(monkeypatch):
+    """A logarithms' bound too wide for R (here 1.05 and 3 times log2(1 + R)) misses on some
+    elements: the encoder's check marks them exact (their logarithms left as they were), and
+    every element keeps R."""
+    x = smooth_positive()
+    R = 1e-3
+    config = PredictConfig.create(rel_error=R)
+    assert struct.unpack_from("<Q", config.encode(x), 16)[0] == 0
+    for factor in (1.05, 3):
+        monkeypatch.setattr(predict_relative, "log_bound", lambda r, dt, big: factor * math.log2(1 + r))
+        data = config.encode(x)
+        n_exact = struct.unpack_from("<Q", data, 16)[0]
+        assert 0 < n_exact < x.size
+        y = config.decode(data, x.dtype, x.shape)
+        check_relative(x, y, R, None)
+        assert np.array_equal(y, predict_reference.decode(data, x.dtype, x.shape, None, None))
+
+
+def test_a_bound_too_fine_for_the_logarithms_stores_the_values_exactly_instead():
+    """float32 at R = 1e-7: the logarithms' codes overflow and every value would go through a
+    float64 raw logarithm; the values exact are smaller, and that is what is written."""
+    rng = np.random.default_rng(1)
+    x = (1 + rng.random((40, 50))).astype("f4")
+    data = PredictConfig.create(rel_error=1e-7).encode(x)
+    assert struct.unpack_from("<Q", data, 16)[0] == x.size
+    assert len(data) < x.nbytes
+
+
+def test_a_smooth_field_takes_fewer_bytes_than_bitround_with_zstd():
+    from numcodecs import BitRound
+    from numcodecs.zstd import Zstd
+
+    x = smooth_positive((200, 200))
+    R = 1e-3
+    data = PredictConfig.create(rel_error=R).encode(x)
+    keepbits = math.ceil(-math.log2(R)) - 1
+    recipe = Zstd(level=3).encode(BitRound(keepbits).encode(x))
+    assert len(data) < 0.5 * len(recipe), (len(data), len(recipe))
+
+
+def test_zeros_cost_next_to_nothing_and_signs_only_where_there_are_negatives():
+    x = smooth_positive((100, 100))
+    x[:, 50:] = 0.0
+    data = PredictConfig.create(rel_error=1e-2).encode(x)
+    half = PredictConfig.create(rel_error=1e-2).encode(x[:, :50].copy())
+    assert len(data) - len(half) < 5000 / 8 / 2      # under half a bit a zero
+    head, length = predict_relative.HEAD, struct.unpack_from("<Q", data, 24)[0]
+    assert struct.unpack_from("<Q", data, head.size + length)[0] == 0      # no sign stream
+    x[0, 0] = -x[0, 0]
+    data = PredictConfig.create(rel_error=1e-2).encode(x)
+    assert struct.unpack_from("<Q", data, head.size + length)[0] > 0
+
+
+def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
+    # (a logarithms' bound too wide: some elements miss, and the chunk has an exact map)
+    monkeypatch.setattr(predict_relative, "log_bound", lambda r, dt, big: 3 * math.log2(1 + r))
+    x = smooth_positive((20, 30))
+    x[0, :5] = -x[0, :5]
+    x[3, 3] = np.nan
+    config = PredictConfig.create(rel_error=1e-3, entropy="zstd")
+    data = config.encode(x)
+    length = struct.unpack_from("<Q", data, 24)[0]
+    signs_at = 32 + length
+    sign_length = struct.unpack_from("<Q", data, signs_at)[0]
+    assert sign_length > 0
+    map_at = signs_at + 8 + sign_length
+    map_length = struct.unpack_from("<Q", data, map_at)[0]
+    assert map_length > 0
+    exact_at = map_at + 8 + map_length
+    n_exact = struct.unpack_from("<Q", data, 16)[0]
+    cases = {
+        "short": (data[:20], "header"),
+        "kind": (data[:4] + b"\x02" + data[5:], "header"),
+        "element size": (data[:5] + b"\x04" + data[6:], "header"),
+        "reserved": (data[:6] + b"\x01\x00" + data[8:], "header"),
+        "b NaN": (data[:8] + struct.pack("<d", math.nan) + data[16:], "header"),
+        "b zero": (data[:8] + struct.pack("<d", 0.0) + data[16:], "header"),
+        "n_exact too large": (data[:16] + struct.pack("<Q", 10**6) + data[24:], "header"),
+        "n_exact off by one": (data[:16] + struct.pack("<Q", n_exact + 1) + data[24:], "exact map"),
+        "logarithms' length": (data[:24] + struct.pack("<Q", 10**9) + data[32:], "logarithms"),
+        "logarithms' chunk": (data[:32] + b"XPR1" + data[36:], "header"),
+        "sign length": (data[:signs_at] + struct.pack("<Q", 10**9) + data[signs_at + 8:], "signs"),
+        "sign frame": (data[:signs_at + 8] + b"\0\0\0\0" + data[signs_at + 12:], "signs"),
+        "map length": (data[:map_at] + struct.pack("<Q", 10**9) + data[map_at + 8:], "exact map"),
+        "map frame": (data[:map_at + 8] + b"\0\0\0\0" + data[map_at + 12:], "exact map"),
+        "no map": (data[:map_at] + struct.pack("<Q", 0) + data[exact_at:], "exact map"),
+        "n_exact less": (data[:16] + struct.pack("<Q", n_exact - 1) + data[24:], "exact map"),
+        "exact frame": (data[:exact_at] + b"\0\0\0\0" + data[exact_at + 4:], "exact values"),
+        "exact values cut": (data[:exact_at + 3], "exact values"),
+        "trailing bytes": (data + b"\0", "exact values"),
+    }
+    for name, (bad, part) in cases.items():
+        with pytest.raises(CorruptChunkError, match="zdt.predict") as info:
+            config.decode(bad, x.dtype, x.shape)
+        assert info.value.part == part, (name, info.value)
+    for cut in range(len(data)):
+        with pytest.raises(CorruptChunkError):
+            config.decode(data[:cut], x.dtype, x.shape)
+
+
+def test_a_newer_format_is_refused_naming_its_version():
+    data = PredictConfig.create(rel_error=1e-3).encode(smooth_positive((4, 5)))
+    with pytest.raises(CorruptChunkError, match="format 3, newer than this decoder reads"):
+        PredictConfig.create(abs_error=1).decode(b"ZPR3" + data[4:], np.dtype("f8"), (4, 5))
+    # a format-2 chunk decodes whatever bound the codec was given (the chunk carries its own);
+    # a format-1 chunk needs the absolute bound
+    assert PredictConfig.create(abs_error=1).decode(data, np.dtype("f8"), (4, 5)).shape == (4, 5)
+    one = PredictConfig.create(abs_error=1).encode(smooth_positive((4, 5)))
+    with pytest.raises(CorruptChunkError, match="rel_error"):
+        PredictConfig.create(rel_error=1e-3).decode(one, np.dtype("f8"), (4, 5))
+
+
+def test_config_errors_name_the_key():
+    for kwargs, key in [({"rel_error": 0}, "rel_error"), ({"rel_error": -1e-3}, "rel_error"),
+                        ({"rel_error": math.inf}, "rel_error"), ({"rel_error": "1e-3"}, "rel_error"),
+                        ({"rel_error": 1e-3, "abs_error": 1.0}, "rel_error"), ({}, "abs_error")]:
+        with pytest.raises(ConfigError) as info:
+            PredictConfig.create(**kwargs)
+        assert info.value.config_key == key, kwargs
+    with pytest.raises(ConfigError, match="rel_error on integer arrays") as info:
+        PredictConfig.create(rel_error=1e-3).encode(np.arange(5, dtype="i2"))
+    assert info.value.config_key == "rel_error"
+    config = PredictConfig.from_json({"rel_error": 0.01, "predictor": "lorenzo"})
+    assert config.to_json() == {"rel_error": 0.01, "predictor": "lorenzo", "level": 3, "entropy": "auto"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_in_a_zarr_array_with_zeros_negatives_a_fill_value_and_missing_chunks(dtype):
+    x = smooth_positive((50, 70)).astype(dtype)
+    x[10:20, 10:30] = 0.0
+    x[30:, :5] = -x[30:, :5]
+    x[1, 1] = -9999.0
+    store = MemoryStore()
+    a = zarr.create_array(store, shape=(80, 70), chunks=(32, 32), dtype=dtype, fill_value=-9999.0,
+                          serializer=PredictCodec(rel_error=1e-3), compressors=None)
+    a[:50] = x
+    meta = a.metadata.to_dict()["codecs"][0]
+    assert meta == {"name": "zdt.predict", "configuration": {
+        "rel_error": 1e-3, "predictor": "auto", "level": 3, "entropy": "auto"}}
+    b = zarr.open_array(store, mode="r")
+    y = b[...]
+    check_relative(x, y[:50], 1e-3, -9999.0)
+    assert (y[64:] == -9999.0).all()        # chunks never written: the fill value
+
+
+def test_numcodecs_face_takes_rel_error():
+    import numcodecs
+
+    from zdt.codecs.numcodecs.predict import Predict
+
+    codec = numcodecs.get_codec({"id": "zdt.predict", "rel_error": 1e-2})
+    assert isinstance(codec, Predict)
+    assert codec.get_config() == {"id": "zdt.predict", "rel_error": 1e-2, "predictor": "auto",
+                                  "level": 3, "entropy": "auto"}
+    x = smooth_positive((13, 17)).astype("f4")
+    x[2, 2] = 0.0
+    data = codec.encode(x)
+    y = codec.decode(data)
+    check_relative(x, y, 1e-2, None)
+    ref = predict_reference.decode(data[1 + 16:], x.dtype, x.shape, None, None)
+    assert np.array_equal(ref.view("u4"), y.view("u4"))
