@@ -173,6 +173,8 @@ extensions = [
     extension("zdt.kernels._predict", ["zdt/kernels/_predict.pyx"], "module",
               depends=PREDICT_SOURCES),
     extension("zdt.kernels._ans", ["zdt/kernels/_ans.pyx"], "module", depends=["zdt/kernels/_ans.pxd"]),
+    # zdt.predict's relative chunks: log2, the spec's exp2, the encoder's screen
+    extension("zdt.kernels._logs", ["zdt/kernels/_logs.pyx"], "module"),
     # Strings (NumPy's StringDType C API, NumPy >= 2).
     extension("zdt.kernels._vlen", ["zdt/kernels/_vlen.pyx"], "module",
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),

@@ -3,14 +3,20 @@ on real data that packages ship, storage unit by storage unit, every result's er
 
     python bench/bench_bytes.py [--only NAME[,NAME...]] [--quick]
 
-Data (whichever packages are installed; `pip install '.[bench]'` and, for the radar and SST
-files, `pip install --no-deps arm_pyart cartopy`: only their data files are read):
+Data (whichever packages are installed: `pip install '.[bench]' pysz 'zfpy==1.0.1' eofs
+japan-geoid pvlib h5py netCDF4 iris-sample-data` and, for the radar and SST files, `pip
+install --no-deps arm_pyart cartopy`: only their data files are read):
 - gridded fields: DJF 500 hPa geopotential height (eofs' example data), an SST anomaly with
   land masked (eofs), HadISST sea-surface temperature with land masked (cartopy's data), a
   cloud radar's CF-packed int16 reflectivity and Doppler velocity (Py-ART's test data: the
   bound is in dBZ and m/s), the Japanese geoid (japan-geoid, 2101 x 1601, 512 x 512 chunks),
   a global elevation model (pvlib's 5-minute DEM, 2160 x 4320, 512 x 512 chunks);
-- series: matplotlib's sample data, pvlib's TMY3 hourly weather, vega_datasets' temperatures.
+- series: matplotlib's sample data, pvlib's TMY3 hourly weather, vega_datasets' temperatures;
+- fields nobody here tuned on (iris-sample-data): a scenario run's air temperature, a
+  model-level potential temperature, and four masked fields written as xarray writes them
+  from netCDF, their CF _FillValue (1e20, 9.97e36, -1.07e9) in the data and the zarr fill
+  value NaN: OSTIA's monthly SST, ORCA2's and NEMO's ocean temperatures, a satellite
+  brightness temperature with gaps.
 
 Methods, each on the same chunks (a storage unit at a time). zarr stores every chunk whole:
 an edge chunk's part past the array's edge holds the fill value (NaN here) and is encoded
@@ -28,8 +34,9 @@ chunk's bytes unless it sits in pages of its own):
 - the numcodecs recipes, each then Zstd level 3: FixedScaleOffset (step 2E), Quantize (the
   fewest digits that keep E), BitRound;
 - zdt.predict (zdt's error-bounded prediction codec, docs/codecs/predict.md; read by zdt only);
-- ZFP (zfpy, fixed accuracy E) and SZ3 (pysz, absolute bound E): whole-array compressors no
-  zarr reader decodes as a codec, the marks for prediction across neighbours;
+- ZFP (zfpy, fixed accuracy E) and SZ3 (pysz, absolute bound E; a unit with NaN: filled with
+  its mean, the mask coded apart, as SZ3's users do): whole-array compressors no zarr reader
+  decodes as a codec, the marks for prediction across neighbours;
 - relative bounds: zdt.predict with `rel_error` (its logarithms' chunk), and SZ3 in the
   log domain (SZ's PW_REL scheme: SZ3 on log2|x| within log2(1 + R), zeros / NaN and signs
   coded apart, misses stored exactly; `sz3_log`), the mark for relative bounds.
@@ -77,6 +84,9 @@ class Data:
     bounds: list                            # [("abs", E) | ("rel", R)]
     packed: tuple | None = None             # CF: (stored int array, scale_factor, add_offset, fill)
     tags: set = field(default_factory=set)  # "grid": a gridded field (the issue's table)
+    # a masked field as xarray writes it from netCDF: the missing values as this CF _FillValue
+    # in the data, the zarr fill value NaN (None: NaN in the data)
+    marker: float | None = None
 
 
 def _root(pkg: str) -> str | None:
@@ -183,6 +193,36 @@ def datasets() -> list[Data]:
             out_.append(Data(f"{label}, Greensboro NC (pvlib TMY3)", x, unit, x.shape, bounds))
         return out_
 
+    def iris() -> list[Data]:
+        """iris-sample-data (`pip install iris-sample-data`): fields nobody here prepared, the
+        masked ones written as xarray writes them (their CF _FillValue in the data)."""
+        import iris_sample_data
+
+        base = os.path.join(os.path.dirname(iris_sample_data.__file__), "sample_data")
+        rows = []
+        for f, var, label, unit, chunks, bounds in (
+                ("A1B_north_america.nc", "air_temperature", "air temperature, scenario run A1B",
+                 "K", (60, 37, 49), [("abs", 0.05), ("abs", 0.5), ("rel", 1e-4)]),
+                ("hybrid_height.nc", "air_potential_temperature", "potential temperature, model levels",
+                 "K", (15, 100, 100), [("abs", 0.01), ("abs", 0.1), ("rel", 1e-4)]),
+                ("ostia_monthly.nc", "surface_temperature", "OSTIA monthly SST, land masked", "K",
+                 (18, 18, 432), [("abs", 0.01), ("abs", 0.1), ("rel", 1e-4)]),
+                ("orca2_votemper.nc", "votemper", "ORCA2 ocean temperature, land masked", "degC",
+                 (148, 180), [("abs", 0.01), ("abs", 0.1), ("rel", 1e-3)]),
+                ("toa_brightness_stereographic.nc", "data", "satellite brightness temperature, gaps",
+                 "K", (160, 256), [("abs", 0.1), ("abs", 1.0), ("rel", 1e-3)]),
+                ("NEMO/nemo_1m_20150101-20150201_grid-T.nc", "tos", "NEMO sea-surface temperature, land masked",
+                 "degC", (1, 330, 360), [("abs", 0.01), ("abs", 0.1), ("rel", 1e-3)])):
+            import netCDF4
+
+            with netCDF4.Dataset(os.path.join(base, f)) as ds:
+                v = ds.variables[var]
+                x = np.ma.filled(v[...].astype(v.dtype), np.nan)
+                marker = float(v.getncattr("_FillValue")) if "_FillValue" in v.ncattrs() else None
+            rows.append(Data(f"{label} (iris-sample-data)", x, unit, chunks, bounds,
+                             tags={"grid", "fresh"}, marker=marker if np.isnan(x).any() else None))
+        return rows
+
     attempt("eofs' example data", eofs)
     attempt("cartopy's HadISST", hadisst)
     attempt("Py-ART's cloud radar file", radar)
@@ -190,6 +230,7 @@ def datasets() -> list[Data]:
     attempt("pvlib's DEM", dem)
     attempt("matplotlib's sample data", series)
     attempt("pvlib's TMY3", tmy3)
+    attempt("iris-sample-data", iris)
     for n in notes:
         print(n)
     return out
@@ -277,15 +318,25 @@ def zfp(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
 
 
 def sz3(x: np.ndarray, chunks: tuple, E: float) -> tuple[int, np.ndarray]:
+    """SZ3 on each unit; a unit with NaN (a mask: land, gaps) as SZ3's users code it: the NaN
+    filled with the mean of the unit's other values, the mask apart (zstd-19 of its packed
+    bits), counted in the bytes (SZ3 predicts NaN as numbers otherwise)."""
+    from numcodecs.zstd import Zstd
     from pysz import sz, szConfig, szErrorBoundMode
 
     def one(u: np.ndarray) -> tuple[int, np.ndarray]:
         cfg = szConfig()
         cfg.errorBoundMode = szErrorBoundMode.ABS
         cfg.absErrorBound = E
+        mask = np.isnan(u)
+        n = 0
+        if mask.any():
+            n = len(Zstd(level=19).encode(np.packbits(mask).tobytes()))
+            u = np.where(mask, u[~mask].mean() if (~mask).any() else 0.0, u).astype(u.dtype)
         comp, _ = sz.compress(u, cfg)
         data = bytes(comp)
-        return len(data), sz.decompress(np.frombuffer(data, np.uint8), u.dtype, u.shape)[0]
+        y = sz.decompress(np.frombuffer(data, np.uint8), u.dtype, u.shape)[0]
+        return n + len(data), np.where(mask, np.nan, y).astype(u.dtype)
     return per_unit(x, chunks, one, as_stored=False)
 
 
@@ -353,6 +404,12 @@ def zdt_method(d: Data, kind: str, value: float, readers: str | None) -> tuple[i
                                   fill_value=fill, attributes={"scale_factor": sf, "add_offset": ao,
                                                                "_FillValue": fill})
             a[...] = stored
+        elif d.marker is not None:
+            import xarray as xr
+
+            xr.Dataset({"x": (tuple(f"d{k}" for k in range(d.values.ndim)), d.values)}).to_zarr(
+                src, encoding={"x": {"_FillValue": d.values.dtype.type(d.marker), "chunks": d.chunks}},
+                zarr_format=3, consolidated=False)
         else:
             a = zarr.create_array(src, shape=d.values.shape, chunks=d.chunks, dtype=d.values.dtype,
                                   fill_value=np.nan)
@@ -360,8 +417,11 @@ def zdt_method(d: Data, kind: str, value: float, readers: str | None) -> tuple[i
         bound = {"abs_error": value} if kind == "abs" else {"rel_error": value}
         with contextlib.redirect_stdout(io.StringIO()):
             report = zdt.convert(src, dst, readers=readers, **bound)
-        back = zarr.open_array(dst, mode="r")[...]
-        n = sum(p.stat().st_size for p in dst.rglob("*") if p.is_file() and p.name != "zarr.json")
+        back = zarr.open_array(dst / "x" if d.marker is not None else dst, mode="r")[...]
+        n = sum(p.stat().st_size for p in dst.rglob("*") if p.is_file() and p.name != "zarr.json"
+                and (d.marker is None or p.parts[len(dst.parts)] == "x"))
+        if d.marker is not None:
+            back = np.where(back == d.values.dtype.type(d.marker), np.nan, back)
         if d.packed is not None:
             stored, sf, ao, fill = d.packed
             back = np.where(back == fill, np.nan, back * sf + ao)

@@ -176,7 +176,25 @@ def _cases() -> list[Case]:
                     {"rel_error": 1e-7}))
     out.append(Case("rel-numcodecs", make_relative((3, 5, 7)), (3, 5, 7), "float64",
                     {"rel_error": 0.05, "predictor": "interpolation"}, face="numcodecs"))
+    # a fill of the codec's own (v2.1): the data hold a CF _FillValue, the array's fill NaN
+    marker = float(np.float32(1e20))
+    for s in ("ans", "zstd"):
+        out.append(Case(f"own-fill-{s}", make_marked((26, 33), marker), (26, 33), "float32",
+                        {"abs_error": 0.01, "predictor": "interpolation", "entropy": s,
+                         "fill": marker}, fill=float("nan")))
     return out
+
+
+def make_marked(shape: tuple[int, ...], marker: float) -> Callable[[str], np.ndarray]:
+    """`make`'s field with `marker` in place of the fill value and of every NaN (a masked field
+    as xarray writes it: the CF _FillValue in the data)."""
+    base = make(shape, wave=64, noise_amp=3, specials=True, fill=True)
+
+    def data(dtype: str) -> np.ndarray:
+        x = base("float64")
+        x[(x == FILL) | np.isnan(x)] = marker
+        return x.astype(dtype)
+    return data
 
 
 def make_relative(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:

@@ -6,6 +6,7 @@ ValueError, and the codec in zarr arrays."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -752,3 +753,51 @@ def test_stage_3_tables_sum_to_4096_with_every_counted_token(seed, zeros, big):
         c = hist[table_of == t].sum(axis=0)
         assert np.array_equal(freq[t] > 0, c > 0)
         assert int(freq[t].sum()) == (4096 if c.any() else 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("entropy", ["ans", "zstd"])
+def test_a_fill_of_its_own_is_kept_predicted_around_and_never_decoded_to(dtype, entropy):
+    """`fill` (a CF _FillValue the data hold where the zarr fill value is NaN): its elements
+    come back bit for bit as fill-value symbols, no other element decodes to it, and masked
+    elements cost about what NaN fill values cost."""
+    i, j = np.mgrid[0:60, 0:70]
+    x = (20 + 5 * np.sin(i / 9) * np.cos(j / 7)).astype(dtype)
+    land = (i - 30) ** 2 + (j - 35) ** 2 < 300
+    marker = np.asarray(1e20, dtype=dtype)
+    x_marked = np.where(land, marker, x)
+    config = PredictConfig.create(abs_error=0.01, fill=float(marker), entropy=entropy)
+    assert config.to_json()["fill"] == float(marker)
+    data = config.encode(x_marked, np.nan)           # (the array's fill value: overridden)
+    y = config.decode(data, x.dtype, x.shape, np.nan)
+    check_within(x_marked, y, 0.01, marker)
+    assert np.array_equal(y == marker, land)
+    assert predict_reference.decode(data, x.dtype, x.shape, 0.01, marker).tobytes() == y.tobytes()
+    as_nan = PredictConfig.create(abs_error=0.01, entropy=entropy).encode(np.where(land, np.nan, x), np.nan)
+    assert len(data) <= len(as_nan) + 16
+    # without the override the marker is an outlier stored raw, and its neighbours suffer
+    plain = PredictConfig.create(abs_error=0.01, entropy=entropy).encode(x_marked, np.nan)
+    assert len(data) < len(plain)
+    # a value near the marker is never decoded onto it
+    near = x_marked.copy()
+    near[0, 0] = np.nextafter(marker, np.inf)
+    z = PredictConfig.create(abs_error=1e14, fill=float(marker), entropy=entropy)
+    back = z.decode(z.encode(near, np.nan), x.dtype, x.shape, np.nan)
+    assert back[0, 0] != marker and np.array_equal(back == marker, land)
+
+
+def test_fill_config_errors_and_json():
+    for bad in (True, "nan", [1.0], {}):
+        with pytest.raises(ConfigError) as info:
+            PredictConfig.create(abs_error=1, fill=bad)
+        assert info.value.config_key == "fill"
+    with pytest.raises(ConfigError, match="fill applies to float arrays") as info:
+        PredictConfig.create(abs_error=1, fill=3).encode(np.arange(4, dtype="i2"))
+    for value, text in ((math.nan, "NaN"), (math.inf, "Infinity"), (-math.inf, "-Infinity"), (-9999, -9999.0)):
+        c = PredictConfig.create(abs_error=1, fill=text if isinstance(text, str) else value)
+        assert c.to_json()["fill"] == text
+        assert PredictConfig.from_json(c.to_json()) == c or math.isnan(value)
+    from zdt.codecs.numcodecs.predict import Predict
+    with pytest.raises(ConfigError) as info:
+        Predict.from_config({"abs_error": 1, "fill": 0.0})
+    assert info.value.config_key == "fill"

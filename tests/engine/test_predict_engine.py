@@ -75,9 +75,10 @@ def test_never_offered_to_readers_without_zdt(tmp_path):
 @pytest.mark.parametrize("zarr_fill", [0.0, np.nan])
 def test_no_value_reads_back_as_a_masking_fill_value(tmp_path, zarr_fill):
     """Data crossing the CF _FillValue 0.0 (xarray writes it base64-coded in zarr v3): a value
-    that decoded to 0.0 would be hidden by xarray. Where 0.0 is also the zarr fill value the
-    codec never reconstructs a value to it (stores such values exactly); where the zarr fill
-    value is NaN the codec would not know, so it is not offered; the mask survives both."""
+    that decoded to 0.0 would be hidden by xarray. Where 0.0 is the zarr fill value the codec
+    never reconstructs a value to it (stores such values exactly); where the zarr fill value is
+    NaN and the data hold 0.0, 0.0 becomes the codec's own `fill`, with the same guarantee; the
+    mask survives both."""
     x = smooth() / 100                                  # -5 .. 5, crossing 0 everywhere
     x[40:90, 30:120] = 0.0                              # missing
     E = 0.02
@@ -90,7 +91,9 @@ def test_no_value_reads_back_as_a_masking_fill_value(tmp_path, zarr_fill):
     assert zarr.open_array(src / "x", mode="r")[...].tobytes() == x.tobytes()
     out = tmp_path / "out.zarr"
     zdt.convert(src, out, abs_error=E, readers="zdt")
-    assert ("zdt.predict" in names(out)) == (zarr_fill == 0.0)
+    assert "zdt.predict" in names(out)
+    doc = json.loads((out / "x" / "zarr.json").read_text())
+    assert doc["codecs"][0]["configuration"].get("fill") == (None if zarr_fill == 0.0 else 0.0)
     y = zarr.open_array(out / "x", mode="r")[...]
     assert np.array_equal(x == 0.0, y == 0.0)
     exactly_within(x, y, E)
@@ -141,17 +144,26 @@ def test_resume_checks_predict_units_bit_for_bit(tmp_path):
     assert before
 
 
-def test_not_offered_where_a_declared_sentinel_occurs(tmp_path):
-    """A missing_value other than the fill value that occurs in the data must come back bit for
-    bit: the codec would predict it like data."""
+def test_declared_sentinels_the_data_hold_come_back_bit_for_bit(tmp_path):
+    """A missing_value other than the (NaN) fill value that occurs in the data must come back
+    bit for bit: the codec takes it as its `fill` (kept exactly, never decoded to); two such
+    values it cannot keep both (it would predict one like data), so it is not offered."""
     x = smooth()
     x[10:20, 10:20] = 1e6
     src = write(tmp_path / "src.zarr", x, attrs={"missing_value": 1e6})
     plan = zdt.suggest(src, abs_error=0.5, readers="zdt")
-    assert "zdt.predict" not in names(plan)
+    assert "zdt.predict" in names(plan)
     out = tmp_path / "out.zarr"
     zdt.convert(src, out, plan)
-    assert (zarr.open_array(out / "x", mode="r")[10:20, 10:20] == 1e6).all()
+    y = zarr.open_array(out / "x", mode="r")[...]
+    assert (y[10:20, 10:20] == 1e6).all() and (y == 1e6).sum() == 100
+    x[30:35, 30:35] = -1e6
+    src2 = write(tmp_path / "src2.zarr", x, attrs={"missing_value": 1e6, "_FillValue": -1e6})
+    plan = zdt.suggest(src2, abs_error=0.5, readers="zdt")
+    assert "zdt.predict" not in names(plan)
+    zdt.convert(src2, tmp_path / "out2.zarr", plan)
+    y = zarr.open_array(tmp_path / "out2.zarr" / "x", mode="r")[...]
+    assert (y[10:20, 10:20] == 1e6).all() and (y[30:35, 30:35] == -1e6).all()
 
 
 def test_a_hand_chain_with_a_filter_ahead_of_predict_is_checked_as_read(tmp_path):
@@ -206,3 +218,32 @@ def test_relative_bounds_get_predict_through_logarithms_with_readers_that_have_z
     ok = ~np.isnan(x) & (x != 0)
     worst = max(abs(Fraction(b) - Fraction(a)) / Fraction(a) for a, b in zip(x[ok].tolist(), y[ok].tolist()))
     assert worst <= Fraction(R)
+
+
+def test_a_cf_fill_value_the_data_hold_becomes_the_codecs_fill(tmp_path):
+    """xarray writes a masked float field's missing values as the CF _FillValue (here 1e20, as
+    netCDF ocean models do) into the data and gives the zarr array the fill value NaN: the
+    engine hands 1e20 to zdt.predict as its `fill` (kept exactly, predicted around, never
+    decoded to), and xarray reads the same mask and values within the bound."""
+    i, j = np.mgrid[0:150, 0:170]
+    sst = (15 + 12 * np.sin(i / 40) * np.cos(j / 33)).astype("float32")
+    land = ((i - 70) ** 2 / 900 + (j - 80) ** 2 / 1600 < 1) | (j < 12)
+    src = tmp_path / "src.zarr"
+    xr.Dataset({"tos": (("y", "x"), np.where(land, np.nan, sst))}).to_zarr(
+        src, encoding={"tos": {"_FillValue": np.float32(1e20), "chunks": (64, 64)}},
+        zarr_format=3, consolidated=False)
+    stored = zarr.open_array(src / "tos", mode="r")
+    assert np.isnan(stored.fill_value) and (stored[...] == np.float32(1e20)).sum() == land.sum()
+    E = 0.01
+    out = tmp_path / "out.zarr"
+    portable = zdt.convert(src, tmp_path / "portable.zarr", abs_error=E)
+    report = zdt.convert(src, out, abs_error=E, readers="zdt")
+    doc = json.loads((out / "tos" / "zarr.json").read_text())
+    assert [c["name"] for c in doc["codecs"]] == ["zdt.predict"]
+    assert doc["codecs"][0]["configuration"]["fill"] == float(np.float32(1e20))
+    assert report.bytes_after < 0.8 * portable.bytes_after
+    y = zarr.open_array(out / "tos", mode="r")[...]
+    assert np.array_equal(y == np.float32(1e20), land)
+    exactly_within(np.where(land, np.nan, sst), np.where(land, np.nan, y), E)
+    back = xr.open_zarr(out, consolidated=False).tos.values
+    assert np.array_equal(np.isnan(back), land)

@@ -50,7 +50,9 @@ GROUPS = 4                              # stage 2: levels 1, 2, 4, and the rest
 STAGE_CHOICES = ("auto", *STAGES)
 PCO_LENGTH = struct.Struct("<Q")        # stage 1: the pcodec data's length, ahead of it
 PCODEC_LEVEL = 8
-KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep")
+KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep", "fill")
+# the JSON of a non-finite `fill`
+NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 DTYPES = (np.dtype("float32"), np.dtype("float64"))
 # integer arrays: coded as float64 values (exact for every one of these types) within a bound
 # just under k + 1/2 and rounded back (integer_bound; docs/codecs/predict.md, "Integer data
@@ -119,10 +121,14 @@ class PredictConfig:
     entropy: str = "auto"
     keep: tuple[int, ...] = ()      # integer arrays: values stored exactly (missing-data marks)
     rel_error: float | None = None  # |decoded - x| <= rel_error |x| (format-2 chunks)
+    # float arrays: the value the fill-value symbol stands for, in place of the array's fill
+    # value (a CF _FillValue the data hold where the zarr fill value is NaN)
+    fill: float | None = None
 
     @classmethod
     def create(cls, *, abs_error: object = None, predictor: object = "auto", level: object = 3,
-               entropy: object = "auto", keep: object = (), rel_error: object = None) -> PredictConfig:
+               entropy: object = "auto", keep: object = (), rel_error: object = None,
+               fill: object = None) -> PredictConfig:
         if (abs_error is None) == (rel_error is None):
             raise ConfigError(f"{CODEC}: give one of abs_error and rel_error (both together: not "
                               f"yet)", config_key="rel_error" if rel_error is not None else "abs_error")
@@ -150,9 +156,14 @@ class PredictConfig:
                 isinstance(v, bool) or not isinstance(v, int) for v in keep):
             raise ConfigError(f"{CODEC}: keep must be a list of integers (the values of an "
                               f"integer array stored exactly), got {keep!r}", config_key="keep")
+        if fill is not None and (isinstance(fill, bool) or not (
+                isinstance(fill, (int, float)) or (isinstance(fill, str) and fill in NONFINITE))):
+            raise ConfigError(f"{CODEC}: fill must be a number, \"NaN\", \"Infinity\" or "
+                              f"\"-Infinity\", got {fill!r}", config_key="fill")
         return cls(None if abs_error is None else float(abs_error), str(predictor), int(level),
                    str(entropy), tuple(sorted({int(v) for v in keep})),
-                   None if rel_error is None else float(rel_error))
+                   None if rel_error is None else float(rel_error),
+                   None if fill is None else float(NONFINITE.get(fill, fill)))  # type: ignore[arg-type]
 
     @classmethod
     def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
@@ -161,7 +172,13 @@ class PredictConfig:
     def to_json(self) -> dict[str, Any]:
         bound = {"abs_error": self.abs_error} if self.rel_error is None else {"rel_error": self.rel_error}
         out = {**bound, "predictor": self.predictor, "level": self.level, "entropy": self.entropy}
-        return {**out, "keep": list(self.keep)} if self.keep else out
+        if self.keep:
+            out["keep"] = list(self.keep)
+        if self.fill is not None:
+            f = self.fill
+            out["fill"] = f if math.isfinite(f) else ("NaN" if math.isnan(f) else
+                                                      ("Infinity" if f > 0 else "-Infinity"))
+        return out
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """The native form of the array's data type; ConfigError for a type the codec does not
@@ -173,6 +190,9 @@ class PredictConfig:
         if self.rel_error is not None and native.kind != "f":
             raise ConfigError(f"{CODEC}: rel_error on integer arrays ({dtype}): not yet (use "
                               f"abs_error)", config_key="rel_error")
+        if self.fill is not None and native.kind != "f":
+            raise ConfigError(f"{CODEC}: fill applies to float arrays (integer arrays: keep), "
+                              f"not {dtype}", config_key="fill")
         return native
 
     # --- chunks -------------------------------------------------------------------------------
@@ -181,6 +201,8 @@ class PredictConfig:
         """The chunk bytes of `arr` (float32, float64 or an integer type of INTEGERS, any
         shape); `fill`: the array's fill value (kept bit for bit), or None."""
         dtype = self.check_dtype(arr.dtype)
+        if self.fill is not None:
+            fill = self.fill
         if dtype.kind in "iu":
             return self._encode_integers(np.asarray(arr, dtype=dtype), fill)
         if self.rel_error is not None:
@@ -282,6 +304,8 @@ class PredictConfig:
         """The chunk of `shape` and `dtype` that `data` holds; CorruptChunkError naming what is
         wrong with a corrupt chunk."""
         dtype = self.check_dtype(np.dtype(dtype))
+        if self.fill is not None:
+            fill = self.fill
         if dtype.kind in "iu":
             return self._decode_integers(data, dtype, shape, fill)
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data

@@ -27,6 +27,7 @@ import numpy as np
 
 from zdt.codecs import predict
 from zdt.errors import CorruptChunkError
+from zdt.kernels import _logs
 
 if TYPE_CHECKING:
     from zdt.codecs.predict import PredictConfig
@@ -38,56 +39,21 @@ HEAD = struct.Struct("<4sBBHdQQ")
 LENGTH = struct.Struct("<Q")
 LOGS = np.dtype("float64")      # the logarithms' chunk: always float64
 ZERO = -math.inf                # the logarithm of a zero: the logarithms' chunk's fill value
-# 2**f for |f| <= 1/2: the binary64 values nearest (ln 2)**i / i!, i = 0 .. 13 (Taylor: the
-# truncation error is below 2**-58 there)
-EXP2 = tuple(float.fromhex(h) for h in (
-    "0x1.0000000000000p+0", "0x1.62e42fefa39efp-1", "0x1.ebfbdff82c58fp-3",
-    "0x1.c6b08d704a0c0p-5", "0x1.3b2ab6fba4e77p-7", "0x1.5d87fe78a6731p-10",
-    "0x1.430912f86c787p-13", "0x1.ffcbfc588b0c7p-17", "0x1.62c0223a5c824p-20",
-    "0x1.b5253d395e7c4p-24", "0x1.e4cf5158b8ecap-28", "0x1.e8cac7351bb25p-32",
-    "0x1.c3bd650fc2986p-36", "0x1.816193166d0f9p-40"))
-SCALE_LIMIT = 1200              # |k| beyond this gives 0 or infinity all the same
-_MARGIN = 2.0 ** -50            # the float64 screen of the check (see `misses`)
-_TINY = 2.0 ** -1000
-
-
-# log2 (the encoder's): 1 / (2 i + 1), i = 1 .. 11, and 2 / ln 2
-_ATANH = tuple(1.0 / (2 * i + 1) for i in range(1, 12))
-_TWO_OVER_LN2 = 2.0 / math.log(2)
-_SQRT_HALF = math.sqrt(0.5)
+EXP2 = _logs.EXP2            # the spec's exp2 coefficients (zdt.kernels._logs)
 
 
 def log2(a: np.ndarray) -> np.ndarray:
-    """log2 of positive finite binary64 values, the same bits on every platform (NumPy's log2
-    is the platform's or a SIMD library's): a = m 2**e with m in [sqrt(1/2), sqrt(2)) (frexp,
-    exact), s = (m - 1) / (m + 1), ln m = 2 s (1 + s**2/3 + ... + s**22/23) (|s| < 0.172: the
-    truncation below 2**-60), log2 a = e + ln(m) / ln 2; each operation of binary64, within a
-    few units of the last place of the result (`log_bound` allows for it)."""
-    m, e = np.frexp(a)                      # (m in [1/2, 1))
-    low = m < _SQRT_HALF
-    m = np.where(low, 2 * m, m)
-    e = np.where(low, e - 1, e).astype(np.float64)
-    s = (m - 1) / (m + 1)
-    s2 = s * s
-    p = np.full(a.shape, _ATANH[-1])
-    for c in _ATANH[-2::-1]:
-        p = p * s2 + c
-    series = s * (p * s2 + 1.0)
-    return e + series * _TWO_OVER_LN2
+    """log2 of positive finite values, the same bits on every platform (zdt.kernels._logs)."""
+    out = np.empty(a.shape, dtype=np.float64)
+    _logs.log2(np.ascontiguousarray(a, dtype=np.float64), out)
+    return out
 
 
 def exp2(v: np.ndarray) -> np.ndarray:
-    """2**v for finite binary64 v, as the spec computes it: k = v rounded to an integer (ties
-    to even), f = v - k, the polynomial EXP2 in f by Horner's rule (each product and sum
-    rounded), times 2**k (rounded once, IEEE scaleB)."""
-    k = np.rint(v)
-    f = v - k
-    p = np.full(v.shape, EXP2[-1])
-    for c in EXP2[-2::-1]:
-        p = p * f
-        p = p + c
-    with np.errstate(over="ignore", under="ignore"):
-        return np.ldexp(p, np.clip(k, -SCALE_LIMIT, SCALE_LIMIT).astype(np.int32))
+    """2**v for finite v, as the spec computes it (zdt.kernels._logs)."""
+    out = np.empty(v.shape, dtype=np.float64)
+    _logs.exp2(np.ascontiguousarray(v, dtype=np.float64), out)
+    return out
 
 
 def log_bound(rel_error: float, dtype: np.dtype, largest_log: float) -> float:
@@ -120,14 +86,13 @@ def misses(x: np.ndarray, y: np.ndarray, rel_error: float) -> np.ndarray:
     finite: screened in float64 (fl(|y - x|) and fl(R |x|) are each within 2**-53 of the
     truth, so a margin of 2**-50 settles an element; below 2**-1000 or on overflow the screen
     is not trusted), the rest settled in rational arithmetic."""
-    x64, y64 = x.astype(np.float64), y.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        d = np.abs(y64 - x64)
-        t = rel_error * np.abs(x64)
-        surely = (d <= t * (1 - _MARGIN)) & (t >= _TINY) & np.isfinite(d)
-    bad = ~np.isfinite(y64) | (y64 == 0)
+    x64 = np.ascontiguousarray(x, dtype=np.float64)
+    y64 = np.ascontiguousarray(y, dtype=np.float64)
+    verdict = np.empty(x64.shape, dtype=np.uint8)
+    unsure = _logs.screen(x64, y64, rel_error, verdict)
+    bad = verdict == 2
     limit = Fraction(rel_error)
-    for i in np.flatnonzero(~surely & ~bad).tolist():
+    for i in (np.flatnonzero(verdict == 1).tolist() if unsure else []):
         u, v = Fraction(float(x64[i])), Fraction(float(y64[i]))
         bad[i] = abs(v - u) > limit * abs(u)
     return bad

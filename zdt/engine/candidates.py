@@ -34,8 +34,9 @@ NaN / +-Infinity (in the data or the fill value) get codes or values of their ow
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -199,9 +200,12 @@ def _spare_nans(fmt_name: str, count: int) -> list[str] | None:
     out = []
     if f.inf_bits is not None:          # IEEE-style: exponent all ones, any non-zero mantissa
         base = f.nan_bits
-        for i in range(1, 1 << f.man_bits):
-            bits = base | i
-            if bits != f.nan_bits and f.is_nan_bits(bits):
+        # patterns whose low bits are zero first (the negative NaN, then one payload bit from
+        # the top): pcodec codes a float chunk with a NaN of low bits set in a fifth more bytes
+        # (OSTIA's SST under bitround: 253,195 vs 208,912), and a bitround keeps them
+        first = [base | (1 << (f.bits - 1))] + [base | (1 << b) for b in range(f.man_bits - 2, -1, -1)]
+        for bits in itertools.chain(first, (base | i for i in range(1, 1 << f.man_bits))):
+            if bits != f.nan_bits and f.is_nan_bits(bits) and f"0x{bits:0{digits}x}" not in out:
                 out.append(f"0x{bits:0{digits}x}")
             if len(out) == count:
                 return out
@@ -312,7 +316,33 @@ def _absolute_float(ctx: Context) -> list[Encoding]:
     out += _own_grid(ctx)
     out += _bitround_absolute(ctx)
     out += _casts(ctx)
+    out += _through_float64(ctx)
     return out
+
+
+def _through_float64(ctx: Context) -> list[Encoding]:
+    """float32 data with a sentinel that scale_offset's float32 arithmetic cannot carry
+    ((v - o) s overflows: netCDF's default fill 9.97e36, or 1e20, times a fine scale): the
+    quantizations in float64 behind [cast_value float64], the bound less half a float32 unit
+    at the largest magnitude (the way back rounds to float32 once more)."""
+    s, E = ctx.survey, ctx.bound.value
+    if ctx.dtype != np.dtype("float32") or s.empty or ctx.whole:
+        return []
+    scale = 1 / (2 * E)
+    with np.errstate(over="ignore"):
+        overflows = [v for v in ctx.sentinels
+                     if not np.isfinite((np.float32(v) - np.float32(s.lo)) * np.float32(scale))]
+    if not overflows:
+        return []
+    rounding = 2.0 ** -24 * 2 * (s.max_abs + E)
+    if E <= 2 * rounding:
+        return []
+    wide = replace(ctx, dtype=np.dtype("float64"), bound=Bound("abs", E - rounding))
+    first = {"name": "cast_value", "configuration": {"data_type": "float64"}}
+    return [Encoding(f"cast_value float64 + {e.label}", (first, *e.filters), e.serializer,
+                     e.stored, e.proven, e.preference + 1)
+            for e in _absolute_float(wide)
+            if e.filters and e.filters[0]["name"] == "scale_offset" and FORMATS[e.stored].bits <= 32]
 
 
 # (integers: their values as float64, rounded back: within the whole steps of the bound, so a
@@ -323,7 +353,9 @@ PREDICT_TYPES = (*predict_codec.DTYPES, *predict_codec.INTEGERS)
 def _predict(ctx: Context) -> list[Encoding]:
     """zdt.predict with the bound, where every reader has zdt and the codec keeps what must
     come back exactly. Floats: it keeps NaN, the infinities and the fill value bit for bit, and
-    would predict any other declared sentinel like data, so none may occur. Integers: it keeps
+    would predict any other declared sentinel like data, so none may occur, but for one the
+    data hold where the fill value is NaN (a CF _FillValue xarray wrote): that one becomes the
+    codec's `fill`, kept exactly and predicted around. Integers: it keeps
     the fill value and every declared sentinel (`keep`), and no other value decodes to one
     (the codec sees to it), within the bound's whole steps (CF-packed data: the stored bound,
     a whole number, or 0.5 for exact). A masking sentinel (other than a float's fill value,
@@ -342,16 +374,23 @@ def _predict(ctx: Context) -> list[Encoding]:
     # (what the values may read back as: within E, or within R of the largest magnitude)
     reach = E * float(s.max_abs) if ctx.bound.relative else E
     lo, hi = float(s.lo) - reach, float(s.hi) + reach
-    if not integers and (
-            any(np.asarray(v, dtype=ctx.dtype).tobytes() != fill.tobytes() for v in s.sentinels_seen)
-            or any(lo <= float(v) <= hi and float(v) != float(fill) for v in ctx.masking)):
+    # floats: a missing-data value the data hold other than a NaN fill value (xarray writes a
+    # CF _FillValue into the data, the zarr fill value NaN) becomes the codec's `fill`: kept
+    # exactly, predicted around, never decoded to
+    held = [v for v in s.sentinels_seen if np.asarray(v, dtype=ctx.dtype).tobytes() != fill.tobytes()]
+    marker = None
+    if not integers and len(held) == 1 and np.isnan(fill) and math.isfinite(float(held[0])):
+        marker = float(np.asarray(held[0], dtype=ctx.dtype))
+        held = []
+    kept = float(fill) if marker is None else marker
+    if not integers and (held or any(lo <= float(v) <= hi and float(v) != kept for v in ctx.masking)):
         return []
     valid = ctx.valid
     if valid is not None and not (valid[0] <= lo and hi <= valid[1]):
         return []
     bound = {"rel_error": E} if ctx.bound.relative else {"abs_error": E}
     config = {**bound, "predictor": "auto", "level": 3, "entropy": "auto",
-              **({"keep": keep} if keep else {})}
+              **({"keep": keep} if keep else {}), **({"fill": marker} if marker is not None else {})}
     within = f"within {E:g} of each magnitude" if ctx.bound.relative else f"within {E:g}"
     return [Encoding(f"zdt.predict {within} (prediction from decoded neighbours)", (),
                      {"name": "zdt.predict", "configuration": config}, ctx.dtype.name, True,

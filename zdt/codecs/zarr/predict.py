@@ -28,7 +28,9 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
     element within it times its magnitude, zeros and signs kept), ``predictor`` ("auto",
     "lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"), ``level``
     (zstd's), ``entropy`` ("auto", "ans", "zstd", "pcodec", "pcodec_levels"), ``keep``
-    (integer arrays: values stored exactly, such as a CF _FillValue)."""
+    (integer arrays: values stored exactly, such as a CF _FillValue), ``fill`` (float arrays:
+    the missing-data value the data hold, kept exactly and predicted around, when it is not
+    the array's fill value)."""
 
     is_fixed_size = False
 
@@ -36,10 +38,10 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
 
     def __init__(self, *, abs_error: float | None = None, predictor: str = "auto", level: int = 3,
                  entropy: str = "auto", keep: list[int] | tuple[int, ...] = (),
-                 rel_error: float | None = None) -> None:
+                 rel_error: float | None = None, fill: float | str | None = None) -> None:
         object.__setattr__(self, "config", PredictConfig.create(
             abs_error=abs_error, predictor=predictor, level=level, entropy=entropy, keep=keep,
-            rel_error=rel_error))
+            rel_error=rel_error, fill=fill))
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
