@@ -58,7 +58,7 @@ NOT_QUICK = ("predict", *BYTES_ONLY)    # families left out of --quick
 def find_bench_dir(given: str | None) -> Path:
     """--bench-dir if given, else the installed scripts (zdt.bench: bench/ of the repository)."""
     if given:
-        path = Path(given)
+        path = Path(given).resolve()       # (the scripts run with it as their directory)
         if not (path / "_common.py").is_file():
             raise InputError(f"{path}: no bench scripts there (no _common.py)")
         return path
