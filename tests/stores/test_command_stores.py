@@ -482,10 +482,14 @@ def test_an_icechunk_resume_refuses_what_it_cannot_resume(local_pair, capsys, tm
 
 
 def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, tmp_path, monkeypatch):
-    """--scheduler local:2 (worker processes): suggest's plan is the single-process one; convert
-    into a directory, into S3 and into Icechunk (a checkpoint after every unit: the forks are
-    merged, committed and forked again) writes the bytes of the single-process run."""
-    import icechunk
+    """--scheduler local:2 (worker processes of its own): suggest's plan is the single-process
+    one; then, on a cluster already running (its scheduler's address: one start for three
+    runs), convert into a directory, into S3 and into Icechunk (a checkpoint after every unit:
+    the forks are merged, committed and forked again) writes the bytes of the single-process
+    run."""
+    import logging
+
+    from distributed import LocalCluster
 
     fs, bucket, options = s3
     src, ref, _ = local_pair
@@ -495,19 +499,30 @@ def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, 
         assert rc == 0, err
         plans.append(json.loads(out))
     assert plans[0] == plans[1]          # the survey and measurement on the cluster decide alike
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address=None, silence_logs=logging.ERROR)
+    try:
+        _convert_on(cluster.scheduler_address, src, ref, fs, bucket, options, capsys, tmp_path, monkeypatch)
+    finally:
+        cluster.close()
+
+
+def _convert_on(address, src, ref, fs, bucket, options, capsys, tmp_path, monkeypatch):
+    import icechunk
+
     dst = tmp_path / "dask.zarr"
     rc, out, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05",
-                           "--scheduler", "local:2", "--quiet")
+                           "--scheduler", address, "--quiet")
     assert rc == 0, err
     assert store_bytes(dst) == store_bytes(ref)
     url = f"s3://{bucket}/dask.zarr"
     rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--scheduler",
-                         "local:2", "--quiet", "--storage-options", options)
+                         address, "--quiet", "--storage-options", options)
     assert rc == 0, err
     assert s3_bytes(fs, f"{bucket}/dask.zarr") == store_bytes(ref)
     monkeypatch.setenv("ZDT_CHECKPOINT_SECONDS", "0")
     rc, _, err = run_cmd(capsys, "convert", str(src), f"icechunk://{tmp_path / 'repo'}", "--abs-error",
-                         "0.05", "--scheduler", "local:2", "--quiet")
+                         "0.05", "--scheduler", address, "--quiet")
     repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
     if int(icechunk.__version__.split(".")[0]) < 2:
         # Icechunk 1 forks only sessions without changes: said so, nothing committed
