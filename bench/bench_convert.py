@@ -13,6 +13,8 @@ user runs it, each writing a new store:
 - zdt convert --codecs: the write pass alone with the encoding the bound gave (no search);
 - zdt convert --rel-error R: the whole job under a relative bound (bitround and the narrow
   floats among the candidates);
+- both again with --readers zdt: zdt.predict among the candidates (absolute, and relative
+  through the values' logarithms), measured and checked like the rest;
 - SZ3 (pysz, if installed): every chunk through SZ3 at the absolute bound, one thread (pysz
   holds the GIL), written to files: a prediction codec's throughput on the same data.
 
@@ -128,6 +130,13 @@ def main() -> None:
                 [zdt, "convert", "--quiet", str(src), "--codecs", codecs],
             f"zdt convert --rel-error {args.rel_error:g} (search + write + check)":
                 [zdt, "convert", "--quiet", str(src), "--rel-error", str(args.rel_error)],
+            # zdt.predict among the candidates (every candidate measured, every unit checked)
+            f"zdt convert --abs-error {args.abs_error:g} --readers zdt":
+                [zdt, "convert", "--quiet", str(src), "--abs-error", str(args.abs_error),
+                 "--readers", "zdt"],
+            f"zdt convert --rel-error {args.rel_error:g} --readers zdt":
+                [zdt, "convert", "--quiet", str(src), "--rel-error", str(args.rel_error),
+                 "--readers", "zdt"],
         }
         try:
             import pysz  # noqa: F401
