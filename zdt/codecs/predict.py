@@ -201,8 +201,7 @@ class PredictConfig:
         """The chunk bytes of `arr` (float32, float64 or an integer type of INTEGERS, any
         shape); `fill`: the array's fill value (kept bit for bit), or None."""
         dtype = self.check_dtype(arr.dtype)
-        if self.fill is not None:
-            fill = self.fill
+        fill = self.fill if self.fill is not None else fill     # (the codec's own, if it has one)
         if dtype.kind in "iu":
             return self._encode_integers(np.asarray(arr, dtype=dtype), fill)
         if self.rel_error is not None:
@@ -304,16 +303,18 @@ class PredictConfig:
         """The chunk of `shape` and `dtype` that `data` holds; CorruptChunkError naming what is
         wrong with a corrupt chunk."""
         dtype = self.check_dtype(np.dtype(dtype))
-        if self.fill is not None:
-            fill = self.fill
-        if dtype.kind in "iu":
-            return self._decode_integers(data, dtype, shape, fill)
+        fill = self.fill if self.fill is not None else fill     # (the codec's own, if it has one)
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        n = math.prod(shape)
         if bytes(buf[:4]) == FORMAT2_MAGIC:
+            if dtype.kind in "iu":
+                raise corrupt(f"a format-2 chunk (a relative bound) in an array of {dtype}: "
+                              f"integer arrays take format 1 only", "header")
             from zdt.codecs import predict_relative
 
             return predict_relative.decode(buf, dtype, shape)
+        if dtype.kind in "iu":
+            return self._decode_integers(buf, dtype, shape, fill)
+        n = math.prod(shape)
         if len(buf) < HEADER.size:
             raise corrupt(f"a chunk of {len(buf)} bytes is shorter than its "
                           f"{HEADER.size}-byte header", "header")
@@ -373,11 +374,7 @@ class PredictConfig:
                          fill: object) -> np.ndarray:
         """Each value within a bound below k + 1/2 of an integer: the nearest integer is within
         k of it, and so is the type's range clamped to (the value was in it); an escaped value
-        is its integer."""
-        buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        if bytes(buf[:4]) == FORMAT2_MAGIC:
-            raise corrupt(f"a format-2 chunk (a relative bound) in an array of {dtype}: integer "
-                          f"arrays take format 1 only", "header")
+        is its integer (a format-1 chunk: `decode` sees to it)."""
         y = self.for_integers().decode(data, WORKING, shape, fill).reshape(-1)
         info = np.iinfo(dtype)
         with np.errstate(invalid="ignore"):      # (the escaped values: replaced below)
