@@ -38,18 +38,23 @@ def back(index: tuple[int, ...], d: int, dims: list[int]) -> int | None:
 def lorenzo_order(dims: list[int]):
     """(flat index, prediction function, stage 3's context (A, B, level group)) in C order."""
     D = len(dims)
+    # the spec's terms in its order: for each mask, the dimensions S it names, the flat distance
+    # of the neighbour one step back along every dimension of S, and the term's sign
+    strides = [math.prod(dims[d + 1:]) for d in range(D)]
+    terms = []
+    for mask in range(1, 2 ** D):
+        S = [D - 1 - b for b in range(D) if mask >> b & 1]
+        terms.append((S, sum(strides[d] for d in S), len(S) % 2 == 1))
     for index in itertools.product(*[range(n) for n in dims]):
-        def predict(v, index=index):
+        i = flat(index, dims)
+
+        def predict(v, index=index, i=i):
             p = 0.0
-            for mask in range(1, 2 ** D):
-                S = [D - 1 - b for b in range(D) if mask >> b & 1]
-                if any(index[d] == 0 for d in S):
-                    t = 0.0
-                else:
-                    t = v[flat(tuple(k - (1 if d in S else 0) for d, k in enumerate(index)), dims)]
-                p = p + t if len(S) % 2 else p - t
+            for S, distance, odd in terms:
+                t = 0.0 if any(index[d] == 0 for d in S) else v[i - distance]
+                p = p + t if odd else p - t
             return p
-        yield flat(index, dims), predict, (back(index, D - 1, dims), back(index, D - 2, dims), 0)
+        yield i, predict, (back(index, D - 1, dims), back(index, D - 2, dims), 0)
 
 
 def interpolation_order(dims: list[int], reverse: bool = False):

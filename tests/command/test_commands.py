@@ -464,10 +464,11 @@ def test_a_unit_that_breaks_the_bound_stops_the_run_and_names_the_value(tmp_path
 
 
 def test_sigterm_is_handled_like_ctrl_c(tmp_path):
-    # (2000 units of 1000 values: the write takes seconds, the survey before it less)
-    a = zarr.create_array(tmp_path / "src", shape=(2_000_000,), chunks=(1000,), dtype="float64",
+    # (1000 units of 500 values: the write takes seconds, the survey before it less; the
+    # per-unit cost, not the values, sets the time)
+    a = zarr.create_array(tmp_path / "src", shape=(500_000,), chunks=(500,), dtype="float64",
                           fill_value=0, compressors=None)
-    a[:] = readings(2_000_000, nan=0)
+    a[:] = readings(500_000, nan=0)
     out = tmp_path / "out"
     proc = subprocess.Popen([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(out),
                              "--abs-error", "0.5", "--sample", "2"],
@@ -522,12 +523,13 @@ def test_progress_shows_before_the_first_unit_on_a_terminal(tmp_path):
 def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path):
     """Ctrl-C mid-write: zarr's IO thread goes on with the chunk it was writing (which recreates
     directories), so the partial output is only removed once that work has been stopped."""
-    # (2000 units of 1000 values: the write takes seconds, the survey before it less)
-    a = zarr.create_array(tmp_path / "src", shape=(2_000_000,), chunks=(1000,), dtype="float64",
+    # (1000 units of 500 values: the write takes seconds, the survey before it less; the
+    # per-unit cost, not the values, sets the time)
+    a = zarr.create_array(tmp_path / "src", shape=(500_000,), chunks=(500,), dtype="float64",
                           fill_value=0, compressors=None)
-    a[:] = readings(2_000_000, nan=0)
+    a[:] = readings(500_000, nan=0)
     # interrupted at different points: once the first chunk, 100, 400 chunks are written (by
-    # count, not by time: a loaded machine writes the 2000 units at any speed)
+    # count, not by time: a loaded machine writes the 1000 units at any speed)
     for attempt, written in enumerate([1, 100, 400]):
         out = tmp_path / f"out{attempt}"
         proc = subprocess.Popen([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(out),
@@ -600,7 +602,7 @@ def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys, 
 
     monkeypatch.setattr(bench, "RERUN_PAUSE", 0.0)
     script, title, _ = bench.FAMILIES["bitround"]      # (small: the logic is what is tested)
-    monkeypatch.setitem(bench.FAMILIES, "bitround", (script, title, ["--n", "400000", "--repeat", "1"]))
+    monkeypatch.setitem(bench.FAMILIES, "bitround", (script, title, ["--n", "20000", "--repeat", "1"]))
     first = tmp_path / "first"
     rc, out, err = zdt_cmd(capsys, "bench", "--quick", "--only", "bitround", "--out", str(first))
     assert rc == 0, out + err

@@ -24,10 +24,12 @@ def venv(request, tmp_path_factory):
     """A fresh venv with the wheel and what the param names (zarr: the newest zarr, without
     zdt's zarr extra: no tqdm)."""
     where = tmp_path_factory.mktemp(request.param.replace(" ", "-"))
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=300)
     extra = ["zarr>=3.1"] if "zarr" in request.param else []
-    # (CI names uv, which resolves the same indexes as pip in a fraction of its time)
+    # (CI names uv, which resolves the same indexes as pip in a fraction of its time; then the
+    # venv needs no pip of its own)
     uv = os.environ.get("ZDT_UV")
+    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if uv else []), str(where)],
+                   check=True, timeout=300)
     installer = [uv, "pip", "install", "--python", str(where / "bin" / "python")] if uv else \
         [str(where / "bin" / "pip"), "install"]
     subprocess.run([*installer, "-q", WHEEL, *extra], check=True, timeout=900)

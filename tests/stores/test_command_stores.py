@@ -34,15 +34,28 @@ def make_source(path: Path) -> np.ndarray:
     return temps
 
 
+@pytest.fixture(scope="module")
+def local_pair_template(tmp_path_factory):
+    """The source and its local-to-local conversion, made once per module (a conversion is
+    most of a test's setup); each test gets copies of its own (tests may kill, resume and
+    corrupt what they are given)."""
+    from zdt.command import main
+
+    where = tmp_path_factory.mktemp("local-pair")
+    temps = make_source(where / "src.zarr")
+    assert main(["convert", str(where / "src.zarr"), str(where / "ref.zarr"), "--abs-error", "0.05",
+                 "--quiet"]) == 0
+    return where, temps
+
+
 @pytest.fixture
-def local_pair(tmp_path, capsys):
+def local_pair(local_pair_template, tmp_path):
     """A source directory and the local-to-local conversion of it (the reference bytes)."""
-    src = tmp_path / "src.zarr"
-    temps = make_source(src)
-    ref = tmp_path / "ref.zarr"
-    rc, _, err = run_cmd(capsys, "convert", str(src), str(ref), "--abs-error", "0.05", "--quiet")
-    assert rc == 0, err
-    return src, ref, temps
+    where, temps = local_pair_template
+    src, ref = tmp_path / "src.zarr", tmp_path / "ref.zarr"
+    shutil.copytree(where / "src.zarr", src)
+    shutil.copytree(where / "ref.zarr", ref)
+    return src, ref, temps.copy()
 
 
 def test_convert_to_and_from_s3_gives_the_local_bytes(local_pair, s3, capsys, tmp_path):
