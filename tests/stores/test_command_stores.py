@@ -502,6 +502,7 @@ def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, 
     run."""
     import logging
 
+    import icechunk
     from distributed import LocalCluster
 
     fs, bucket, options = s3
@@ -512,40 +513,31 @@ def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, 
         assert rc == 0, err
         plans.append(json.loads(out))
     assert plans[0] == plans[1]          # the survey and measurement on the cluster decide alike
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, silence_logs=logging.ERROR)
-    try:
-        _convert_on(cluster.scheduler_address, src, ref, fs, bucket, options, capsys, tmp_path, monkeypatch)
-    finally:
-        cluster.close()
-
-
-def _convert_on(address, src, ref, fs, bucket, options, capsys, tmp_path, monkeypatch):
-    import icechunk
-
-    dst = tmp_path / "dask.zarr"
-    rc, out, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05",
-                           "--scheduler", address, "--quiet")
-    assert rc == 0, err
-    assert store_bytes(dst) == store_bytes(ref)
-    url = f"s3://{bucket}/dask.zarr"
-    rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--scheduler",
-                         address, "--quiet", "--storage-options", options)
-    assert rc == 0, err
-    assert s3_bytes(fs, f"{bucket}/dask.zarr") == store_bytes(ref)
-    monkeypatch.setenv("ZDT_CHECKPOINT_SECONDS", "0")
-    rc, _, err = run_cmd(capsys, "convert", str(src), f"icechunk://{tmp_path / 'repo'}", "--abs-error",
-                         "0.05", "--scheduler", address, "--quiet")
-    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
-    if int(icechunk.__version__.split(".")[0]) < 2:
-        # Icechunk 1 forks only sessions without changes: said so, nothing committed
-        assert rc == 1 and "--scheduler into Icechunk needs icechunk >= 2" in err, err
-        assert len(list(repo.ancestry(branch="main"))) == 1
-        return
-    assert rc == 0, err
-    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
-    assert icechunk_contents(repo) == store_bytes(ref)
-    assert len(list(repo.ancestry(branch="main"))) == 2 and sorted(repo.list_branches()) == ["main"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        dst = tmp_path / "dask.zarr"
+        rc, out, err = run_cmd(capsys, "convert", str(src), str(dst), "--abs-error", "0.05",
+                               "--scheduler", cluster.scheduler_address, "--quiet")
+        assert rc == 0, err
+        assert store_bytes(dst) == store_bytes(ref)
+        url = f"s3://{bucket}/dask.zarr"
+        rc, _, err = run_cmd(capsys, "convert", str(src), url, "--abs-error", "0.05", "--scheduler",
+                             cluster.scheduler_address, "--quiet", "--storage-options", options)
+        assert rc == 0, err
+        assert s3_bytes(fs, f"{bucket}/dask.zarr") == store_bytes(ref)
+        monkeypatch.setenv("ZDT_CHECKPOINT_SECONDS", "0")
+        rc, _, err = run_cmd(capsys, "convert", str(src), f"icechunk://{tmp_path / 'repo'}", "--abs-error",
+                             "0.05", "--scheduler", cluster.scheduler_address, "--quiet")
+        repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
+        if int(icechunk.__version__.split(".")[0]) < 2:
+            # Icechunk 1 forks only sessions without changes: said so, nothing committed
+            assert rc == 1 and "--scheduler into Icechunk needs icechunk >= 2" in err, err
+            assert len(list(repo.ancestry(branch="main"))) == 1
+            return
+        assert rc == 0, err
+        repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
+        assert icechunk_contents(repo) == store_bytes(ref)
+        assert len(list(repo.ancestry(branch="main"))) == 2 and sorted(repo.list_branches()) == ["main"]
 
 
 def test_a_scheduler_that_does_not_answer_is_one_line(local_pair, capsys, tmp_path, monkeypatch):
