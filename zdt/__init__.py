@@ -28,6 +28,8 @@ Shrinking data within an error bound (zdt.engine.api; the ``zdt`` command is a l
 * ``zdt.suggest(source, abs_error=E)``  the plan: per array, the encoding that writes the fewest
                           bytes and keeps the bound (``print(plan)``, ``plan.dumps()``)
 * ``zdt.convert(source, dest, plan)``  a re-encoded copy of a store; returns a report
+* ``zdt.compare(source, decoded)``  per array, what the encoding did to the data: errors,
+                          PSNR, R^2, DSSIM, the spectral error and pass/fail checks
 * ``zdt.check(source)``  every chunk read and decoded: the damaged ones (array, key, reason)
 * ``zdt.encoding(dataset, abs_error=E)``  for an xarray Dataset in memory, the ``encoding=`` of
                           ``Dataset.to_zarr`` that writes what ``zdt convert`` would
@@ -90,6 +92,7 @@ _LAZY = {
     "convert": "zdt.engine.api",
     "encoding": "zdt.engine.api",
     "check": "zdt.engine.api",
+    "compare": "zdt.engine.compare",
     "Plan": "zdt.engine.plan",
     "Report": "zdt.engine.api",
     "JobError": "zdt.errors",

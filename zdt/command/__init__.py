@@ -5,6 +5,7 @@ Subcommands (one module each in this package):
   inspect   the arrays of a store: types, chunks, codecs and who runs them, bytes
   suggest   the smallest encoding of an array that keeps an error bound, measured
   convert   a re-encoded copy of a store, chunk by chunk, the bound checked on every chunk
+  compare   what an encoding did to the data: errors, PSNR, R^2, DSSIM, spectra, checks
   demo      zdt's codecs on real data, written to zarr arrays and read back, and their speed
   bench     the benchmarks against the peers, as a Markdown report with plots
 
@@ -21,7 +22,7 @@ import os
 import sys
 from importlib import import_module
 
-COMMANDS = ("inspect", "suggest", "convert", "demo", "bench")
+COMMANDS = ("inspect", "suggest", "convert", "compare", "demo", "bench")
 # the extra of zdt that brings each package a subcommand may need
 EXTRAS = {"zarr": "zarr", "tqdm": "zarr", "vega_datasets": "demo", "matplotlib": "bench",
           "s3fs": "stores", "fsspec": "stores", "aiohttp": "stores", "icechunk": "stores",

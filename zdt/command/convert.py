@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
                          **bound_kwargs(args), **storage_kwargs(args),
                          compressor=args.compressor, resume=args.resume,
                          scheduler=args.scheduler, on_damaged_chunk=args.on_damaged_chunk,
-                         progress=progress)
+                         report=args.report, progress=progress)
     lines = str(report).splitlines()
     for line in lines if not args.quiet else lines[-1:]:
         say(line)
@@ -66,5 +66,9 @@ def add_parser(sub: Any) -> None:
                         "wrote are checked against the source and kept, the rest written, with the "
                         "plan it recorded; refused if the source changed since (into Icechunk: "
                         "from the scratch branch's last checkpoint, refused if the branch moved)")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="then compare the copy with the source and write a page of figures and "
+                        "pictures there: errors, maps, histograms, spectra, the decision's bytes "
+                        "against error (zdt compare's; needs matplotlib: pip install 'zdt[report]')")
     add_selection_args(p)
     p.set_defaults(run=run)

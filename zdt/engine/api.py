@@ -28,16 +28,6 @@ def _no_progress(label: str, total: int) -> Callable[[int], None]:
     return lambda n: None
 
 
-def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple[Any, Any, str]:
-    """(location, node, the text messages name it by)."""
-    from zdt.stores.location import Location
-    from zdt.stores.nodes import open_node, require_zarr
-
-    require_zarr()
-    loc, inner = Location.of(source, storage_options, branch)
-    return loc, open_node(loc, inner), loc.text + (f":{inner}" if inner else "")
-
-
 def check(source: Any, *, storage_options: dict | None = None, branch: str = "main",
           progress: Progress | None = None) -> list:
     """Every chunk of every array of `source` read and decoded (what ``zdt inspect --check``
@@ -52,7 +42,7 @@ def check(source: Any, *, storage_options: dict | None = None, branch: str = "ma
     from zdt.engine.damage import check_array
     from zdt.stores import nodes
 
-    _, node, _ = open_source(source, storage_options, branch)
+    _, node, _ = nodes.open_source(source, storage_options, branch)
     return [d for _, arr in nodes.walk(node) if nodes.is_array(arr)
             for d in check_array(arr, progress or _no_progress)]
 
@@ -113,7 +103,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     """
     from zdt.engine.cluster import cluster_for
     from zdt.engine.decide import decide
-    from zdt.stores.nodes import is_array, walk
+    from zdt.stores.nodes import is_array, open_source, walk
 
     selection = selection_of(abs_error, rel_error, bounds, include, exclude)
     compression = Compression.parse(compressor)
@@ -208,9 +198,14 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             resume: bool = False, scheduler: str | None = None,
             storage_options: dict | None = None, branch: str = "main",
-            on_damaged_chunk: str = "stop", progress: Progress | None = None) -> Report:
+            on_damaged_chunk: str = "stop", report: Any = None,
+            progress: Progress | None = None) -> Report:
     """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
     bounded memory; every unit written is checked against its bound.
+
+    With `report` (a file name), the copy is then compared with its source (zdt.compare, the
+    arrays that were encoded, each against its bound) and the page of figures and pictures is
+    written there, with the decision's measurements (docs/compare.md; needs matplotlib).
 
     A source chunk that does not decode stops the run (InputError naming the array, the chunk
     and the reason), unless ``on_damaged_chunk="fill"``: then its elements are written as the
@@ -242,6 +237,10 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     if plan is not None and (compressor is not None or readers is not None):
         raise UsageError("a plan names its compressors and readers; edit the plan to change them")
     check_sample(sample)
+    if report is not None:
+        from zdt.engine.report import require_matplotlib
+
+        require_matplotlib()                # (before the conversion, not after)
     salvage = _salvage(on_damaged_chunk, scheduler)
     from zdt.engine.writer import parse_codecs
 
@@ -266,6 +265,13 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     job = Conversion(src, destination_at(dst, resume), compression, who,
                      progress or _no_progress, salvage)
     done, reports = job.run(given_plan, chain, selection, sample, scheduler)
+    if report is not None:
+        from zdt.engine.compare import MAX_SLICES, compare_and_report
+
+        encoded = {d.path: d for d in done.decisions if d.action == "encode"}
+        compare_and_report(source, dest, list(encoded), lambda path: encoded[path].bound, MAX_SLICES,
+                           report, {p: d.measured for p, d in encoded.items()}, storage_options,
+                           branch, progress)
     return Report(src.describe(), dst.text, done, reports, job.notes,
                   salvage.found() if salvage is not None else [])
 

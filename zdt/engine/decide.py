@@ -290,6 +290,11 @@ def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,
     estimate = int(round(winner.nbytes * scale))
     measured = {"bytes": estimate, "bytes_now": stored_now, "error": physical(winner.error),
                 "on": measured_on, "label": winner.label, "values_measured": m.values}
+    # every encoding measured, for the rate-distortion picture of the decision (zdt convert
+    # --report): its bytes at the array's size and its largest error
+    measured["candidates"] = [{"label": t.label, "bytes": int(round(t.nbytes * scale)),
+                               "error": physical(t.error)}
+                              for t in m.trials if t.ok and t.sized and math.isfinite(t.error)]
     if runner_up is not None:
         measured["runner_up"] = {"label": runner_up.label,
                                  "bytes": int(round(runner_up.nbytes * scale)),

@@ -91,6 +91,13 @@ def is_array(node: Any) -> bool:
     return isinstance(node, zarr.Array)
 
 
+def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple[Any, Any, str]:
+    """(location, node, the text messages name it by) of a store, group or array to read."""
+    require_zarr()
+    loc, inner = Location.of(source, storage_options, branch)
+    return loc, open_node(loc, inner), loc.text + (f":{inner}" if inner else "")
+
+
 def walk(node: Any) -> list[tuple[str, Any]]:
     """(path inside the store, node) for node and everything below it, parents first."""
     import zarr
