@@ -172,3 +172,26 @@ def test_without_matplotlib_the_report_is_one_line_naming_the_extra(twenty, tmp_
     assert not (tmp_path / "d.zarr").exists()           # (refused before converting)
     # the figures alone need no matplotlib
     assert to_json(zdt.compare(twenty, twenty, ["v00"]))["arrays"]["/v00"]["max_abs_error"] == 0
+
+
+def test_a_conversion_that_encodes_nothing_writes_a_page_that_says_so(tmp_path, capsys):
+    g = zarr.open_group(tmp_path / "half.zarr", mode="w", zarr_format=3)
+    g.create_array("h", shape=(50,), dtype="float16")[...] = np.arange(50)
+    page = tmp_path / "nothing.html"
+    rc, _, err = run_cmd(capsys, "convert", str(tmp_path / "half.zarr"), str(tmp_path / "d.zarr"),
+                         "--abs-error", "0.1", "--report", str(page), "--quiet")
+    assert rc == 0, err
+    p = read_page(page)
+    assert p.sections == 0 and json.loads(p.json_text) == {"arrays": {}}
+    assert "No array was compared" in page.read_text()
+    # (compare itself looks at the copied array too: no error there)
+    rc, out, err = run_cmd(capsys, "compare", str(tmp_path / "half.zarr"), str(tmp_path / "d.zarr"), "--json")
+    assert rc == 0 and json.loads(out)["arrays"]["/h"]["max_abs_error"] == 0
+    g.create_array("s", shape=(3,), dtype=str)[...] = ["a", "b", "c"]
+    rc, out, err = run_cmd(capsys, "compare", str(tmp_path / "half.zarr"), str(tmp_path / "half.zarr"),
+                           "--json", "--quiet", "--bound", "/h=abs:1")
+    assert rc == 0 and list(json.loads(out)["arrays"]) == ["/h"]        # (strings left out)
+    rc, out, err = run_cmd(capsys, "compare", str(tmp_path / "half.zarr:s"), str(tmp_path / "half.zarr:s"),
+                           "--json")
+    assert rc == 1 and json.loads(out) == {"arrays": {}}
+    assert err == f"zdt compare: no numeric array is in both {tmp_path / 'half.zarr:s'} and {tmp_path / 'half.zarr:s'}\n"

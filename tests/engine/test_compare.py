@@ -28,7 +28,8 @@ def pair(x: np.ndarray, y: np.ndarray, chunks: tuple[int, ...] | None = None, at
     """x and y as two zarr arrays in memory (the same chunks and attributes)."""
     out = []
     for v in (x, y):
-        a = zarr.create_array({}, shape=v.shape, chunks=chunks or v.shape, dtype=dtype or v.dtype,
+        a = zarr.create_array({}, shape=v.shape, chunks=chunks or tuple(max(1, n) for n in v.shape),
+                              dtype=dtype or v.dtype,
                               attributes=attrs or {}, fill_value=0)
         a[...] = v
         out.append(a)
@@ -304,3 +305,47 @@ def test_integers_are_checked_on_their_own_values_exactly():
     a, b = pair(np.array([0, 3], dtype=np.uint64), np.array([2**64 - 1, 3], dtype=np.uint64), attrs=attrs)
     check = zdt.compare(a, b, abs_error=1.0, slices=0)["arrays"]["/"]["checks"]["bound"]
     assert check["passed"] is False and check["largest_error"] == float((2**64 - 1) * 0.5)
+
+
+def test_constant_sources_empty_axes_and_no_slices_give_figures_not_errors(tmp_path):
+    """R^2 of a constant source with errors is undefined (None, not the ratio of rounding
+    noise); an axis of length 0 or slices=0 compares (and draws) without failing."""
+    x = np.full(1000, 0.1)
+    a, b = pair(x, x + 1e-3)
+    got = zdt.compare(a, b)["arrays"]["/"]
+    assert got["r2"] is None and got["checks"]["r2"]["passed"] is None and got["psnr"] is None
+    assert got["max_abs_error"] == pytest.approx(1e-3)
+    for shape in ((3, 0, 5), (0, 5, 5), (5, 0)):
+        a, b = pair(np.zeros(shape), np.zeros(shape))
+        got = zdt.compare(a, b, html=tmp_path / "empty.html")["arrays"]["/"]
+        assert got["max_abs_error"] is None and got["dssim"] is None and got["spectral_error"] is None
+    x = np.random.default_rng(6).normal(0, 1, (3, 20, 20))
+    a, b = pair(x, x + 0.01)
+    got = zdt.compare(a, b, "/", slices=0, html=tmp_path / "noslice.html")["arrays"]["/"]
+    assert got["dssim"] is None and got["max_abs_error"] == pytest.approx(0.01)
+    assert (tmp_path / "noslice.html").read_text().count("data:image/png") == 1
+
+
+def test_packed_floats_and_cancelling_offsets_are_decided_exactly():
+    """A float array packed alike in both is checked on its stored numbers, as convert does:
+    errors of exactly 0.01 in physical units pass although the unpacked float64 differences
+    exceed 0.01; a relative bound where scale and offset cancel is settled in rationals."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(8)
+    xs = rng.uniform(0, 100, 500)
+    ys = xs + 0.1
+    for i in range(xs.size):            # the largest y with |y - x| 0.1 <= 0.01 exactly
+        while abs(Fraction(ys[i]) - Fraction(xs[i])) * Fraction(0.1) > Fraction(0.01):
+            ys[i] = np.nextafter(ys[i], -np.inf)
+    attrs = {"scale_factor": 0.1, "add_offset": 0.0}
+    a, b = pair(xs, ys, attrs=attrs)
+    assert zdt.compare(a, b, abs_error=0.01)["arrays"]["/"]["checks"]["bound"]["passed"] is True
+    attrs = {"scale_factor": 0.1, "add_offset": 1e9}
+    x = np.array([-9999999980, 5], dtype=np.int64)
+    a, b = pair(x, x + np.array([1, 0]), attrs=attrs)
+    # physical value 2 (exactly 1e9 - 999999998), error 0.1: relative 0.05 exactly, but the
+    # float sum gives 2.0000001192...; 0.0500000006939 is above the float ratio, below 0.05 + ...
+    exact = Fraction(1) * Fraction(0.1) / abs(Fraction(-9999999980) * Fraction(0.1) + Fraction(1e9))
+    got = zdt.compare(a, b, rel_error=0.0500000006939)["arrays"]["/"]["checks"]["bound"]
+    assert got["passed"] is (exact <= Fraction(0.0500000006939))

@@ -51,17 +51,18 @@ def run(args: argparse.Namespace) -> int:
     from zdt.engine.compare import compare, to_json
 
     with progress_bars(args.quiet) as progress:
-        result = compare(args.src, args.dst, args.arrays, abs_error=args.abs_error,
+        result = compare(args.src, args.dst, args.arrays or None, abs_error=args.abs_error,
                          rel_error=args.rel_error, bounds=args.bound, slices=args.slices,
                          html=args.html, progress=progress, **storage_kwargs(args))
+    figures = result["arrays"]
     if args.json:
         json.dump(to_json(result), sys.stdout, indent=2)
         print()
-        return 0
-    figures = result["arrays"]
     if not figures:
         print(f"zdt compare: no numeric array is in both {args.src} and {args.dst}", file=sys.stderr)
         return 1
+    if args.json:
+        return 0
     for i, (name, f) in enumerate(figures.items()):
         if i:
             say("")

@@ -189,26 +189,51 @@ def _abs_diff(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return np.where(yu >= xu, yu - xu, xu - yu)
 
 
+_EPS = float(np.finfo(np.float64).eps)
+
+
 def _packed_error(xs: np.ndarray, ys: np.ndarray, packing: Any, bound: Bound) -> tuple[float, bool]:
-    """(the largest error in physical units, whether every element keeps `bound`) of integers
-    that share CF packing: the physical error is |ys - xs| |scale| exactly (the offset cancels),
-    so the check is made in rationals, not on unpacked floats that rounding moved."""
-    d = _abs_diff(xs, ys)
-    scale = abs(Fraction(packing.scale))
-    if not bound.relative:
-        worst = int(d.max())
-        return float(worst * scale), worst * scale <= Fraction(bound.value)
-    phys = np.abs(xs.astype(np.float64) * packing.scale + packing.offset)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(d == 0, 0.0, d.astype(np.float64) * float(scale) / phys)
-    # the elements float rounding could misjudge (and every one with x = 0), settled exactly
-    close = (d != 0) & ~(np.abs(rel - bound.value) > 1e-9 * bound.value)
-    kept = bool((rel[(d != 0) & ~close] <= bound.value).all())
-    for k in np.flatnonzero(close).tolist():
-        x_phys = Fraction(int(xs[k])) * Fraction(packing.scale) + Fraction(packing.offset)
-        if x_phys == 0 or Fraction(int(d[k])) * scale > Fraction(bound.value) * abs(x_phys):
+    """(the largest error in physical units, whether every element keeps `bound`) of stored
+    numbers (integers or floats) that share CF packing. The physical error is |ys - xs| |scale|
+    (the offset cancels), and a relative bound compares it with |xs scale + offset|: decided
+    in float64 where rounding cannot change the answer, and in exact rationals for every
+    element near the bound or whose physical value the float sum could have cancelled (as
+    zdt convert decides these arrays, on the stored numbers)."""
+    if xs.dtype.kind in "iu":
+        d = _abs_diff(xs, ys).astype(np.float64)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = np.abs(ys.astype(np.float64) - xs.astype(np.float64))
+    s = abs(float(packing.scale))
+    value = bound.value
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        err = d * s
+        if bound.relative:
+            xf = xs.astype(np.float64)
+            size = np.abs(xf * packing.scale) + abs(packing.offset)
+            phys = np.abs(xf * packing.scale + packing.offset)
+            slack = 8 * _EPS * size            # (a bound on the float sum's rounding)
+            rel = np.where(d == 0, 0.0, err / phys)
+            margin = value * (1e-9 + 2 * slack / phys)
+            near = (d != 0) & ((phys <= slack) | ~np.isfinite(rel) | ~(np.abs(rel - value) > margin))
+            figure = rel
+        else:
+            near = (d != 0) & (~np.isfinite(err) | ~(np.abs(err - value) > 1e-9 * value))
+            figure = err
+        decided = ~near
+        kept = bool((figure[decided] <= value).all())
+    exact_scale, exact_offset = abs(Fraction(packing.scale)), Fraction(packing.offset)
+    limit = Fraction(value)
+    for k in np.flatnonzero(near).tolist():
+        x, y = Fraction(xs[k].item()), Fraction(ys[k].item())
+        e = abs(y - x) * exact_scale
+        if bound.relative:
+            p = abs(x * Fraction(packing.scale) + exact_offset)
+            if p == 0 or e > limit * p:
+                kept = False
+        elif e > limit:
             kept = False
-    return float(rel.max()), kept
+    return float(np.max(figure)) if figure.size else 0.0, kept
 
 
 # --- the figures of 2-d slices -------------------------------------------------------------------
@@ -296,7 +321,7 @@ def radial_spectrum(a: np.ndarray) -> np.ndarray:
 def spectral_error(a: np.ndarray, b: np.ndarray) -> float | None:
     """The mean squared difference of the two radially averaged power spectra; None when the
     slice holds a NaN (the FFT needs every element)."""
-    if a.ndim != 2 or np.isnan(a).any() or np.isnan(b).any():
+    if a.ndim != 2 or a.size == 0 or np.isnan(a).any() or np.isnan(b).any():
         return None
     d = radial_spectrum(a) - radial_spectrum(b)
     return float(np.mean(d * d))
@@ -363,9 +388,10 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     advance = (progress or _no_progress)(f"compare {name}", len(units) + len(picks))
     quota = max(1, ERROR_SAMPLE // max(1, len(units))) if views else 0
 
-    # integers (unpacked, or packed alike) are checked against the bound on the stored
-    # numbers, exactly (float64 holds integers exactly only up to 2^53)
-    on_stored = np.dtype(src.dtype).kind in "iu" and a.packing == b.packing
+    # integers, and anything packed alike, are checked against the bound on the stored
+    # numbers, exactly (float64 holds integers exactly only up to 2^53; convert decides packed
+    # arrays on their stored numbers)
+    on_stored = a.packing == b.packing and (a.packing is not None or np.dtype(src.dtype).kind in "iu")
     crop = (crop_window(src.shape[-2]), crop_window(src.shape[-1])) if src.ndim >= 2 else ()
     middle = picks[len(picks) // 2] if picks else None
     per_slice: dict[tuple, tuple] = {}          # pick -> (dssim, spectral error, spectra, drawn)
@@ -432,14 +458,19 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     figures = _figures(total, bound, ssims, spectra)
     if not views:
         return figures, None
-    if drawn is None:                   # a 1-d array (or 0-d): its middle window
-        region = tuple(crop_window(n, WINDOW_1D) for n in src.shape)
+    if src.size == 0 or src.ndim == 0:  # (nothing to draw)
+        return figures, None
+    if drawn is None:                   # a 1-d array: its middle window; else the first slice
+        region = ((crop_window(src.shape[0], WINDOW_1D),) if src.ndim == 1
+                  else (*(slice(0, 1) for _ in src.shape[:-2]), *crop))
         drawn = (region, *_slice_values(name, region, a, b))
     region, x, y = drawn
     where = "[" + ", ".join(str(r.start) if r.stop - r.start == 1 and i < len(region) - 2
                             else f"{r.start}:{r.stop}" for i, r in enumerate(region)) + "]"
     spectrum = (np.mean([p for p, _ in power], axis=0), np.mean([q for _, q in power], axis=0)) if power else None
     errors = np.concatenate(samples) if samples else np.zeros(0)
+    if errors.size > ERROR_SAMPLE:      # (a unit gives at least one value per block)
+        errors = errors[np.linspace(0, errors.size - 1, ERROR_SAMPLE).astype(np.int64)]
     return figures, Views(where, x, y, errors, spectrum, bound)
 
 
@@ -472,7 +503,7 @@ def _figures(t: _Sums, bound: Bound | None, ssims: list[float], spectra: list[fl
         out["psnr"] = math.inf
     elif t.hi > t.lo and math.isfinite(mse):
         out["psnr"] = 20 * math.log10(t.hi - t.lo) - 10 * math.log10(mse)
-    if t.m2 > 0:
+    if t.hi > t.lo and t.m2 > 0:        # (a constant source: m2 is rounding, not variance)
         out["r2"] = 1 - t.sq_sum / t.m2
     elif t.sq_sum == 0:
         out["r2"] = 1.0
@@ -568,7 +599,9 @@ def compare_and_report(source: Any, decoded: Any, arrays: Sequence[str] | None,
     in_a, in_b = arrays_of(a_node), arrays_of(b_node)
     if nodes.is_array(a_node) and nodes.is_array(b_node):
         in_b = {name: b_node for name in in_a}      # two arrays named: compared whatever their names
-    if arrays:
+    if isinstance(arrays, str):
+        arrays = [arrays]
+    if arrays is not None:
         names = ["/" + str(p).strip().strip("/") for p in arrays]
         for name in names:
             for have, text in ((in_a, a_text), (in_b, b_text)):

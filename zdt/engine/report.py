@@ -228,6 +228,8 @@ def page(title: str, result: dict, as_json: str, views: dict[str, Any],
         sections.append(f'<section id="a{i}"><h2>{html.escape(name)}</h2>{_figures_html(name, f)}{img}</section>')
         advance(1)
     summary.append("</table>")
+    if not figures:
+        summary.append("<p>No array was compared (none encoded, or none numeric in both).</p>")
     data = as_json.replace("</", "<\\/")
     return (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body>{head}{''.join(summary)}{''.join(sections)}"
