@@ -354,3 +354,26 @@ def test_a_format_2_fill_value_masks_too():
         back = np.asarray(f.decode(back)).view(x.dtype)
     assert np.array_equal(back == 1.0, x == 1.0)
     assert np.abs(back - x).max() <= 0.5
+
+
+def test_the_resolved_codecs_cache_changes_no_decision(monkeypatch):
+    """The search resolves each (chain, stored type, chunk shape, fill value) once
+    (zdt.engine.measure.resolve_chunk_codecs): the plans of a store of several arrays, under an
+    absolute bound, a relative one and readers with zdt, are those resolving every trial afresh
+    gives, byte for byte."""
+    import zdt
+    from zdt.engine import measure
+
+    rng = np.random.default_rng(11)
+    g = zarr.open_group(MemoryStore(), mode="w", zarr_format=3)
+    i, j = np.meshgrid(np.arange(30), np.arange(40), indexing="ij")
+    g.create_array("smooth", shape=(30, 40), chunks=(15, 40), dtype="float64")[...] = (
+        10 * np.sin(i / 6) * np.cos(j / 7) + rng.normal(0, 0.02, (30, 40)))
+    g.create_array("walk", shape=(900,), chunks=(300,), dtype="float32")[...] = np.cumsum(rng.normal(0, 1, 900))
+    gaps = 280 + rng.normal(0, 2, (30, 40))
+    gaps[3:9, 5:15] = np.nan
+    g.create_array("gaps", shape=(30, 40), chunks=(30, 40), dtype="float64", fill_value=np.nan)[...] = gaps
+    bounds = [dict(abs_error=0.01), dict(rel_error=1e-3), dict(abs_error=0.05, readers="zdt")]
+    cached = [zdt.suggest(g, **kw).dumps() for kw in bounds]
+    monkeypatch.setattr(measure, "resolve_chunk_codecs", measure._resolve_chunk_codecs)
+    assert [zdt.suggest(g, **kw).dumps() for kw in bounds] == cached

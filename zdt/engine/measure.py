@@ -22,6 +22,8 @@ stores them.
 from __future__ import annotations
 
 import itertools
+import json
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -118,10 +120,36 @@ def zdt_codecs(chain: Sequence[Any]) -> list[Any]:
     return out
 
 
+# resolve_chunk_codecs' results by chain, type, chunk shape and fill value: a search measures
+# hundreds of (encoding, back end) pairs per array, most of whose back ends repeat (the same
+# compressor on the same stored type), and resolving one costs a throwaway zarr array (~2 ms,
+# through zarr's event loop). ChunkCodecs are shared read-only, as zdt's pipeline shares them
+# between the threads writing an array's chunks.
+_RESOLVED: dict[tuple, Any] = {}
+_RESOLVED_MOST = 1024
+_RESOLVED_LOCK = threading.Lock()
+
+
 def resolve_chunk_codecs(filters: Sequence[Any], serializer: Any, compressors: Any,
                          dtype: np.dtype, chunk_shape: tuple, fill_value: Any) -> Any:
     """zdt.pipeline.ChunkCodecs for this chain on chunks of one shape (from a throwaway
-    in-memory array: exactly the codecs an output array with the chain has)."""
+    in-memory array: exactly the codecs an output array with the chain has); the same object
+    for the same arguments (_RESOLVED)."""
+    key = (json.dumps([list(filters), serializer, compressors], sort_keys=True, default=repr),
+           repr(dtype), tuple(chunk_shape), repr(fill_value))
+    with _RESOLVED_LOCK:
+        found = _RESOLVED.get(key)
+    if found is None:
+        found = _resolve_chunk_codecs(filters, serializer, compressors, dtype, chunk_shape, fill_value)
+        with _RESOLVED_LOCK:
+            if len(_RESOLVED) >= _RESOLVED_MOST:
+                _RESOLVED.clear()
+            _RESOLVED[key] = found
+    return found
+
+
+def _resolve_chunk_codecs(filters: Sequence[Any], serializer: Any, compressors: Any,
+                          dtype: np.dtype, chunk_shape: tuple, fill_value: Any) -> Any:
     import zarr
     from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
     from zarr.core.array_spec import ArrayConfig, ArraySpec
