@@ -363,15 +363,10 @@ ERROR_SAMPLE = 200_000          # errors kept for the report's histogram, over a
 WINDOW_1D = 4096                # values of a 1-d array drawn
 
 
-def compare_array(name: str, src: Any, dst: Any, bound: Bound | None = None, slices: int = MAX_SLICES,
-                  progress: Progress | None = None) -> dict[str, Any]:
-    """The figures and checks of one array and its decoded copy (zarr arrays), as compare
-    returns them."""
-    return _compare_array(name, src, dst, bound, slices, progress, views=False)[0]
-
-
 def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: int,
                    progress: Progress | None, views: bool) -> tuple[dict[str, Any], Views | None]:
+    """The figures and checks of one array and its decoded copy (zarr arrays), and with
+    `views` what the report draws of them."""
     from zdt.engine.arrays import storage_units
     from zdt.pipeline import workers
     from zdt.stores.nodes import array_type_name
@@ -402,7 +397,7 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
         power = (radial_spectrum(x), radial_spectrum(y)) if views and e is not None else None
         per_slice[lead] = (dssim(x, y), e, power, (region, x, y) if views and lead == middle else None)
 
-    def unit(region: tuple[slice, ...]) -> tuple[_Sums, np.ndarray | None, int]:
+    def unit(region: tuple[slice, ...]) -> tuple[_Sums, np.ndarray | None]:
         xs, ys = np.asarray(a.read(region)), np.asarray(b.read(region))
         fx, fy = xs.reshape(-1), ys.reshape(-1)
         sums, samples = _Sums(), []
@@ -427,7 +422,7 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
                     if kx is not None:
                         x, y = np.where(kx != VALUE, np.nan, x), np.where(kx != VALUE, np.nan, y)
                     one_slice(lead, x, y, (*(slice(i, i + 1) for i in lead), *crop))
-        return sums, (np.concatenate(samples) if samples else None), len(xs.shape)
+        return sums, (np.concatenate(samples) if samples else None)
 
     total = _Sums()
     samples: list[np.ndarray] = []
@@ -435,7 +430,7 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     with ThreadPoolExecutor(n_threads, thread_name_prefix="zdt-compare") as pool:
         window = 2 * n_threads
         for start in range(0, len(units), window):        # (a few units in memory at a time)
-            for sums, sample, _ in pool.map(unit, units[start:start + window]):
+            for sums, sample in pool.map(unit, units[start:start + window]):
                 total = total.merge(sums)
                 if sample is not None:
                     samples.append(sample)
