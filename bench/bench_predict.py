@@ -7,6 +7,7 @@ predictor of each chunk on samples) has a row of its own in the encode table.
     python bench/bench_predict.py [--n 8000000] [--chunk 1000] [--repeat 3]
 
 Data: a smooth 2-d field with noise (n values as a square, chunks of --chunk x --chunk); for
+the masked tables, the same chunks with a land mask (NaN) against SZ3 given the mask apart; for
 the relative-bound tables, 2**(field / 300) (positive, spanning a few binades) against SZ3 in
 the log domain. Bytes against SZ3 on real data are in bench_bytes.py.
 """
@@ -82,7 +83,70 @@ def main() -> None:
     print_table("zdt.predict decode", interleaved(impls_dec, args.repeat), floor,
                 "zdt.predict (1 thread)", note)
     pool.shutdown()
+    masked(chunks, E, args.repeat, floor)
     relative(chunks, args.rel_error, args.repeat, floor)
+
+
+def land(shape: tuple[int, int]) -> np.ndarray:
+    """A land mask of a chunk: two discs and a coast, about a third of the elements."""
+    i, j = np.mgrid[0:shape[0], 0:shape[1]]
+    n, m = shape
+    return (((i - 0.3 * n) ** 2 + (j - 0.6 * m) ** 2 < (0.25 * n) ** 2)
+            | ((i - 0.8 * n) ** 2 + (j - 0.2 * m) ** 2 < (0.2 * n) ** 2) | (j > 0.85 * m + 0.1 * i))
+
+
+def masked(chunks: list, E: float, repeat: int, floor: float) -> None:
+    """The same chunks with a land mask (NaN, the fill value): zdt.predict's masked chunks (the
+    mask stream, no symbol for a masked element) against SZ3 as its users code a masked field
+    (the NaN filled with the mean of the other values, the mask apart: zstd of its packed
+    bits, level 3 here, where speed is measured (bench_bytes takes level 19 for the bytes);
+    the filling, packing and zstd timed with it)."""
+    from numcodecs.zstd import Zstd
+
+    wet = [np.where(land(u.shape), np.nan, u) for u in chunks]
+    cfg = PredictConfig.create(abs_error=E, predictor="interpolation")
+    auto = PredictConfig.create(abs_error=E)
+    encoded = [cfg.encode(u, np.nan) for u in wet]
+    for u, b in zip(wet, encoded):
+        y = cfg.decode(b, u.dtype, u.shape, np.nan)
+        assert np.array_equal(np.isnan(y), np.isnan(u)) and np.nanmax(np.abs(y - u)) <= E
+    enc = {"zdt.predict masked (1 thread)": lambda: [cfg.encode(u, np.nan) for u in wet],
+           "zdt.predict masked auto (1 thread)": lambda: [auto.encode(u, np.nan) for u in wet]}
+    dec = {"zdt.predict masked (1 thread)": lambda: [cfg.decode(b, u.dtype, u.shape, np.nan)
+                                                     for u, b in zip(wet, encoded)]}
+    sizes = {"zdt.predict": sum(map(len, encoded))}
+    try:
+        from pysz import sz, szConfig, szErrorBoundMode
+
+        szc = szConfig()
+        szc.errorBoundMode = szErrorBoundMode.ABS
+        szc.absErrorBound = E
+
+        def sz_encode(u: np.ndarray) -> tuple[bytes, bytes]:
+            mask = np.isnan(u)
+            bits = bytes(Zstd(level=3).encode(np.packbits(mask).tobytes()))
+            return bits, bytes(sz.compress(np.where(mask, u[~mask].mean(), u), szc)[0])
+
+        def sz_decode(u: np.ndarray, coded: tuple[bytes, bytes]) -> np.ndarray:
+            mask = np.unpackbits(np.frombuffer(Zstd().decode(coded[0]), np.uint8))[:u.size]
+            y = sz.decompress(np.frombuffer(coded[1], np.uint8), u.dtype, u.shape)[0]
+            return np.where(mask.reshape(u.shape).astype(bool), np.nan, y)
+        sz_enc = [sz_encode(u) for u in wet]
+        for u, b in zip(wet, sz_enc):
+            y = sz_decode(u, b)
+            assert np.array_equal(np.isnan(y), np.isnan(u)) and np.nanmax(np.abs(y - u)) <= E
+        enc["SZ3 + mask apart (pysz, 1 thread)"] = lambda: [sz_encode(u) for u in wet]
+        dec["SZ3 + mask apart (pysz, 1 thread)"] = lambda: [sz_decode(u, b) for u, b in zip(wet, sz_enc)]
+        sizes["SZ3 + mask"] = sum(len(a) + len(b) for a, b in sz_enc)
+    except ImportError:
+        pass
+    share = sum(int(land(u.shape).sum()) for u in chunks) / sum(u.size for u in chunks)
+    note = (f"the same chunks, {share:.0%} of the elements masked (NaN), abs error {E:g}; bytes: "
+            + ", ".join(f"{k} {v:,}" for k, v in sizes.items()))
+    print_table("zdt.predict encode, masked", interleaved(enc, repeat), floor,
+                "zdt.predict masked (1 thread)", note)
+    print_table("zdt.predict decode, masked", interleaved(dec, repeat), floor,
+                "zdt.predict masked (1 thread)", note)
 
 
 def relative(chunks: list, R: float, repeat: int, floor: float) -> None:

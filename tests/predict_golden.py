@@ -7,8 +7,9 @@ the face (the zarr v3 codec's chunk, or the numcodecs codec's buffer, which carr
 The matrix covers every predictor x entropy stage x data type, the four stage 3 context models,
 wide codes (tokens with extra bits), raw values (NaN, infinities, outliers), fill-value
 symbols, chunks of 0 to 5 dimensions (extents of 1 dropped, dimensions beyond four merged),
-the empty chunk, integer arrays (kept values escaped, the fill value, the type's range), and
-format 2's pointwise-relative chunks (zeros, signs, exact values).
+the empty chunk, integer arrays (kept values escaped, the fill value, the type's range),
+format 2's pointwise-relative chunks (zeros, signs, exact values) and its masked chunks (a mask
+repeated along the first axis; every predictor x stage, float32, integers, all masked).
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -18,6 +19,9 @@ reproduce, within the bound of the data.
     python tests/predict_golden.py write tests/fixtures/predict/v1.1       (new cases of the same
                                                                           format: those no
                                                                           earlier version holds)
+    python tests/predict_golden.py write tests/fixtures/predict/v2.2 --changed   (the new cases,
+                                                                          and those this version
+                                                                          writes differently)
 
 never over an existing directory. tests/codecs/test_predict_golden.py reads every committed
 version, and checks that this version's encoder still writes the very chunks of the newest
@@ -182,7 +186,59 @@ def _cases() -> list[Case]:
         out.append(Case(f"own-fill-{s}", make_marked((26, 33), marker), (26, 33), "float32",
                         {"abs_error": 0.01, "predictor": "interpolation", "entropy": s,
                          "fill": marker}, fill=float("nan")))
+    # masked chunks (v2.2, format 2 kind 2): a land mask repeated along the first axis with a
+    # few gaps of its own in one slice; every predictor x stage, float32, the fill NaN, an
+    # integer array, every element masked (relative chunks' zeros: their logarithms' chunk
+    # is a masked one, the rel-* cases from v2.2 on)
+    shape3 = (5, 17, 23)
+    for p in predictors:
+        for s in stages:
+            if p == "lorenzo" and s == "pcodec_levels":
+                continue
+            out.append(Case(f"masked-{p}-{s}", make_masked(shape3, FILL), shape3, "float64",
+                            {"abs_error": 0.01, "predictor": p, "entropy": s}, fill=FILL))
+    out.append(Case("masked-float32-nan", make_masked(shape3, float("nan")), shape3, "float32",
+                    {"abs_error": 0.05}, fill=float("nan")))
+    out.append(Case("masked-int16", make_masked_integers((6, 20, 21)), (6, 20, 21), "int16",
+                    {"abs_error": 2.0, "predictor": "interpolation", "entropy": "ans"}, fill=-7))
+    out.append(Case("masked-everything", lambda dtype: np.full((4, 9), FILL, dtype=dtype), (4, 9),
+                    "float64", {"abs_error": 0.1}, fill=FILL))
     return out
+
+
+def land(shape: tuple[int, ...]) -> np.ndarray:
+    """A land mask over the last two axes (two discs and a coast along one edge), repeated
+    along the others, and a few gaps of its own in the first slice."""
+    ny, nx = shape[-2:]
+    y, x = np.mgrid[0:ny, 0:nx]
+    mask = ((4 * y - 2 * ny) ** 2 + (4 * x - nx) ** 2 < ny * ny) | (
+        (y - ny) ** 2 + (x - 4 * nx // 5) ** 2 < (ny // 3) ** 2) | (x < y // 4)
+    out = np.broadcast_to(mask, shape).copy()
+    if len(shape) > 2:
+        out[(0,) * (len(shape) - 2)][noise((ny, nx), 31) > 500] = True
+    return out
+
+
+def make_masked(shape: tuple[int, ...], fill: float) -> Callable[[str], np.ndarray]:
+    """`make`'s field (with specials) with `fill` on the land of `land`."""
+    base = make(shape, wave=64, noise_amp=3, specials=True)
+
+    def data(dtype: str) -> np.ndarray:
+        x = base("float64")
+        x[land(shape)] = fill
+        return x.astype(dtype)
+    return data
+
+
+def make_masked_integers(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
+    """`make_integers`' field with the fill value -7 on the land of `land`."""
+    base = make_integers(shape, "int16")
+
+    def data(dtype: str) -> np.ndarray:
+        x = base(dtype)
+        x[land(shape)] = -7
+        return x
+    return data
 
 
 def make_marked(shape: tuple[int, ...], marker: float) -> Callable[[str], np.ndarray]:
@@ -274,13 +330,14 @@ def written(before: Path | None = None) -> dict[str, Path]:
     return out
 
 
-def write_all(directory: Path, every_case: bool) -> None:
+def write_all(directory: Path, every_case: bool, changed: bool = False) -> None:
     import zdt
 
     if directory.exists():
         raise SystemExit(f"{directory} exists: golden chunks are written once, never over")
     earlier = {} if every_case else written(before=directory)
-    cases = [c for c in CASES if c.name not in earlier]
+    cases = [c for c in CASES if c.name not in earlier or (
+        changed and encode(c) != (earlier[c.name] / f"{c.name}.bin").read_bytes())]
     directory.mkdir(parents=True)
     manifest = {"zdt": zdt.__version__, "cases": {}}
     for case in cases:
@@ -295,6 +352,8 @@ def write_all(directory: Path, every_case: bool) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4) or sys.argv[1] != "write" or sys.argv[3:] not in ([], ["--all"]):
+    if len(sys.argv) not in (3, 4) or sys.argv[1] != "write" or sys.argv[3:] not in (
+            [], ["--all"], ["--changed"]):
         raise SystemExit(__doc__)
-    write_all(Path(sys.argv[2]), every_case=sys.argv[3:] == ["--all"])
+    write_all(Path(sys.argv[2]), every_case=sys.argv[3:] == ["--all"],
+              changed=sys.argv[3:] == ["--changed"])

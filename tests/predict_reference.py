@@ -305,8 +305,61 @@ def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.
     return out.reshape(shape)
 
 
-def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill) -> np.ndarray:
+def decode_mask(data: bytes, dims: list[int]) -> list[bool]:
+    """The spec's mask stream: one bit per element in flat C order, each by its context's
+    adaptive probability, one rANS state."""
+    x, n_words = struct.unpack_from("<IQ", data)
+    words = list(struct.unpack_from(f"<{n_words}H", data, 12))
+    assert 12 + 2 * n_words == len(data)
+    D = len(dims)
+    P = [32768] * 48
+    bits: list[bool] = []
+    used = 0
+
+    def bit_at(index: tuple[int, ...], d: int, step: int) -> int:
+        """The bit `step` along dimension d from index (0 where there is no such element)."""
+        if d < 0 or not 0 <= index[d] + step < dims[d]:
+            return 0
+        return int(bits[flat(tuple(k + step * (e == d) for e, k in enumerate(index)), dims)])
+
+    for index in itertools.product(*[range(k) for k in dims]):
+        w = bit_at(index, D - 1, -1)
+        n_ = bit_at(index, D - 2, -1)
+        if D >= 2 and index[D - 2] > 0:
+            up = tuple(k - (e == D - 2) for e, k in enumerate(index))
+            nw = bit_at(up, D - 1, -1)
+            ne = bit_at(up, D - 1, 1)
+        else:
+            nw = ne = 0
+        t = 0 if D < 3 or index[D - 3] == 0 else 1 + bit_at(index, D - 3, -1)
+        c = w + 2 * n_ + 4 * nw + 8 * ne + 16 * t
+        F = 65536 - P[c]
+        slot = x % 65536
+        if slot >= F:
+            x = P[c] * (x >> 16) + slot - F
+            P[c] += (65536 - P[c]) >> 4
+            bits.append(True)
+        else:
+            x = F * (x >> 16) + slot
+            P[c] -= P[c] >> 4
+            bits.append(False)
+        if x < 1 << 16:
+            x = (x << 16) | words[used]
+            used += 1
+    assert x == 1 << 16 and used == n_words
+    return bits
+
+
+def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill,
+           mask: list[bool] | None = None) -> np.ndarray:
     dtype = np.dtype(dtype)
+    if data[:5] == b"ZPR2\x02" and mask is None:
+        # a masked chunk: the mask stream, then the values' chunk (of float64 for integers)
+        magic, kind, size, reserved, n_masked, length = struct.unpack_from("<4sBBHQQ", data)
+        assert reserved == 0 and 1 <= n_masked <= math.prod(shape) and fill is not None
+        mask = decode_mask(data[24:24 + length], spec_shape(shape))
+        assert sum(mask) == n_masked
+        return decode(data[24 + length:], dtype, shape, abs_error, fill, mask)
     if data[:4] == b"ZPR2":
         return decode_relative(data, dtype, shape)
     if dtype.kind in "iu":
@@ -314,7 +367,7 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         # each value rounded to the nearest integer (ties to even), clamped to the type's range
         k = math.floor(min(abs_error, 2.0 ** 51))
         bound = math.nextafter(k + 0.5, 0.0)
-        y = decode(data, np.dtype("float64"), shape, bound, float(fill))
+        y = decode(data, np.dtype("float64"), shape, bound, float(fill), mask)
         lo, hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
         out = []
         for v in y.reshape(-1).tolist():
@@ -332,18 +385,35 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
     assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2, 3)
     n = math.prod(shape)
     dims = spec_shape(shape)
+    masked = mask or [False] * n
+    # (a masked chunk's values: the masked elements have no symbols; stages 0 to 2 hold the
+    # others' in flat C order)
+    unmasked = [i for i in range(n) if not masked[i]]
+
+    def spread(codes: list[int]) -> list[int]:
+        assert len(codes) == len(unmasked)
+        symbols = [1] * n
+        for i, k in zip(unmasked, codes):
+            symbols[i] = k
+        return symbols
     if stage == 0:          # symbols as two byte planes, then the raw values, one zstd frame
-        payload = bytes(Zstd().decode(data[16:]))
-        assert len(payload) == 2 * n + n_raw * size
-        symbols = [payload[i] | payload[n + i] << 8 for i in range(n)]
-        raws = np.frombuffer(payload[2 * n:], dtype=dtype.newbyteorder("<"))
+        m = len(unmasked)
+        # (numcodecs' zstd does not decode a frame of no content: a chunk whose every element
+        # is masked and none raw)
+        payload = bytes(Zstd().decode(data[16:])) if 2 * m + n_raw * size else b""
+        assert data[16:20] == b"\x28\xb5\x2f\xfd"
+        assert len(payload) == 2 * m + n_raw * size
+        symbols = spread([payload[i] | payload[m + i] << 8 for i in range(m)])
+        raws = np.frombuffer(payload[2 * m:], dtype=dtype.newbyteorder("<"))
     elif stage == 1:        # u64 length, pcodec standalone data of the symbols, zstd frame
         from pcodec import standalone
 
         (length,) = struct.unpack_from("<Q", data, 16)
         codes = standalone.simple_decompress(data[24:24 + length])
-        assert codes.dtype == np.uint16 and codes.size == n
-        symbols = [int(k) for k in codes]
+        if codes is None:       # (pcodec's answer for no values: every element masked)
+            codes = np.empty(0, dtype=np.uint16)
+        assert codes.dtype == np.uint16 and codes.size == len(unmasked)
+        symbols = spread([int(k) for k in codes])
         rest = bytes(Zstd().decode(data[24 + length:])) if n_raw else data[24 + length:]
         assert len(rest) == n_raw * size
         raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
@@ -353,8 +423,9 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         assert predictor in (2, 3, 4)
         members = [[], [], [], []]
         for index in itertools.product(*[range(k) for k in dims]):
-            members[level_group(index, predictor)].append(flat(index, dims))
-        symbols = [None] * n
+            if not masked[flat(index, dims)]:
+                members[level_group(index, predictor)].append(flat(index, dims))
+        symbols = [1] * n
         at = 16
         for group in members:
             (length,) = struct.unpack_from("<Q", data, at)
@@ -387,7 +458,9 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
     for i, predict, (a, b, group) in order:
         assert v[i] is None, "an element visited twice"
         p = predict(v)
-        if rans is not None:
+        if masked[i]:
+            symbols[i] = 1          # (no symbol: reconstructed as the fill value's)
+        elif rans is not None:
             symbols[i] = rans.symbol(None if a is None else symbols[a],
                                      None if b is None else symbols[b], group)
         k = symbols[i]

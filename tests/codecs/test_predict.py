@@ -17,7 +17,7 @@ from zarr.storage import MemoryStore
 
 import predict_reference
 from exact import UINT, check_within
-from zdt.codecs.predict import HEADER, PredictConfig
+from zdt.codecs.predict import HEADER, PredictConfig, grid4, values_chunk
 from zdt.codecs.zarr.predict import PredictCodec
 from zdt.errors import ConfigError, CorruptChunkError
 
@@ -247,20 +247,20 @@ def test_levels_beat_one_pcodec_stream_on_a_smooth_field():
 
 def test_stage_3_codes_smaller_than_the_other_stages():
     """zdt's own rANS with contexts (level group, the neighbours' codes) against the other
-    stages: on a smooth field and on one with a masked region (runs of fill values, which its
-    contexts learn and pcodec, coding every symbol alike, does not: 0.75x the best other
-    stage); `auto` writes stage 3."""
+    stages: on a smooth field and on one with a masked region (a masked chunk: the mask coded
+    apart whatever the stage, the masked elements without symbols; stage 3 still smaller);
+    `auto` writes stage 3."""
     i, j = np.mgrid[0:256, 0:256]
     smooth = 40 * np.sin(i / 37) * np.cos(j / 23) + 0.5 * np.sin(i / 3 + j / 5)
     masked = smooth.copy()
     masked[(i - 100) ** 2 + (j - 140) ** 2 < 70 ** 2] = np.nan
-    for x, E, most in ((smooth, 0.01, 1.0), (smooth, 0.1, 0.98), (masked, 0.01, 0.8), (masked, 0.1, 0.8)):
+    for x, E, most in ((smooth, 0.01, 1.0), (smooth, 0.1, 0.98), (masked, 0.01, 1.0), (masked, 0.1, 1.0)):
         sizes = {e: len(PredictConfig.create(abs_error=E, entropy=e).encode(x, np.nan))
                  for e in ("zstd", "pcodec", "pcodec_levels", "ans")}
         others = min(sizes["zstd"], sizes["pcodec"], sizes["pcodec_levels"])
         assert sizes["ans"] < most * others, (E, sizes)
         data = PredictConfig.create(abs_error=E).encode(x, np.nan)
-        assert data[6] == 3 and len(data) == sizes["ans"]
+        assert values_chunk(data)[6] == 3 and len(data) == sizes["ans"]
 
 
 def test_auto_also_tries_zstd_where_codes_are_wide():
@@ -529,7 +529,7 @@ def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
     assert meta["codecs"] == [{"name": "zdt.predict",
                                "configuration": {"abs_error": 0.05, "predictor": "auto", "level": 3,
                                                  "entropy": entropy}}]
-    stages = {bytes(v.to_bytes()[6:8]) for k, v in store._store_dict.items() if k.startswith("c/")}
+    stages = {bytes(values_chunk(v.to_bytes())[6:8]) for k, v in store._store_dict.items() if k.startswith("c/")}
     if entropy != "auto":               # every chunk written with the stage asked for
         assert stages == {{"zstd": b"\x00\x00", "pcodec": b"\x01\x00", "pcodec_levels": b"\x02\x00",
                            "ans": b"\x03\x00"}[entropy]}
@@ -665,12 +665,18 @@ def test_numcodecs_face_refuses_huge_extents_and_fill_symbols():
     bad = bytes([2]) + (0).to_bytes(8, "little") + (2**64 - 1).to_bytes(8, "little") + chunk
     with pytest.raises(ValueError, match="larger than an array can be"):
         codec.decode(bad)
-    # a chunk made with a fill value (symbol 1) decoded without one: corrupt
+    # a chunk made with a fill value decoded without one: corrupt, a masked chunk (what the
+    # encoder writes here) and a format-1 chunk with fill-value symbols (symbol 1) alike
     x = np.array([1.0, 5.0, 2.0, 5.0])
-    data = PredictConfig.create(abs_error=0.1, entropy="zstd").encode(x, 5.0)
-    with pytest.raises(ValueError) as info:
-        codec.decode(bytes([1]) + (4).to_bytes(8, "little") + data)
-    assert str(info.value) == "zdt.predict: the chunk has fill-value symbols, and there is no fill value"
+    config = PredictConfig.create(abs_error=0.1, entropy="zstd")
+    masked = config.encode(x, 5.0)
+    plain = config._encode_values(x, grid4(x.shape), x.dtype, np.array([5.0]), None)
+    assert masked[:5] == b"ZPR2\x02" and plain[:4] == b"ZPR1"
+    for data, message in ((masked, "a masked chunk, and there is no fill value for its masked elements"),
+                          (plain, "the chunk has fill-value symbols, and there is no fill value")):
+        with pytest.raises(ValueError) as info:
+            codec.decode(bytes([1]) + (4).to_bytes(8, "little") + data)
+        assert str(info.value) == f"zdt.predict: {message}"
 
 
 def test_numcodecs_face_writes_zstd_where_stage_3_packs_past_its_decoders_limit(monkeypatch):

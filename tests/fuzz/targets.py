@@ -146,7 +146,8 @@ def packbits_decode(data: bytes) -> bool:
 
 def predict_decode(data: bytes) -> bool:
     """zdt.predict chunks (docs/codecs/predict.md): header, zstd frame, symbols, raw values;
-    format 2 (relative): the logarithms' chunk, the sign and exact maps, the exact values."""
+    format 2 (relative): the logarithms' chunk, the sign and exact maps, the exact values;
+    format 2 (masked): the mask stream, the values' chunk without the masked symbols."""
     from zdt.codecs.predict import PredictConfig
 
     inp = Input(data)
@@ -359,7 +360,15 @@ def seeds(name: str) -> list[bytes]:
                     np.where(np.arange(48).reshape(6, 8) % 5 == 0, 0.0, x))
                 for e in ("ans", "zstd")] + [
                 bytes([0, 1, 5, 1, 0]) + PredictConfig.create(rel_error=1e-7).encode(
-                    np.array([0, 1, -2, 0, 4e-40], "f4"), 0.0)]
+                    np.array([0, 1, -2, 0, 4e-40], "f4"), 0.0)] + [
+                # masked chunks (format 2, kind 2): the mask stream, then the values' chunk;
+                # float64 (6, 8) fill NaN, each stage; int16 (6, 8) fill 3
+                bytes([1, 2, 6, 8, 2, 1]) + PredictConfig.create(abs_error=0.5, entropy=e).encode(
+                    np.where(np.arange(48).reshape(6, 8) % 8 < 3, np.nan, x), np.nan)
+                for e in ("ans", "zstd", "pcodec", "pcodec_levels")] + [
+                bytes([2, 2, 6, 8, 2, 0, 1]) + PredictConfig.create(abs_error=0.5).encode(
+                    np.where(np.arange(48).reshape(6, 8) % 8 < 3, 3,
+                             np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 

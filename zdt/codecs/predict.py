@@ -41,6 +41,11 @@ MAGIC = b"ZPR1"
 FORMAT_MAGIC = b"ZPR"     # the magic's fourth byte is the format version: "1", "2"
 FORMAT2_MAGIC = b"ZPR2"   # format 2: a chunk of parts (pointwise-relative: zdt.codecs.predict_relative)
 HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy stage, n_raw
+# format 2's first byte after the magic is its kind: 1 pointwise relative
+# (zdt.codecs.predict_relative), 2 masked
+MASKED_KIND = 2
+# a masked chunk: magic, kind, element size, reserved, n_masked, the mask stream's length
+MASKED_HEADER = struct.Struct("<4sBBHQQ")
 PREDICTORS = {"lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
               "interpolation_slices": 4}
 CHOICES = ("auto", *PREDICTORS)
@@ -210,14 +215,39 @@ class PredictConfig:
             return predict_relative.encode(self, np.asarray(arr, dtype=dtype), fill)
         x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
         shape = grid4(arr.shape)
+        fills = fill_array(fill, dtype)
+        mask = masked_elements(x, fills)
+        if mask is None:
+            return self._encode_values(x, shape, dtype, fills, None)
+        # (a masked chunk's mask stream costs a few dozen bytes whatever it holds: where few
+        # elements are masked, format 1's fill-value symbols may cost less)
+        masked = self._encode_masked(x, shape, dtype, fills, mask)
+        if FEW_MASKED * np.count_nonzero(mask) >= x.size:
+            return masked
+        plain = self._encode_values(x, shape, dtype, fills, None)
+        return masked if len(masked) < len(plain) else plain
+
+    def _encode_values(self, x: np.ndarray, shape: tuple[int, int, int, int], dtype: np.dtype,
+                       fills: np.ndarray, mask: np.ndarray | None) -> bytes:
+        """The smallest format-1 chunk of the flat chunk `x` (of 4-d `shape`) over the
+        predictors and stages tried; with `mask` (the elements equal to the fill value), the
+        values' chunk of a masked chunk (no symbol for a masked element)."""
         best: bytes | None = None
-        for name, prediction in choose_predictors(self, x, shape, fill_array(fill, dtype)):
+        for name, prediction in choose_predictors(self, x, shape, fills, mask is not None):
             for stage in self._stages(prediction):
-                out = self._pack(PREDICTORS[name], dtype, prediction, stage, shape)
+                out = self._pack(PREDICTORS[name], dtype, prediction, stage, shape, mask)
                 if best is None or len(out) < len(best):
                     best = out
         assert best is not None
         return best
+
+    def _encode_masked(self, x: np.ndarray, shape: tuple[int, int, int, int], dtype: np.dtype,
+                       fills: np.ndarray, mask: np.ndarray) -> bytes:
+        """A masked chunk (format 2, kind 2): the mask stream, then the values' chunk."""
+        stream = _ans.mask_encode(mask, shape)
+        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, 0,
+                                  int(np.count_nonzero(mask)), len(stream))
+        return head + stream + self._encode_values(x, shape, dtype, fills, mask)
 
     def _stages(self, prediction: Any) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
@@ -234,10 +264,15 @@ class PredictConfig:
         return ["ans", "zstd"] if wide > WIDE_SHARE * len(order.symbols) else ["ans"]
 
     def _pack(self, predictor: int, dtype: np.dtype, prediction: Any, stage: str,
-              shape: tuple[int, int, int, int]) -> bytes:
+              shape: tuple[int, int, int, int], mask: np.ndarray | None = None) -> bytes:
+        """A format-1 chunk of the prediction by `stage`; with `mask`, a masked chunk's values'
+        chunk: the masked elements' symbols left out (stage 3's order has none of them)."""
         from numcodecs.zstd import Zstd
 
         sym, raw = prediction.symbols, prediction.raw
+        kept = None if mask is None else mask == 0
+        if kept is not None and stage in ("zstd", "pcodec"):
+            sym = sym[kept]
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
         head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
         if stage != "zstd":
@@ -249,7 +284,7 @@ class PredictConfig:
                 return head + _ans.pack(order.symbols, order.contexts, order.counts) + frame
             levels = stage == "pcodec_levels"
             parts = [head]
-            for where in level_groups(shape, predictor) if levels else [slice(None)]:
+            for where in level_groups(shape, predictor, kept) if levels else [slice(None)]:
                 # (stage 2: a group without elements has no pcodec data, length 0)
                 codes = _pco_compress(sym[where]) if len(sym[where]) or not levels else b""
                 parts += [PCO_LENGTH.pack(len(codes)), codes]
@@ -305,20 +340,64 @@ class PredictConfig:
         dtype = self.check_dtype(np.dtype(dtype))
         fill = self.fill if self.fill is not None else fill     # (the codec's own, if it has one)
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        if bytes(buf[:4]) == FORMAT2_MAGIC:
+        if bytes(buf[:4]) == FORMAT2_MAGIC and (len(buf) < 5 or buf[4] != MASKED_KIND):
             if dtype.kind in "iu":
                 raise corrupt(f"a format-2 chunk (a relative bound) in an array of {dtype}: "
-                              f"integer arrays take format 1 only", "header")
+                              f"integer arrays take format 1 and masked chunks only", "header")
             from zdt.codecs import predict_relative
 
             return predict_relative.decode(buf, dtype, shape)
         if dtype.kind in "iu":
             return self._decode_integers(buf, dtype, shape, fill)
+        mask = n_masked = None
+        if bytes(buf[:4]) == FORMAT2_MAGIC:
+            mask, n_masked, buf = self._read_mask(buf, dtype, shape, fill)
+        return self._decode_values(buf, dtype, shape, fill, mask, n_masked)
+
+    def _read_mask(self, buf: Any, dtype: np.dtype, shape: tuple[int, ...],
+                   fill: object) -> tuple[np.ndarray, int, Any]:
+        """A masked chunk's mask (uint8[n], 1: masked), the number of masked elements, and its
+        values' chunk (the spec's "Masked chunks")."""
         n = math.prod(shape)
+        if len(buf) < MASKED_HEADER.size:
+            raise corrupt(f"a masked chunk of {len(buf)} bytes is shorter than its "
+                          f"{MASKED_HEADER.size}-byte header", "header")
+        _, _, size, reserved, n_masked, length = MASKED_HEADER.unpack_from(buf)
+        if size != dtype.itemsize:
+            raise corrupt(f"the chunk holds {size}-byte elements, the array {dtype}", "header")
+        if reserved:
+            raise corrupt(f"the masked chunk's reserved field is {reserved}, not 0", "header")
+        if not 1 <= n_masked <= n:
+            raise corrupt(f"the chunk claims {n_masked} masked elements of {n}", "header")
+        if fill is None:
+            raise corrupt("a masked chunk, and there is no fill value for its masked "
+                          "elements", "mask")
+        if length > len(buf) - MASKED_HEADER.size:
+            raise corrupt(f"the mask stream's length {length} runs past the chunk's end", "mask")
+        end = MASKED_HEADER.size + length
+        mask, count, rest = _ans.mask_decode(buf[MASKED_HEADER.size:end], grid4(shape))
+        if len(rest):
+            raise corrupt(f"{len(rest)} bytes after the mask stream's words, within its "
+                          f"length", "mask")
+        if count != n_masked:
+            raise corrupt(f"the mask has {count} masked elements, the header says "
+                          f"{n_masked}", "mask")
+        return mask, n_masked, buf[end:]
+
+    def _decode_values(self, buf: Any, dtype: np.dtype, shape: tuple[int, ...], fill: object,
+                       mask: np.ndarray | None, n_masked: int | None) -> np.ndarray:
+        """A format-1 chunk, or with `mask` a masked chunk's values' chunk (no symbols for its
+        n_masked masked elements)."""
+        n = math.prod(shape)
+        n_sym = n if mask is None else n - n_masked
+        kept = None if mask is None else mask == 0
         if len(buf) < HEADER.size:
-            raise corrupt(f"a chunk of {len(buf)} bytes is shorter than its "
-                          f"{HEADER.size}-byte header", "header")
+            raise corrupt(f"a {'values chunk' if mask is not None else 'chunk'} of {len(buf)} "
+                          f"bytes is shorter than its {HEADER.size}-byte header", "header")
         magic, predictor, size, stage, n_raw = HEADER.unpack_from(buf)
+        if magic != MAGIC and mask is not None:
+            raise corrupt(f"the masked chunk's values chunk starts with {bytes(magic)!r}, not "
+                          f"{MAGIC!r}", "header")
         if magic != MAGIC:
             if magic[:3] == FORMAT_MAGIC and 0x33 <= magic[3] <= 0x39:
                 raise corrupt(f"the chunk is of format {chr(magic[3])}, newer than this decoder "
@@ -343,9 +422,9 @@ class PredictConfig:
             stream, rest = _ans.read(buf[HEADER.size:])
             sym = None          # (decoded where each element is reconstructed)
         elif stage == STAGES["pcodec"]:
-            sym, rest = _pcodec_symbols(buf[HEADER.size:], n)
+            sym, rest = _pcodec_symbols(buf[HEADER.size:], n_sym)
         elif stage == STAGES["pcodec_levels"]:
-            sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, n)
+            sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, kept)
         if stage != STAGES["zstd"]:
             if n_raw:
                 payload = zstd_exactly(rest, n_raw * size)
@@ -355,15 +434,21 @@ class PredictConfig:
             else:
                 payload = np.empty(0, dtype=np.uint8)
         else:
-            planes = zstd_exactly(buf[HEADER.size:], 2 * n + n_raw * size)
-            sym = planes[:n].astype(np.uint16) | (planes[n:2 * n].astype(np.uint16) << 8)
-            payload = planes[2 * n:]
+            planes = zstd_exactly(buf[HEADER.size:], 2 * n_sym + n_raw * size)
+            sym = planes[:n_sym].astype(np.uint16) | (planes[n_sym:2 * n_sym].astype(np.uint16) << 8)
+            payload = planes[2 * n_sym:]
+        if sym is not None and kept is not None and stage != STAGES["pcodec_levels"]:
+            # (the unmasked elements' symbols, in flat C order; a masked one decodes as symbol 1)
+            full = np.ones(n, dtype=np.uint16)
+            full[kept] = sym
+            sym = full
         # (a copy: the raw values may start at an odd offset of the payload, where a float32
         # or float64 is misaligned, and the kernel loads them as floats)
         raw = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
         out = np.empty(n, dtype=dtype)
         n_fill = _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
-                                 fill_array(fill, dtype), stream)
+                                 fill_array(fill, dtype), stream,
+                                 mask if stream is not None else None)
         # (without a fill value, a fill-value symbol decodes as 0)
         if fill is None and n_fill:
             raise corrupt(f"the chunk has fill-value symbols, and there is no fill "
@@ -394,6 +479,7 @@ class PredictConfig:
         return out.reshape(shape)
 
 
+FEW_MASKED = 64            # encode measures format 1 too where fewer than 1/64 of the elements are masked
 WIDE_SYMBOL = 16            # the symbols of codes c >= 7, c <= -8: tokens with extra bits
 WIDE_SHARE = 0.25           # auto tries zstd too where more of the codes are wide (_stages)
 
@@ -405,13 +491,16 @@ def _pco_compress(sym: np.ndarray) -> bytes:
                                            ChunkConfig(compression_level=PCODEC_LEVEL)))
 
 
-def level_groups(shape: tuple[int, int, int, int], predictor: int) -> tuple[np.ndarray, ...]:
+def level_groups(shape: tuple[int, int, int, int], predictor: int,
+                 kept: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Stage 2's groups: for g = 0 .. 3, the flat indices (C order) of the elements whose
     level group is g: the fewest trailing zero bits (capped at 3; 0 has 3) of their indices
     along the dimensions the predictor interpolates along (all of them; for predictor 4 not
     the first real one, along which it slices). Shapes arrive as the kernels' four extents
-    (padded dimensions have index 0: 3 bits, no effect)."""
-    return _groups(shape, predictor == PREDICTORS["interpolation_slices"])
+    (padded dimensions have index 0: 3 bits, no effect). `kept` (a masked chunk's unmasked
+    elements, bool[n]): only those."""
+    groups = _groups(shape, predictor == PREDICTORS["interpolation_slices"])
+    return groups if kept is None else tuple(g[kept[g]] for g in groups)
 
 
 @functools.lru_cache(maxsize=8)
@@ -435,12 +524,15 @@ def _groups(shape: tuple[int, int, int, int], slices: bool) -> tuple[np.ndarray,
 
 
 def _level_symbols(data: Any, shape: tuple[int, int, int, int], predictor: int,
-                   n: int) -> tuple[np.ndarray, Any]:
-    """Entropy stage 2: the n symbols from the four groups' length-prefixed pcodec data (an
-    empty group: length 0), and what follows them (the raw values' zstd frame)."""
-    sym = np.empty(n, dtype=np.uint16)
+                   kept: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
+    """Entropy stage 2: the symbols of the chunk's elements from the four groups'
+    length-prefixed pcodec data (an empty group: length 0), in flat C order, and what follows
+    them (the raw values' zstd frame). `kept`: a masked chunk's unmasked elements, the only
+    ones with symbols (the masked ones get symbol 1)."""
+    sym = np.empty(math.prod(shape), dtype=np.uint16) if kept is None else \
+        np.ones(math.prod(shape), dtype=np.uint16)
     rest = data
-    for g, where in enumerate(level_groups(shape, predictor)):
+    for g, where in enumerate(level_groups(shape, predictor, kept)):
         if len(rest) < PCO_LENGTH.size:
             raise corrupt(f"the chunk ends inside level group {g}'s pcodec length", "symbols")
         if not len(where):
@@ -470,17 +562,19 @@ ESTIMATE_SLACK = 1.1        # (packing is the costly part)
 
 
 def choose_predictors(config: PredictConfig, x: np.ndarray, shape: tuple[int, int, int, int],
-                      fills: np.ndarray) -> list[tuple[str, Any]]:
+                      fills: np.ndarray, masked: bool = False) -> list[tuple[str, Any]]:
     """(name, _predict.Prediction) of each predictor `config` packs the flat chunk `x` (of
     4-d `shape`) with: the one it names, or for auto those chosen as above. With stage 3 (the
-    entropy `auto` or `ans`) each prediction records its symbols in visit order."""
+    entropy `auto` or `ans`) each prediction records its symbols in visit order (`masked`: a
+    masked chunk's values, whose fill-value elements have no symbol)."""
     record = config.entropy in ("auto", "ans")
     names = worth_trying(shape) if config.predictor == "auto" else [config.predictor]
     if config.entropy == "pcodec_levels":         # (only the predictors with levels have it)
         names = [n for n in names if PREDICTORS[n] in INTERPOLATING]
 
     def predict(flat: np.ndarray, shape4: tuple[int, int, int, int], name: str) -> Any:
-        return _predict.encode(flat, shape4, config.abs_error, PREDICTORS[name], fills, record)
+        return _predict.encode(flat, shape4, config.abs_error, PREDICTORS[name], fills, record,
+                               masked)
 
     if len(names) > 1 and x.size >= SAMPLE_FROM:
         # the symbols and raw values over the sample blocks (with stage 3, at the entropy of
@@ -614,6 +708,24 @@ def integer_bound(abs_error: float) -> float:
 def whole_steps(abs_error: float) -> int:
     """k = floor(abs_error), at most 2**51: how far an integer array's values may move."""
     return math.floor(min(abs_error, 2.0 ** 51))
+
+
+def values_chunk(data: bytes) -> bytes:
+    """The format-1 chunk in a chunk: the chunk itself, or a masked chunk's values' chunk
+    (its header names the predictor and entropy stage)."""
+    if data[:5] == FORMAT2_MAGIC + bytes([MASKED_KIND]) and len(data) >= MASKED_HEADER.size:
+        return data[MASKED_HEADER.size + MASKED_HEADER.unpack_from(data)[5]:]
+    return data
+
+
+def masked_elements(x: np.ndarray, fills: np.ndarray) -> np.ndarray | None:
+    """A masked chunk's mask of the flat chunk `x`: 1 (uint8) where an element equals the fill
+    value (`fills`, one element or none) bit for bit; None when none does."""
+    if not fills.size:
+        return None
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    mask = (x.view(bits) == fills.view(bits)[0]).view(np.uint8)
+    return mask if mask.any() else None
 
 
 def fill_array(fill: object, dtype: np.dtype) -> np.ndarray:

@@ -185,7 +185,7 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
                       f"{HEAD.size}-byte header", "header")
     magic, kind, size, reserved, b, n_exact, length = HEAD.unpack_from(data)
     if kind != KIND_RELATIVE:
-        raise corrupt(f"unknown format-2 chunk kind {kind} (1: pointwise relative)", "header")
+        raise corrupt(f"unknown format-2 chunk kind {kind} (1: pointwise relative, 2: masked)", "header")
     if size != dtype.itemsize:
         raise corrupt(f"the chunk holds {size}-byte elements, the array {dtype}", "header")
     if reserved:

@@ -19,6 +19,7 @@ import struct
 from collections import namedtuple
 
 from libc.math cimport floor, log2
+from libc.string cimport memcpy, memset
 from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 import numpy as np
@@ -432,3 +433,176 @@ def read(data):
     table = tables_of(m)
     table[empty[table]] = -1
     return Stream(words, (state0, state1), table, lut, info), data[pos:]
+
+
+# --- the mask stream (the spec's "Masked chunks") --------------------------------------------
+# One bit per element in flat C order (set: masked), coded by one binary rANS state whose
+# probabilities adapt per context: the neighbours w, n, nw, ne in the last two dimensions and
+# the bit one slice back along the third-last (a mask that repeats along time costs almost
+# nothing after the first slice).
+
+MASK_HEAD = struct.Struct("<IQ")        # the final state, the number of 16-bit words
+
+cdef enum:
+    MASK_CONTEXTS = 48
+    MASK_ONE = 65536                    # probabilities in 16 bits
+    MASK_HALF = 32768
+    MASK_RATE = 4                       # adaptation: P += (2^16 - P) >> 4 after a 1, P -= P >> 4 after a 0
+
+
+def mask_corrupt(str message):
+    return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part="mask")
+
+
+cdef inline int mask_context(const uint8_t* up, Py_ssize_t k3, int w,
+                             const uint8_t* before) noexcept nogil:
+    """The context of the bit at index k3 of a row: `w` the bit before it in the row (0 at
+    its start), `up` the row above with a 0 on either side (up[k3 + 1] is the bit above; all
+    0 in a slice's first row), `before` the row one slice back (NULL in a chunk's first
+    slice)."""
+    cdef int c = w | (up[k3 + 1] << 1) | (up[k3] << 2) | (up[k3 + 2] << 3)
+    if before != NULL:
+        c |= (1 + before[k3]) << 4
+    return c
+
+
+cdef inline void mask_adapt(uint16_t* p, int bit) noexcept nogil:
+    if bit:
+        p[0] = <uint16_t>(p[0] + ((MASK_ONE - p[0]) >> MASK_RATE))
+    else:
+        p[0] = <uint16_t>(p[0] - (p[0] >> MASK_RATE))
+
+
+def mask_encode(const uint8_t[::1] mask, tuple shape):
+    """The mask stream's bytes (state, word count, words) of `mask` (0 or 1 per element, flat C
+    order) over the 4-d grid `shape`: each bit's probability first to last, then the bits coded
+    last to first."""
+    cdef Py_ssize_t n0 = shape[0], n1 = shape[1], n2 = shape[2], n3 = shape[3]
+    cdef Py_ssize_t n = mask.shape[0], i, k0, k1, k2, k3, top, cap = n + 2
+    cdef Py_ssize_t s1 = n2 * n3
+    cdef uint16_t p[MASK_CONTEXTS]
+    cdef uint32_t x = ANS_L, f, start, q
+    cdef int c, bit
+    cdef const uint8_t* before
+    if n0 * n1 * n2 * n3 != n:
+        raise ValueError(f"{CODEC}: {n} mask bits for the shape {shape}")
+    for i in range(n):
+        if mask[i] > 1:
+            raise ValueError(f"{CODEC}: mask element {i} is {mask[i]}, not 0 or 1")
+    probs = np.empty(n, dtype=np.uint16)
+    out = np.empty(cap, dtype=np.uint16)
+    cdef uint16_t[::1] pr = probs
+    cdef uint16_t[::1] w = out
+    for c in range(MASK_CONTEXTS):
+        p[c] = MASK_HALF
+    top = cap
+    if n == 0:
+        return MASK_HEAD.pack(x, 0)
+    row_a = np.zeros(n3 + 2, dtype=np.uint8)
+    cdef uint8_t[::1] row = row_a
+    with nogil:
+        i = 0
+        for k0 in range(n0):
+            for k1 in range(n1):
+                memset(&row[0], 0, n3 + 2)
+                for k2 in range(n2):
+                    before = &mask[i - s1] if k1 > 0 else NULL
+                    bit = 0
+                    for k3 in range(n3):
+                        c = mask_context(&row[0], k3, bit, before)
+                        bit = mask[i + k3]
+                        pr[i + k3] = p[c]
+                        mask_adapt(&p[c], bit)
+                    memcpy(&row[1], &mask[i], n3)
+                    i += n3
+        for i in range(n - 1, -1, -1):
+            q = pr[i]
+            if mask[i]:
+                f = q
+                start = MASK_ONE - q
+            else:
+                f = MASK_ONE - q
+                start = 0
+            # (at most one word out per bit: x < 2^32 and f >= 1)
+            if <uint64_t>x >= (<uint64_t>f << 16):
+                top -= 1
+                w[top] = <uint16_t>(x & 0xFFFF)
+                x >>= 16
+            x = ((x // f) << 16) + (x % f) + start
+    return MASK_HEAD.pack(x, cap - top) + out[top:].astype("<u2").tobytes()
+
+
+def mask_decode(data, tuple shape):
+    """(mask uint8[n] (0 or 1 per element, flat C order), the number of set bits, what follows
+    the stream) from the mask stream at the start of `data` for the 4-d grid `shape`;
+    CorruptChunkError (part "mask") for a stream that runs out or does not end where it
+    began."""
+    cdef Py_ssize_t n0 = shape[0], n1 = shape[1], n2 = shape[2], n3 = shape[3]
+    cdef Py_ssize_t n = n0 * n1 * n2 * n3, i, k0, k1, k2, k3, pos = 0, count = 0
+    cdef Py_ssize_t s1 = n2 * n3, n_words
+    cdef uint16_t p[MASK_CONTEXTS]
+    cdef uint32_t x, f, slot
+    cdef int c, bit, err = 0
+    cdef uint16_t no_word = 0
+    cdef const uint16_t* wp
+    cdef const uint8_t* before
+    if len(data) < MASK_HEAD.size:
+        raise mask_corrupt("the chunk ends inside the mask stream's state")
+    x0, n_words_obj = MASK_HEAD.unpack_from(data)
+    if n_words_obj > (len(data) - MASK_HEAD.size) // 2:
+        raise mask_corrupt(f"{n_words_obj} mask words run past the chunk's end")
+    n_words = n_words_obj
+    x = x0
+    if x < ANS_L:
+        raise mask_corrupt(f"the mask stream's state {x} lies below 2^16")
+    words_a = np.frombuffer(bytes(data[MASK_HEAD.size:MASK_HEAD.size + 2 * n_words]),
+                            dtype="<u2").astype(np.uint16)
+    cdef const uint16_t[::1] words = words_a
+    wp = &words[0] if n_words else &no_word
+    mask_a = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] m = mask_a
+    for c in range(MASK_CONTEXTS):
+        p[c] = MASK_HALF
+    row_a = np.zeros(n3 + 2, dtype=np.uint8)
+    cdef uint8_t[::1] row = row_a
+    if n:
+        with nogil:
+            i = 0
+            for k0 in range(n0):
+                for k1 in range(n1):
+                    memset(&row[0], 0, n3 + 2)
+                    for k2 in range(n2):
+                        before = &m[i - s1] if k1 > 0 else NULL
+                        bit = 0
+                        for k3 in range(n3):
+                            c = mask_context(&row[0], k3, bit, before)
+                            f = MASK_ONE - p[c]
+                            slot = x & 0xFFFF
+                            bit = slot >= f
+                            if bit:
+                                x = <uint32_t>p[c] * (x >> 16) + slot - f
+                            else:
+                                x = f * (x >> 16) + slot
+                            mask_adapt(&p[c], bit)
+                            m[i + k3] = <uint8_t>bit
+                            count += bit
+                            if x < ANS_L:
+                                if pos >= n_words:
+                                    err = 1
+                                    break
+                                x = (x << 16) | wp[pos]
+                                pos += 1
+                        if err:
+                            break
+                        memcpy(&row[1], &m[i], n3)
+                        i += n3
+                    if err:
+                        break
+                if err:
+                    break
+    if err:
+        raise mask_corrupt(f"the mask stream ends before the chunk's {n} bits")
+    if pos != n_words or x != ANS_L:
+        raise mask_corrupt(f"the mask stream does not end where it began ({n_words - pos} "
+                           f"words left, state {x}, not {ANS_L})")
+    return mask_a, count, data[MASK_HEAD.size + 2 * n_words:]

@@ -21,6 +21,7 @@ own registers).
 
 from collections import namedtuple
 
+from libc.math cimport isfinite
 from libc.stdint cimport int16_t, uint8_t, uint16_t, uint32_t
 
 import numpy as np
@@ -59,6 +60,8 @@ cdef struct Walk:
                             # in order when decoding
     Quantizer* qz           # encoding
     Reconstruction* rc      # decoding
+    const uint8_t* mask     # decoding a masked chunk: its mask (1: masked, no symbol), else NULL
+    bint masked             # encoding a masked chunk: the fill-value elements have no symbol
     double fill64           # the fill value in the chunk's type (float64 or float32 chunks)
     float fill32
 
@@ -71,6 +74,8 @@ cdef inline void copy_walk(Walk* to, const Walk* w) noexcept nogil:
     to.raw = w.raw
     to.qz = w.qz
     to.rc = w.rc
+    to.mask = w.mask
+    to.masked = w.masked
     to.fill64 = w.fill64
     to.fill32 = w.fill32
 
@@ -110,6 +115,16 @@ cdef inline int visit(mode* m, real* x, const Walk* w, Coder* a, Py_ssize_t i, d
     else:
         fill = w.fill64
     if mode is DecodingAns:
+        if w.mask != NULL and w.mask[i]:
+            # (a masked element: no symbol; reconstructed as a fill-value symbol is, but a
+            # float64 chunk's fill values are written after the traversal from the mask, not
+            # patched one by one)
+            w.cls[i] = 4
+            w.rc.nfill += 1
+            w.v[i] = p if isfinite(p) else 0.0
+            if real is float:
+                x[i] = fill
+            return 0
         k = decode_token(a, c)
         if k < 0:
             return -1
@@ -134,7 +149,9 @@ cdef inline int visit(mode* m, real* x, const Walk* w, Coder* a, Py_ssize_t i, d
         k = quantize(x, i, p, w.v, w.sym, <real*>w.raw, w.qz, fill)
         if mode is EncodingAns:
             w.cls[i] = sym_class(<uint16_t>k)
-            record_symbol(a, k, c)
+            # (in a masked chunk the fill-value elements are the masked ones: no symbol)
+            if k != 1 or not w.masked:
+                record_symbol(a, k, c)
         return 0
 
 
@@ -325,6 +342,7 @@ cdef int run_slices(mode* m, real* x, const Grid* g, const Walk* walk, Coder* a)
         w.v = walk.v + off
         w.sym = walk.sym + off if walk.sym != NULL else NULL
         w.cls = walk.cls + off if walk.cls != NULL else NULL
+        w.mask = walk.mask + off if walk.mask != NULL else NULL
         if run_interpolation(m, x + off, &sub, &w, a, False) < 0:
             return -1
     return 0
@@ -350,11 +368,13 @@ cdef void set_fill(Walk* w, real fill) noexcept nogil:
 
 
 def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] fill,
-           bint record=False):
+           bint record=False, bint masked=False):
     """Prediction(symbols uint16[n] in flat C order, raw values[n_raw] in visit order, order)
     of the flat C-order chunk `x` of 4-d `shape`; `fill`: the fill value (one element,
     compared bit for bit), or empty for none. With `record`, `order` is stage 3's Order (the
-    symbols and their contexts in visit order, the (context, token) counts), else None."""
+    symbols and their contexts in visit order, the (context, token) counts), else None.
+    `masked`: a masked chunk's values (the elements equal to the fill value are the masked
+    ones): stage 3's order leaves them out (the flat symbols still give them symbol 1)."""
     cdef Grid g = grid_of(shape)
     cdef Py_ssize_t n = x.shape[0]
     cdef Quantizer qz
@@ -387,6 +407,8 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     w.raw = &raw[0]
     w.qz = &qz
     w.rc = NULL
+    w.mask = NULL
+    w.masked = masked
     set_fill(&w, fill[0] if has_fill else 0)
     if record:
         a.order_sym = &os[0]
@@ -399,16 +421,22 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
             run(predictor, <Encoding*>NULL, &x[0], &g, &w, NULL)
     raws = raws[:qz.nraw].copy()
     if record:
+        # (a masked chunk's order is shorter: its masked elements have no symbol)
+        order_syms = order_syms[:a.j]
+        order_ctxs = order_ctxs[:a.j]
         return Prediction(syms, raws, Order(order_syms, order_ctxs,
                                             _ans.histogram(order_syms, order_ctxs)))
     return Prediction(syms, raws, None)
 
 
 def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, double abs_error,
-           int predictor, const real[::1] fill, object stream=None):
+           int predictor, const real[::1] fill, object stream=None,
+           const uint8_t[::1] mask=None):
     """Reconstructs `out` (flat, C order, of 4-d `shape`) from the symbols and raw values and
-    returns the number of fill-value symbols. With `stream` (stage 3: an _ans.Stream), `sym`
-    is None: each symbol is decoded from the stream where its element is reconstructed.
+    returns the number of fill-value symbols (masked elements included). With `stream` (stage
+    3: an _ans.Stream), `sym` is None: each symbol is decoded from the stream where its
+    element is reconstructed, and `mask` (uint8[n], 1: masked) gives a masked chunk's masked
+    elements, which have no symbol (the flat symbols of the other stages give them symbol 1).
     CorruptChunkError for symbols that ask for more or fewer raw values than there are, a
     stream that runs out, names an empty table, or does not end where it began."""
     cdef Grid g = grid_of(shape)
@@ -424,6 +452,7 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     cdef const uint32_t[::1] info
     cdef uint8_t[::1] cl
     cdef uint16_t no_word = 0
+    cdef Py_ssize_t i
     cdef double* vp
     cdef double[::1] vv
     # (a raw array of length 0 still needs a valid pointer)
@@ -469,6 +498,13 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
         w.raw = <void*>&no_raw
     w.qz = NULL
     w.rc = &rc
+    w.mask = NULL
+    w.masked = False
+    if mask is not None:
+        if not coded or mask.shape[0] != n:
+            raise ValueError(f"{CODEC}: a mask of {mask.shape[0]} for {n} elements, or without "
+                             f"a stage 3 stream")
+        w.mask = &mask[0]
     set_fill(&w, fill[0] if fill.shape[0] else 0)
     with nogil:
         if coded:
@@ -479,6 +515,10 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
             free_patches(&rc)
         else:
             apply_patches(&rc)
+            if real is double and w.mask != NULL:
+                for i in range(n):
+                    if w.mask[i]:
+                        out[i] = w.fill64
     if rc.oom:
         raise MemoryError(f"{CODEC}: no memory for the decoder's list of fill values")
     if coded and a.err:

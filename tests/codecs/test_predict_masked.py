@@ -1,0 +1,216 @@
+"""zdt.predict's masked chunks (format 2, kind 2; docs/codecs/predict.md, "Masked chunks"): the
+mask stream against the independent reference decoder, masked chunks of every predictor and
+stage, what a repeated mask costs, and corrupt masked chunks as errors naming the part."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import predict_reference
+from exact import check_within
+from zdt.codecs.predict import MASKED_HEADER, PredictConfig, grid4, values_chunk
+from zdt.errors import CorruptChunkError
+from zdt.kernels import _ans
+
+FILL = -9999.0
+
+
+def land(shape: tuple[int, ...], seed: int, density: float, repeat: bool) -> np.ndarray:
+    """A mask of `shape`: blobs over the last two axes (repeated along the others when
+    `repeat`), or independent bits of the given density."""
+    rng = np.random.default_rng(seed)
+    if not repeat or len(shape) < 2:
+        return rng.random(shape) < density
+    ny, nx = shape[-2:]
+    y, x = np.mgrid[0:ny, 0:nx]
+    m = np.zeros((ny, nx), dtype=bool)
+    for _ in range(3):
+        cy, cx, r = rng.uniform(0, ny), rng.uniform(0, nx), rng.uniform(0, max(ny, nx) * density + 1)
+        m |= (y - cy) ** 2 + (x - cx) ** 2 < r * r
+    return np.broadcast_to(m, shape).copy()
+
+
+shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=shapes, seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.0, 0.05, 0.5, 0.97, 1.0]),
+       repeat=st.booleans())
+def test_the_mask_stream_decodes_as_the_reference_decodes_it(shape, seed, density, repeat):
+    mask = land(shape, seed, density, repeat).reshape(-1).view(np.uint8)
+    stream = _ans.mask_encode(mask, grid4(shape))
+    got, count, rest = _ans.mask_decode(stream + b"tail", grid4(shape))
+    assert np.array_equal(got, mask) and count == int(mask.sum()) and bytes(rest) == b"tail"
+    ref = predict_reference.decode_mask(stream, predict_reference.spec_shape(shape))
+    assert ref == [bool(b) for b in mask]
+
+
+def test_a_mask_repeated_along_the_first_axis_costs_next_to_nothing_after_the_first_slice():
+    one = land((1, 90, 120), 4, 0.3, True)
+    stream_one = _ans.mask_encode(one.reshape(-1).view(np.uint8), grid4(one.shape))
+    many = np.broadcast_to(one, (40, 90, 120)).copy()
+    stream_many = _ans.mask_encode(many.reshape(-1).view(np.uint8), grid4(many.shape))
+    # 39 more slices of 10,800 bits: under 0.002 bits each
+    assert len(stream_many) - len(stream_one) < 39 * 10_800 * 0.002 / 8, (len(stream_one), len(stream_many))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.sampled_from([(7,), (9, 13), (4, 9, 11), (2, 3, 5, 7), (2, 2, 3, 4, 5)]),
+       seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.1, 0.5, 1.0]), repeat=st.booleans(),
+       fill=st.sampled_from([FILL, np.nan, 0.0]), dtype=st.sampled_from(["float32", "float64"]),
+       E=st.sampled_from([1e-4, 0.05, 2.0]),
+       predictor=st.sampled_from(["lorenzo", "interpolation", "interpolation_reversed",
+                                  "interpolation_slices", "auto"]),
+       entropy=st.sampled_from(["zstd", "pcodec", "pcodec_levels", "ans", "auto"]))
+def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
+        shape, seed, density, repeat, fill, dtype, E, predictor, entropy):
+    if predictor == "lorenzo" and entropy == "pcodec_levels":
+        predictor = "interpolation"
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
+    x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
+    mask = land(shape, seed, density, repeat)
+    mask.reshape(-1)[0] = True          # (at least one masked element)
+    x[mask] = fill
+    x = x.astype(dtype)
+    config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
+    data = config.encode(x, fill)
+    assert data[:5] == b"ZPR2\x02"      # (an eighth or more masked: always a masked chunk)
+    y = config.decode(data, x.dtype, x.shape, fill)
+    check_within(x, y, E, np.asarray(fill, dtype=dtype))
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    fill_bits = np.asarray(fill, dtype=dtype).view(bits)
+    assert np.array_equal(y.view(bits) == fill_bits, x.view(bits) == fill_bits)
+    ref = predict_reference.decode(data, x.dtype, x.shape, E, np.asarray(fill, dtype=dtype))
+    assert np.array_equal(ref.view(bits), y.view(bits))
+
+
+def field_with_land(shape=(12, 60, 80)) -> np.ndarray:
+    t, i, j = np.mgrid[0:shape[0], 0:shape[1], 0:shape[2]]
+    x = 290 + 8 * np.sin(i / 11 + t / 5) * np.cos(j / 13) + 0.02 * np.sin(i * 3.1 + j * 1.7)
+    x[land(shape, 2, 0.25, True)] = np.nan
+    return x
+
+
+def test_a_masked_chunk_is_smaller_than_format_1_where_a_mask_repeats():
+    x = field_with_land()
+    config = PredictConfig.create(abs_error=0.05)
+    masked = config.encode(x, np.nan)
+    plain = config._encode_values(x.reshape(-1), grid4(x.shape), x.dtype, np.array([np.nan]), None)
+    assert masked[:5] == b"ZPR2\x02" and plain[:4] == b"ZPR1"
+    assert len(masked) < 0.9 * len(plain), (len(masked), len(plain))
+
+
+def test_few_masked_elements_keep_the_smaller_of_both_formats():
+    x = field_with_land((4, 60, 80))
+    x[np.isnan(x)] = 1.0            # (no mask at all but one element)
+    x[0, 0, 0] = np.nan
+    config = PredictConfig.create(abs_error=0.05)
+    data = config.encode(x, np.nan)
+    plain = config._encode_values(x.reshape(-1), grid4(x.shape), x.dtype, np.array([np.nan]), None)
+    assert data == plain            # (one masked element: the mask stream's fixed cost loses)
+
+
+def test_integer_and_relative_chunks_take_the_mask_too():
+    i, j = np.mgrid[0:40, 0:50]
+    ints = (100 * np.sin(i / 7) * np.cos(j / 9)).astype("i2")
+    ints[(i - 20) ** 2 + (j - 25) ** 2 < 150] = -32768
+    config = PredictConfig.create(abs_error=1.5)
+    data = config.encode(ints, -32768)
+    assert data[:5] == b"ZPR2\x02"
+    y = config.decode(data, ints.dtype, ints.shape, -32768)
+    assert np.array_equal(y == -32768, ints == -32768)
+    assert int(np.abs(y.astype(int) - ints.astype(int)).max()) <= 1
+    assert np.array_equal(predict_reference.decode(data, ints.dtype, ints.shape, 1.5, -32768), y)
+    # precipitation-like: zeros are the logarithms' fill value -inf, masked in their chunk
+    rain = np.where((i * 7 + j * 3) % 11 < 6, 0.0, np.exp(np.sin(i / 5) + np.cos(j / 6)))
+    rel = PredictConfig.create(rel_error=1e-3)
+    data = rel.encode(rain)
+    length = struct.unpack_from("<Q", data, 24)[0]
+    assert data[:5] == b"ZPR2\x01" and data[32:37] == b"ZPR2\x02" and 32 + length <= len(data)
+    y = rel.decode(data, rain.dtype, rain.shape)
+    assert np.array_equal(y == 0, rain == 0)
+    assert np.array_equal(predict_reference.decode(data, rain.dtype, rain.shape, None, None), y)
+
+
+def masked_chunk() -> tuple[PredictConfig, np.ndarray, bytes]:
+    x = field_with_land((3, 20, 30))
+    config = PredictConfig.create(abs_error=0.05, entropy="ans")
+    data = config.encode(x, np.nan)
+    assert data[:5] == b"ZPR2\x02"
+    return config, x, data
+
+
+def test_corrupt_masked_chunks_are_errors_naming_the_part():
+    config, x, data = masked_chunk()
+    _, _, size, _, n_masked, length = MASKED_HEADER.unpack_from(data)
+    n = x.size
+    stream = data[24:24 + length]
+    values = data[24 + length:]
+
+    def head(**changes) -> bytes:
+        fields = {"size": size, "reserved": 0, "n_masked": n_masked, "length": length, **changes}
+        return MASKED_HEADER.pack(b"ZPR2", 2, fields["size"], fields["reserved"],
+                                  fields["n_masked"], fields["length"])
+    words = struct.unpack_from("<Q", stream, 4)[0]
+    cases = {
+        "short": (data[:20], "header", "a masked chunk of 20 bytes is shorter than its 24-byte header"),
+        "element size": (head(size=4) + data[24:], "header", "the chunk holds 4-byte elements, the array float64"),
+        "reserved": (head(reserved=1) + data[24:], "header", "the masked chunk's reserved field is 1, not 0"),
+        "none masked": (head(n_masked=0) + data[24:], "header", f"the chunk claims 0 masked elements of {n}"),
+        "too many masked": (head(n_masked=n + 1) + data[24:], "header",
+                            f"the chunk claims {n + 1} masked elements of {n}"),
+        "count": (head(n_masked=n_masked - 1) + data[24:], "mask",
+                  f"the mask has {n_masked} masked elements, the header says {n_masked - 1}"),
+        "length past the end": (head(length=len(data)) + data[24:], "mask",
+                                f"the mask stream's length {len(data)} runs past the chunk's end"),
+        "words past the length": (head(length=length - 2) + data[24:], "mask",
+                                  f"{words} mask words run past the chunk's end"),
+        "state below 2^16": (data[:24] + struct.pack("<I", 5) + data[28:], "mask",
+                             "the mask stream's state 5 lies below 2^16"),
+        "no state": (head(length=3) + stream[:3] + values, "mask",
+                     "the chunk ends inside the mask stream's state"),
+        "values chunk's magic": (data[:24 + length] + b"XPR1" + values[4:], "header",
+                                 "the masked chunk's values chunk starts with b'XPR1', not b'ZPR1'"),
+    }
+    for label, (bad, part, message) in cases.items():
+        with pytest.raises(CorruptChunkError) as info:
+            config.decode(bad, x.dtype, x.shape, np.nan)
+        assert info.value.part == part, label
+        assert str(info.value) == f"zdt.predict: {message}", label
+    # a flipped word: the stream does not end where it began, or decodes another mask
+    flipped = bytearray(data)
+    flipped[24 + 12] ^= 0x40
+    with pytest.raises(CorruptChunkError) as info:
+        config.decode(bytes(flipped), x.dtype, x.shape, np.nan)
+    assert info.value.part in ("mask", "ANS stream", "raw values")
+    # no fill value to decode the masked elements to
+    with pytest.raises(CorruptChunkError, match="a masked chunk, and there is no fill value"):
+        config.decode(data, x.dtype, x.shape, None)
+    # a relative chunk (kind 1) in an integer array: refused; kind 3: unknown
+    with pytest.raises(CorruptChunkError, match="integer arrays take format 1 and masked chunks only"):
+        PredictConfig.create(abs_error=1).decode(b"ZPR2\x01" + data[5:], np.dtype("i2"), x.shape, 0)
+    with pytest.raises(CorruptChunkError) as info:
+        config.decode(b"ZPR2\x03" + data[5:], x.dtype, x.shape, np.nan)
+    assert info.value.part == "header"
+
+
+def test_a_truncated_mask_stream_names_the_mask():
+    config, x, data = masked_chunk()
+    length = MASKED_HEADER.unpack_from(data)[5]
+    words = struct.unpack_from("<Q", data, 28)[0]
+    # (fewer words than the bits need: the word count and the length cut alike)
+    cut = 2 * (words // 2)
+    bad = (MASKED_HEADER.pack(b"ZPR2", 2, 8, 0, MASKED_HEADER.unpack_from(data)[4], length - cut)
+           + data[24:28] + struct.pack("<Q", words - words // 2) + data[36:24 + length - cut]
+           + data[24 + length:])
+    with pytest.raises(CorruptChunkError) as info:
+        config.decode(bad, x.dtype, x.shape, np.nan)
+    assert info.value.part == "mask"
+    assert "the mask stream ends before the chunk's" in str(info.value) or \
+        "does not end where it began" in str(info.value)
