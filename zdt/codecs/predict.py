@@ -16,6 +16,10 @@ k + 1/2, k = floor(E), and decoded to the nearest integer (integer_bound): withi
 original, the original itself when E < 1 (CF-packed data: the engine passes the bound in
 stored units, a whole number of steps).
 
+A chunk with elements equal to the fill value may be a masked chunk (format 2, kind 2): the
+mask in a stream of its own (zdt.kernels._ans), then a format-1 chunk in which the masked
+elements have no symbol (written whenever 1/64 of the elements are masked, else where smaller).
+
 A corrupt chunk is a zdt.errors.CorruptChunkError (a ValueError) naming what is wrong and the
 part of the chunk (`part`) it is in.
 """
@@ -270,7 +274,7 @@ class PredictConfig:
         from numcodecs.zstd import Zstd
 
         sym, raw = prediction.symbols, prediction.raw
-        kept = None if mask is None else mask == 0
+        kept = None if mask is None or stage == "ans" else mask == 0
         if kept is not None and stage in ("zstd", "pcodec"):
             sym = sym[kept]
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
@@ -390,7 +394,6 @@ class PredictConfig:
         n_masked masked elements)."""
         n = math.prod(shape)
         n_sym = n if mask is None else n - n_masked
-        kept = None if mask is None else mask == 0
         if len(buf) < HEADER.size:
             raise corrupt(f"a {'values chunk' if mask is not None else 'chunk'} of {len(buf)} "
                           f"bytes is shorter than its {HEADER.size}-byte header", "header")
@@ -418,6 +421,8 @@ class PredictConfig:
             raise corrupt(f"entropy stage 2 (by level) with predictor {predictor}, "
                           f"which has no levels", "header")
         stream = None
+        # (a masked chunk's unmasked elements: those with symbols, for stages 0 to 2)
+        kept = None if mask is None or stage == STAGES["ans"] else mask == 0
         if stage == STAGES["ans"]:
             stream, rest = _ans.read(buf[HEADER.size:])
             sym = None          # (decoded where each element is reconstructed)

@@ -13,6 +13,9 @@ pay for 60 tables, a large one gains from them.
 
 Stage 3's bytes: the model byte, its tables, the two final states and the word count, the
 words (the raw values' zstd frame follows them).
+
+Also here, the other rANS coder of zdt.predict: a masked chunk's mask stream (the spec's
+"Masked chunks"), one bit per element with adaptive binary probabilities.
 """
 
 import struct
@@ -454,23 +457,17 @@ def mask_corrupt(str message):
     return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part="mask")
 
 
-cdef inline int mask_context(const uint8_t* up, Py_ssize_t k3, int w,
-                             const uint8_t* before) noexcept nogil:
-    """The context of the bit at index k3 of a row: `w` the bit before it in the row (0 at
-    its start), `up` the row above with a 0 on either side (up[k3 + 1] is the bit above; all
-    0 in a slice's first row), `before` the row one slice back (NULL in a chunk's first
-    slice)."""
-    cdef int c = w | (up[k3 + 1] << 1) | (up[k3] << 2) | (up[k3 + 2] << 3)
+cdef inline void row_contexts(uint8_t* ctx, const uint8_t* up, const uint8_t* before,
+                              Py_ssize_t n3) noexcept nogil:
+    """Each bit's context in a row but for the bit before it (w, added as the row is coded):
+    `up` the row above with a 0 on either side (up[k3 + 1] is the bit above; all 0 in a
+    slice's first row), `before` the row one slice back (NULL in a chunk's first slice)."""
+    cdef Py_ssize_t k3
+    for k3 in range(n3):
+        ctx[k3] = <uint8_t>((up[k3 + 1] << 1) | (up[k3] << 2) | (up[k3 + 2] << 3))
     if before != NULL:
-        c |= (1 + before[k3]) << 4
-    return c
-
-
-cdef inline void mask_adapt(uint16_t* p, int bit) noexcept nogil:
-    if bit:
-        p[0] = <uint16_t>(p[0] + ((MASK_ONE - p[0]) >> MASK_RATE))
-    else:
-        p[0] = <uint16_t>(p[0] - (p[0] >> MASK_RATE))
+        for k3 in range(n3):
+            ctx[k3] |= <uint8_t>((1 + before[k3]) << 4)
 
 
 def mask_encode(const uint8_t[::1] mask, tuple shape):
@@ -481,9 +478,8 @@ def mask_encode(const uint8_t[::1] mask, tuple shape):
     cdef Py_ssize_t n = mask.shape[0], i, k0, k1, k2, k3, top, cap = n + 2
     cdef Py_ssize_t s1 = n2 * n3
     cdef uint16_t p[MASK_CONTEXTS]
-    cdef uint32_t x = ANS_L, f, start, q
-    cdef int c, bit
-    cdef const uint8_t* before
+    cdef uint32_t x = ANS_L, f, start, q, pc = MASK_HALF
+    cdef int c, bit, cur = 0
     if n0 * n1 * n2 * n3 != n:
         raise ValueError(f"{CODEC}: {n} mask bits for the shape {shape}")
     for i in range(n):
@@ -498,21 +494,29 @@ def mask_encode(const uint8_t[::1] mask, tuple shape):
     top = cap
     if n == 0:
         return MASK_HEAD.pack(x, 0)
-    row_a = np.zeros(n3 + 2, dtype=np.uint8)
+    row_a = np.zeros(2 * n3 + 2, dtype=np.uint8)
     cdef uint8_t[::1] row = row_a
+    cdef uint8_t* ctx = &row[n3 + 2]
     with nogil:
         i = 0
         for k0 in range(n0):
             for k1 in range(n1):
                 memset(&row[0], 0, n3 + 2)
                 for k2 in range(n2):
-                    before = &mask[i - s1] if k1 > 0 else NULL
+                    row_contexts(ctx, &row[0], &mask[i - s1] if k1 > 0 else NULL, n3)
                     bit = 0
                     for k3 in range(n3):
-                        c = mask_context(&row[0], k3, bit, before)
+                        c = ctx[k3] | bit
+                        if c != cur:        # (as the decoder: see there)
+                            p[cur] = pc
+                            cur = c
+                            pc = p[c]
                         bit = mask[i + k3]
-                        pr[i + k3] = p[c]
-                        mask_adapt(&p[c], bit)
+                        pr[i + k3] = <uint16_t>pc
+                        if bit:
+                            pc = pc + ((MASK_ONE - pc) >> MASK_RATE)
+                        else:
+                            pc = pc - (pc >> MASK_RATE)
                     memcpy(&row[1], &mask[i], n3)
                     i += n3
         for i in range(n - 1, -1, -1):
@@ -541,11 +545,10 @@ def mask_decode(data, tuple shape):
     cdef Py_ssize_t n = n0 * n1 * n2 * n3, i, k0, k1, k2, k3, pos = 0, count = 0
     cdef Py_ssize_t s1 = n2 * n3, n_words
     cdef uint16_t p[MASK_CONTEXTS]
-    cdef uint32_t x, f, slot
-    cdef int c, bit, err = 0
+    cdef uint32_t x, f, slot, pc = MASK_HALF
+    cdef int c, bit, err = 0, cur = 0
     cdef uint16_t no_word = 0
     cdef const uint16_t* wp
-    cdef const uint8_t* before
     if len(data) < MASK_HEAD.size:
         raise mask_corrupt("the chunk ends inside the mask stream's state")
     x0, n_words_obj = MASK_HEAD.unpack_from(data)
@@ -563,8 +566,9 @@ def mask_decode(data, tuple shape):
     cdef uint8_t[::1] m = mask_a
     for c in range(MASK_CONTEXTS):
         p[c] = MASK_HALF
-    row_a = np.zeros(n3 + 2, dtype=np.uint8)
+    row_a = np.zeros(2 * n3 + 2, dtype=np.uint8)
     cdef uint8_t[::1] row = row_a
+    cdef uint8_t* ctx = &row[n3 + 2]
     if n:
         with nogil:
             i = 0
@@ -572,18 +576,25 @@ def mask_decode(data, tuple shape):
                 for k1 in range(n1):
                     memset(&row[0], 0, n3 + 2)
                     for k2 in range(n2):
-                        before = &m[i - s1] if k1 > 0 else NULL
+                        row_contexts(ctx, &row[0], &m[i - s1] if k1 > 0 else NULL, n3)
                         bit = 0
                         for k3 in range(n3):
-                            c = mask_context(&row[0], k3, bit, before)
-                            f = MASK_ONE - p[c]
+                            c = ctx[k3] | bit
+                            if c != cur:
+                                # (the current context's probability stays in a register while
+                                # the context repeats: a masked region or open water)
+                                p[cur] = pc
+                                cur = c
+                                pc = p[c]
+                            f = MASK_ONE - pc
                             slot = x & 0xFFFF
                             bit = slot >= f
                             if bit:
-                                x = <uint32_t>p[c] * (x >> 16) + slot - f
+                                x = pc * (x >> 16) + slot - f
+                                pc = pc + ((MASK_ONE - pc) >> MASK_RATE)
                             else:
                                 x = f * (x >> 16) + slot
-                            mask_adapt(&p[c], bit)
+                                pc = pc - (pc >> MASK_RATE)
                             m[i + k3] = <uint8_t>bit
                             count += bit
                             if x < ANS_L:
