@@ -201,6 +201,9 @@ def _cases() -> list[Case]:
                     {"abs_error": 0.05}, fill=float("nan")))
     out.append(Case("masked-int16", make_masked_integers((6, 20, 21)), (6, 20, 21), "int16",
                     {"abs_error": 2.0, "predictor": "interpolation", "entropy": "ans"}, fill=-7))
+    # (v2.3) a 4-d chunk: the mask stream's look-back along time at each step's first level
+    out.append(Case("masked-4d", make_masked((3, 4, 9, 11), FILL), (3, 4, 9, 11), "float32",
+                    {"abs_error": 0.01, "predictor": "interpolation", "entropy": "ans"}, fill=FILL))
     out.append(Case("masked-everything", lambda dtype: np.full((4, 9), FILL, dtype=dtype), (4, 9),
                     "float64", {"abs_error": 0.1}, fill=FILL))
     return out

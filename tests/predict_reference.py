@@ -268,6 +268,7 @@ def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.
     magic, kind, size, reserved, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
     assert magic == b"ZPR2" and kind == 1 and size == dtype.itemsize and reserved == 0
     n = math.prod(shape)
+    assert data[32:36] == b"ZPR1" or data[32:37] == b"ZPR2\x02"
     logs = decode(data[32:32 + length], np.dtype("float64"), shape, b, -math.inf).reshape(-1)
     at = 32 + length
     (sign_length,) = struct.unpack_from("<Q", data, at)
@@ -331,7 +332,12 @@ def decode_mask(data: bytes, dims: list[int]) -> list[bool]:
             ne = bit_at(up, D - 1, 1)
         else:
             nw = ne = 0
-        t = 0 if D < 3 or index[D - 3] == 0 else 1 + bit_at(index, D - 3, -1)
+        if D >= 3 and index[D - 3] > 0:
+            t = 1 + bit_at(index, D - 3, -1)
+        elif D == 4 and index[0] > 0:
+            t = 1 + bit_at(index, 0, -1)
+        else:
+            t = 0
         c = w + 2 * n_ + 4 * nw + 8 * ne + 16 * t
         F = 65536 - P[c]
         slot = x % 65536
@@ -361,6 +367,7 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         assert sum(mask) == n_masked
         return decode(data[24 + length:], dtype, shape, abs_error, fill, mask)
     if data[:4] == b"ZPR2":
+        assert mask is None, "a masked chunk's values' chunk is of format 1"
         return decode_relative(data, dtype, shape)
     if dtype.kind in "iu":
         # "Integer data types": the float64 chunk within the largest float64 below k + 1/2,
@@ -479,6 +486,16 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
             v[i] = float(value) if math.isfinite(float(value)) else (p if math.isfinite(p) else 0.0)
         visited += 1
     assert visited == n and used == n_raw
+    if mask is not None:        # (symbol 1 is the masked elements' alone)
+        assert all(symbols[i] != 1 for i in unmasked), "a fill-value symbol outside the mask"
     if rans is not None:
         rans.check_end()
     return out.reshape(shape)
+
+
+def values_chunk(data: bytes) -> bytes:
+    """The format-1 chunk in a chunk: the chunk itself, or a masked chunk's values' chunk
+    (whose header names the predictor and entropy stage)."""
+    if data[:5] == b"ZPR2\x02":
+        return data[24 + struct.unpack_from("<Q", data, 16)[0]:]
+    return data

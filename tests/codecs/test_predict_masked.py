@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 import predict_reference
 from exact import check_within
-from zdt.codecs.predict import MASKED_HEADER, PredictConfig, grid4, values_chunk
+from zdt.codecs.predict import MASKED_HEADER, PredictConfig, grid4
 from zdt.errors import CorruptChunkError
-from zdt.kernels import _ans
+from zdt.kernels import _ans, _predict
 
 FILL = -9999.0
 
@@ -75,12 +75,13 @@ def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
     x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
     mask = land(shape, seed, density, repeat)
-    mask.reshape(-1)[0] = True          # (at least one masked element)
+    # (at least 1/64 of the elements masked: what the encoder always writes as a masked chunk)
+    mask.reshape(-1)[:max(1, -(-x.size // 64))] = True
     x[mask] = fill
     x = x.astype(dtype)
     config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
     data = config.encode(x, fill)
-    assert data[:5] == b"ZPR2\x02"      # (an eighth or more masked: always a masked chunk)
+    assert data[:5] == b"ZPR2\x02"
     y = config.decode(data, x.dtype, x.shape, fill)
     check_within(x, y, E, np.asarray(fill, dtype=dtype))
     bits = np.dtype(f"u{x.dtype.itemsize}")
@@ -88,6 +89,19 @@ def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
     assert np.array_equal(y.view(bits) == fill_bits, x.view(bits) == fill_bits)
     ref = predict_reference.decode(data, x.dtype, x.shape, E, np.asarray(fill, dtype=dtype))
     assert np.array_equal(ref.view(bits), y.view(bits))
+
+
+def test_a_mask_repeated_along_time_in_a_4d_chunk_costs_next_to_nothing_after_the_first_step():
+    """(time, depth, y, x): each depth level looks back one level, and the first level one time
+    step (the spec's t): 12 time steps cost little more than one."""
+    one = land((1, 6, 40, 50), 7, 0.3, True)
+    one[0, 3:] |= land((1, 3, 40, 50), 8, 0.2, True)[0]     # (deeper levels: more land)
+    size = {}
+    for steps in (1, 12):
+        m = np.broadcast_to(one, (steps, 6, 40, 50)).copy()
+        size[steps] = len(_ans.mask_encode(m.reshape(-1).view(np.uint8), grid4(m.shape)))
+    # (11 more steps of 12,000 bits: under 0.005 bits each; along dimension 1 alone, 11x)
+    assert size[12] - size[1] < 11 * 6 * 2000 * 0.005 / 8, size
 
 
 def field_with_land(shape=(12, 60, 80)) -> np.ndarray:
@@ -192,6 +206,22 @@ def test_corrupt_masked_chunks_are_errors_naming_the_part():
     # no fill value to decode the masked elements to
     with pytest.raises(CorruptChunkError, match="a masked chunk, and there is no fill value"):
         config.decode(data, x.dtype, x.shape, None)
+    # an unmasked element with the fill-value symbol (symbol 1 is the masked elements' alone):
+    # the symbols of a chunk whose NaN all have symbol 1, packed under a mask one element short
+    flat = x.reshape(-1)
+    fewer = np.isnan(flat).view(np.uint8).copy()
+    fewer[int(np.flatnonzero(fewer)[0])] = 0
+    prediction = _predict.encode(flat, grid4(x.shape), 0.05, 2, np.array([np.nan]))
+    values = config._pack(2, x.dtype, prediction, "zstd", grid4(x.shape), fewer)
+    stream = _ans.mask_encode(fewer, grid4(x.shape))
+    bad = MASKED_HEADER.pack(b"ZPR2", 2, 8, 0, int(fewer.sum()), len(stream)) + stream + values
+    with pytest.raises(CorruptChunkError) as info:
+        config.decode(bad, x.dtype, x.shape, np.nan)
+    assert info.value.part == "symbols"
+    assert str(info.value) == ("zdt.predict: 1 unmasked elements have the fill-value symbol, "
+                               "which is the masked elements' alone")
+    with pytest.raises(AssertionError, match="a fill-value symbol outside the mask"):
+        predict_reference.decode(bad, x.dtype, x.shape, 0.05, np.nan)
     # a relative chunk (kind 1) in an integer array: refused; kind 3: unknown
     with pytest.raises(CorruptChunkError, match="integer arrays take format 1 and masked chunks only"):
         PredictConfig.create(abs_error=1).decode(b"ZPR2\x01" + data[5:], np.dtype("i2"), x.shape, 0)
@@ -214,3 +244,17 @@ def test_a_truncated_mask_stream_names_the_mask():
     assert info.value.part == "mask"
     assert "the mask stream ends before the chunk's" in str(info.value) or \
         "does not end where it began" in str(info.value)
+
+
+def test_a_relative_chunk_inside_a_relative_chunk_is_corrupt():
+    """The logarithms' chunk is a format-1 or a masked chunk: a relative one there would nest
+    without end (a deep nest was a RecursionError)."""
+    rel = PredictConfig.create(rel_error=1e-3)
+    x = np.linspace(1, 2, 12).reshape(3, 4)
+    data = rel.encode(x)
+    head = data[:24]
+    nested = head + struct.pack("<Q", len(data)) + data + struct.pack("<QQ", 0, 0)
+    with pytest.raises(CorruptChunkError) as info:
+        rel.decode(nested, x.dtype, x.shape)
+    assert info.value.part == "logarithms"
+    assert "a format-2 chunk of kind 1, not a format-1 or a masked chunk" in str(info.value)

@@ -88,6 +88,32 @@ def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
         assert abs(decimal.Decimal(got) / true - 1) <= decimal.Decimal(2.0 ** -51)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-1100, 1100, allow_nan=False), min_size=1, max_size=40))
+def test_exp2_of_an_array_is_each_value_alone(vs):
+    """The kernel's whole-array pass (2**k from its bits) and its second pass for results
+    outside the normal range (ldexp) give each element what it gives alone, the reference's
+    bits."""
+    got = predict_relative.exp2(np.array(vs))
+    assert [float(g) for g in got] == [predict_reference.spec_exp2(v) for v in vs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=5e-324, max_value=1.7976931348623157e308), min_size=1,
+                max_size=40))
+def test_log2_within_a_few_units_for_normal_and_subnormal_values(vs):
+    """The encoder's log2 (the mantissa and exponent from the bits for normal values, frexp
+    for subnormal ones) against log2 to 40 digits, each element as it is alone."""
+    got = predict_relative.log2(np.array(vs))
+    for v, g in zip(vs, got.tolist()):
+        assert g == predict_relative.log2(np.array([v]))[0]
+        with decimal.localcontext() as ctx:
+            ctx.prec = 40
+            true = decimal.Decimal(v).ln() / decimal.Decimal(2).ln()
+        assert abs(decimal.Decimal(g) - true) <= 8 * decimal.Decimal(float(np.spacing(abs(float(true))))) \
+            + decimal.Decimal(2.0 ** -60), (v, g, true)
+
+
 def test_the_spec_table_is_the_reference_coefficients():
     assert list(predict_relative.EXP2) == predict_reference.exp2_coefficients()
 

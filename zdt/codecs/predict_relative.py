@@ -4,7 +4,7 @@ themselves. The spec, byte layout included, is docs/codecs/predict.md ("Pointwis
 bounds", format 2).
 
 The scheme of SZ's PW_REL (Liang et al. 2018), written down exactly: the values' base-2
-logarithms are coded as a format-1 float64 chunk within an absolute bound `b` just below
+logarithms are coded as a float64 chunk (format 1, or a masked one: zeros) within an absolute bound `b` just below
 log2(1 + R), signs in a bitmap of their own; a decoder computes 2**v by a fixed polynomial in
 binary64 arithmetic (`exp2`), so every decoder gives the same bits. What the logarithm or the
 polynomial would miss is caught by the encoder, which decodes the chunk and checks every
@@ -43,7 +43,8 @@ EXP2 = _logs.EXP2            # the spec's exp2 coefficients (zdt.kernels._logs)
 
 
 def log2(a: np.ndarray) -> np.ndarray:
-    """log2 of positive finite values, the same bits on every platform (zdt.kernels._logs)."""
+    """log2 of positive finite values, the same bits on every platform (zdt.kernels._logs);
+    for zero, infinities and NaN some value the caller replaces."""
     out = np.empty(a.shape, dtype=np.float64)
     _logs.log2(np.ascontiguousarray(a, dtype=np.float64), out)
     return out
@@ -70,10 +71,10 @@ def values(logs: np.ndarray, negative: np.ndarray, exact: np.ndarray, stored: np
            dtype: np.dtype) -> np.ndarray:
     """The decoded elements (flat): 2**v rounded to `dtype` for a finite logarithm v, 0 for
     -inf, infinity for +inf, negated where `negative`; where `exact`, the stored values in turn."""
-    out64 = np.zeros(logs.shape, dtype=np.float64)
     finite = np.isfinite(logs) & ~exact
-    out64[finite] = exp2(logs[finite])
-    out64[logs == math.inf] = math.inf
+    # (whole-array passes rather than gathering the finite logarithms: 2**0 where not finite)
+    out64 = exp2(np.where(finite, logs, 0.0))
+    out64 = np.where(finite, out64, np.where(logs == math.inf, math.inf, 0.0))
     with np.errstate(over="ignore", invalid="ignore"):
         out = out64.astype(dtype)
     np.negative(out, out=out, where=negative)
@@ -106,8 +107,8 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     x64 = flat.astype(np.float64)
     a = np.abs(x64)
     data_values = np.isfinite(a) & (a != 0)
-    logs = np.where(a == 0, ZERO, a)        # (-inf for zeros, +inf for infinities, NaN for NaN)
-    logs[data_values] = log2(a[data_values])
+    # (-inf for zeros, +inf for infinities, NaN for NaN; whole-array passes, no gathering)
+    logs = np.where(data_values, log2(a), np.where(a == 0, ZERO, a))
     exact = np.isnan(x64)
     fill_value = None
     if fill is not None:
@@ -198,7 +199,13 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         raise corrupt(f"the logarithms' chunk of {length} bytes runs past the chunk's end",
                       "logarithms")
     at = HEAD.size + length
-    logs = predict.PredictConfig(abs_error=b).decode(data[HEAD.size:at], LOGS, shape, ZERO).reshape(-1)
+    inner = data[HEAD.size:at]
+    if bytes(inner[:4]) == MAGIC and bytes(inner[4:5]) != bytes([predict.MASKED_KIND]):
+        # (a format-1 or a masked chunk only: a relative chunk inside would nest without end)
+        raise corrupt("the logarithms' chunk is a format-2 chunk of kind "
+                      f"{inner[4] if len(inner) > 4 else None}, not a format-1 or a masked "
+                      f"chunk", "logarithms")
+    logs = predict.PredictConfig(abs_error=b).decode(inner, LOGS, shape, ZERO).reshape(-1)
     negative, at = _bitmap(data, at, n, "signs")
     exact, at = _bitmap(data, at, n, "exact map")
     if negative is None:

@@ -38,8 +38,8 @@ STATE_LENGTH = struct.Struct("<IIQ")    # the two final states, the number of 16
 Stream = namedtuple("Stream", ["words", "states", "table", "lut", "info"], module=__name__)
 
 
-def corrupt(str message):
-    return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part="ANS stream")
+def corrupt(str message, str part="ANS stream"):
+    return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part=part)
 
 
 # --- context models -------------------------------------------------------------------------
@@ -196,12 +196,6 @@ def model(const int64_t[:, ::1] hist):
     for t in range(n_tables):
         normalise(&counts[t][0], &fr[t, 0])
     return best, freq, costs
-
-
-def estimate(const int64_t[:, ::1] hist):
-    """The bits stage 3 codes symbols in, from the count of each (fine context, token): the
-    entropy of the cheapest model's tables, its tables, and the tokens' extra bits."""
-    return float(model(hist)[2].min())
 
 
 # --- the encoder --------------------------------------------------------------------------------
@@ -441,8 +435,8 @@ def read(data):
 # --- the mask stream (the spec's "Masked chunks") --------------------------------------------
 # One bit per element in flat C order (set: masked), coded by one binary rANS state whose
 # probabilities adapt per context: the neighbours w, n, nw, ne in the last two dimensions and
-# the bit one slice back along the third-last (a mask that repeats along time costs almost
-# nothing after the first slice).
+# the bit one slice back along the third-last (or, in its first slice, along the fourth-last:
+# a mask that repeats along time costs almost nothing after the first slice).
 
 MASK_HEAD = struct.Struct("<IQ")        # the final state, the number of 16-bit words
 
@@ -454,14 +448,15 @@ cdef enum:
 
 
 def mask_corrupt(str message):
-    return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part="mask")
+    return corrupt(message, "mask")
 
 
 cdef inline void row_contexts(uint8_t* ctx, const uint8_t* up, const uint8_t* before,
                               Py_ssize_t n3) noexcept nogil:
     """Each bit's context in a row but for the bit before it (w, added as the row is coded):
     `up` the row above with a 0 on either side (up[k3 + 1] is the bit above; all 0 in a
-    slice's first row), `before` the row one slice back (NULL in a chunk's first slice)."""
+    slice's first row), `before` the row one slice back (along dimension 1 of the 4-d grid, or
+    at a slice 0 along dimension 0; NULL where neither exists)."""
     cdef Py_ssize_t k3
     for k3 in range(n3):
         ctx[k3] = <uint8_t>((up[k3 + 1] << 1) | (up[k3] << 2) | (up[k3 + 2] << 3))
@@ -476,7 +471,7 @@ def mask_encode(const uint8_t[::1] mask, tuple shape):
     last to first."""
     cdef Py_ssize_t n0 = shape[0], n1 = shape[1], n2 = shape[2], n3 = shape[3]
     cdef Py_ssize_t n = mask.shape[0], i, k0, k1, k2, k3, top, cap = n + 2
-    cdef Py_ssize_t s1 = n2 * n3
+    cdef Py_ssize_t s1 = n2 * n3, s0 = n1 * n2 * n3
     cdef uint16_t p[MASK_CONTEXTS]
     cdef uint32_t x = ANS_L, f, start, q, pc = MASK_HALF
     cdef int c, bit, cur = 0
@@ -503,7 +498,8 @@ def mask_encode(const uint8_t[::1] mask, tuple shape):
             for k1 in range(n1):
                 memset(&row[0], 0, n3 + 2)
                 for k2 in range(n2):
-                    row_contexts(ctx, &row[0], &mask[i - s1] if k1 > 0 else NULL, n3)
+                    row_contexts(ctx, &row[0], &mask[i - s1] if k1 > 0 else (
+                        &mask[i - s0] if k0 > 0 else NULL), n3)
                     bit = 0
                     for k3 in range(n3):
                         c = ctx[k3] | bit
@@ -543,7 +539,7 @@ def mask_decode(data, tuple shape):
     began."""
     cdef Py_ssize_t n0 = shape[0], n1 = shape[1], n2 = shape[2], n3 = shape[3]
     cdef Py_ssize_t n = n0 * n1 * n2 * n3, i, k0, k1, k2, k3, pos = 0, count = 0
-    cdef Py_ssize_t s1 = n2 * n3, n_words
+    cdef Py_ssize_t s1 = n2 * n3, s0 = n1 * n2 * n3, n_words
     cdef uint16_t p[MASK_CONTEXTS]
     cdef uint32_t x, f, slot, pc = MASK_HALF
     cdef int c, bit, err = 0, cur = 0
@@ -558,8 +554,8 @@ def mask_decode(data, tuple shape):
     x = x0
     if x < ANS_L:
         raise mask_corrupt(f"the mask stream's state {x} lies below 2^16")
-    words_a = np.frombuffer(bytes(data[MASK_HEAD.size:MASK_HEAD.size + 2 * n_words]),
-                            dtype="<u2").astype(np.uint16)
+    # (one copy: a little-endian machine's native uint16, aligned)
+    words_a = np.frombuffer(data, dtype="<u2", count=n_words, offset=MASK_HEAD.size).astype(np.uint16)
     cdef const uint16_t[::1] words = words_a
     wp = &words[0] if n_words else &no_word
     mask_a = np.zeros(n, dtype=np.uint8)
@@ -576,7 +572,8 @@ def mask_decode(data, tuple shape):
                 for k1 in range(n1):
                     memset(&row[0], 0, n3 + 2)
                     for k2 in range(n2):
-                        row_contexts(ctx, &row[0], &m[i - s1] if k1 > 0 else NULL, n3)
+                        row_contexts(ctx, &row[0], &m[i - s1] if k1 > 0 else (
+                            &m[i - s0] if k0 > 0 else NULL), n3)
                         bit = 0
                         for k3 in range(n3):
                             c = ctx[k3] | bit

@@ -17,6 +17,34 @@ compiler.
 from libc.math cimport fabs, frexp, isfinite, ldexp, rint, sqrt
 from libc.stdint cimport uint8_t
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* 2**k for a whole k in [-1020, 1020], built from its bits: k + 2**52 + 1023 is exact and
+       holds k + 1023 in its low bits, which shifted into the exponent field give 2**k (no libm
+       call, so the loops around it vectorise) */
+    static inline double zdt_pow2i(double k) {
+        double d = k + 4503599627371519.0;
+        uint64_t b;
+        memcpy(&b, &d, 8);
+        b <<= 52;
+        memcpy(&d, &b, 8);
+        return d;
+    }
+    /* a positive normal a as m 2**e, m in [1/2, 1) (frexp's answer, from the bits) */
+    static inline double zdt_mantissa(double a, int* e) {
+        uint64_t b;
+        memcpy(&b, &a, 8);
+        *e = (int)((b >> 52) & 0x7FF) - 1022;
+        b = (b & 0x800FFFFFFFFFFFFFULL) | 0x3FE0000000000000ULL;
+        memcpy(&a, &b, 8);
+        return a;
+    }
+    """
+    double pow2i "zdt_pow2i"(double k) nogil
+    double mantissa "zdt_mantissa"(double a, int* e) nogil
+
 # 2**f for |f| <= 1/2: the binary64 values nearest (ln 2)**i / i!, i = 0 .. 13
 EXP2 = tuple(float.fromhex(h) for h in (
     "0x1.0000000000000p+0", "0x1.62e42fefa39efp-1", "0x1.ebfbdff82c58fp-3",
@@ -40,13 +68,15 @@ cdef double TINY = 2.0 ** -1000
 
 
 def exp2(const double[::1] v, double[::1] out) -> None:
-    """out[i] = 2**v[i] for finite v[i]: k = rint(v) (ties to even), f = v - k, Horner's rule
-    over EXP2 in f (p = p * f, then p = p + c, each rounded), ldexp(p, k) (one rounding)."""
+    """out[i] = 2**v[i] for finite v[i] (callers pass only finite values): k = rint(v) (ties
+    to even), f = v - k, Horner's rule over EXP2 in f (p = p * f, then p = p + c, each
+    rounded), ldexp(p, k) (one rounding)."""
     cdef Py_ssize_t i, n = v.shape[0]
     cdef double k, f, p
     cdef int j
     if out.shape[0] != n:
         raise ValueError(f"exp2: {n} values, {out.shape[0]} places")
+    cdef Py_ssize_t far = 0
     with nogil:
         for i in range(n):
             k = rint(v[i])
@@ -55,32 +85,62 @@ def exp2(const double[::1] v, double[::1] out) -> None:
             for j in range(12, -1, -1):
                 p = p * f
                 p = p + C[j]
-            if k > LIMIT:
-                k = LIMIT
-            elif k < -LIMIT:
-                k = -LIMIT
-            out[i] = ldexp(p, <int>k)
+            # (p * 2**k is exact where the result is a normal number: |k| <= 1020; the others
+            # are done again below with ldexp, which rounds a subnormal result once)
+            far += not (-1020.0 <= k <= 1020.0)
+            out[i] = p * pow2i(k if -1020.0 <= k <= 1020.0 else 0.0)
+        if far:
+            for i in range(n):
+                k = rint(v[i])
+                if -1020.0 <= k <= 1020.0:
+                    continue
+                f = v[i] - k
+                p = C[13]
+                for j in range(12, -1, -1):
+                    p = p * f
+                    p = p + C[j]
+                if k > LIMIT:
+                    k = LIMIT
+                elif k < -LIMIT:
+                    k = -LIMIT
+                out[i] = ldexp(p, <int>k)
 
 
 def log2(const double[::1] a, double[::1] out) -> None:
-    """out[i] = log2 a[i] for positive finite a[i], within a few units of its last place."""
-    cdef Py_ssize_t i, n = a.shape[0]
-    cdef double m, s, s2, p
-    cdef int e, j
+    """out[i] = log2 a[i] for positive finite a[i], within a few units of its last place (for
+    zero, infinities and NaN some value without meaning: callers replace it)."""
+    cdef Py_ssize_t i, n = a.shape[0], tiny = 0
+    cdef int e
+    cdef double m
     if out.shape[0] != n:
         raise ValueError(f"log2: {n} values, {out.shape[0]} places")
     with nogil:
         for i in range(n):
-            m = frexp(a[i], &e)             # (m in [1/2, 1))
-            if m < SQRT_HALF:
-                m = 2 * m
-                e = e - 1
-            s = (m - 1) / (m + 1)
-            s2 = s * s
-            p = ATANH[10]
-            for j in range(9, -1, -1):
-                p = p * s2 + ATANH[j]
-            out[i] = e + s * (p * s2 + 1.0) * TWO_OVER_LN2
+            # (a normal a from its bits, no libm call: the loop vectorises; a subnormal one,
+            # whose bits are no m 2**e, is done again below with frexp)
+            tiny += a[i] < 2.2250738585072014e-308
+            m = mantissa(a[i], &e)          # (e is set here: not in the call that reads it)
+            out[i] = log2_of(m, e)
+        if tiny:
+            for i in range(n):
+                if a[i] < 2.2250738585072014e-308:
+                    m = frexp(a[i], &e)
+                    out[i] = log2_of(m, e)
+
+
+cdef inline double log2_of(double m, int e) noexcept nogil:
+    """log2 (m 2**e) for m in [1/2, 1): m moved into [sqrt(1/2), sqrt(2)), then the series."""
+    cdef bint low = m < SQRT_HALF
+    cdef double s, s2, p
+    cdef int j
+    m = 2 * m if low else m
+    e = e - 1 if low else e
+    s = (m - 1) / (m + 1)
+    s2 = s * s
+    p = ATANH[10]
+    for j in range(9, -1, -1):
+        p = p * s2 + ATANH[j]
+    return e + s * (p * s2 + 1.0) * TWO_OVER_LN2
 
 
 def screen(const double[::1] x, const double[::1] y, double rel_error, uint8_t[::1] out) -> int:
