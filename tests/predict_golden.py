@@ -204,6 +204,9 @@ def _cases() -> list[Case]:
     # (v2.3) a 4-d chunk: the mask stream's look-back along time at each step's first level
     out.append(Case("masked-4d", make_masked((3, 4, 9, 11), FILL), (3, 4, 9, 11), "float32",
                     {"abs_error": 0.01, "predictor": "interpolation", "entropy": "ans"}, fill=FILL))
+    # (v2.4) a relative chunk of a masked field: NaN, the logarithms' fill value
+    out.append(Case("rel-masked-nan", make_masked((4, 15, 19), float("nan")), (4, 15, 19),
+                    "float32", {"rel_error": 1e-3, "entropy": "ans"}, fill=float("nan")))
     out.append(Case("masked-everything", lambda dtype: np.full((4, 9), FILL, dtype=dtype), (4, 9),
                     "float64", {"abs_error": 0.1}, fill=FILL))
     return out

@@ -265,11 +265,12 @@ def spec_exp2(v: float) -> float:
 
 def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     """A format-2 chunk (kind 1, pointwise relative), element by element."""
-    magic, kind, size, reserved, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
-    assert magic == b"ZPR2" and kind == 1 and size == dtype.itemsize and reserved == 0
+    magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
+    assert magic == b"ZPR2" and kind == 1 and size == dtype.itemsize and log_fill in (0, 1)
     n = math.prod(shape)
     assert data[32:36] == b"ZPR1" or data[32:37] == b"ZPR2\x02"
-    logs = decode(data[32:32 + length], np.dtype("float64"), shape, b, -math.inf).reshape(-1)
+    logs = decode(data[32:32 + length], np.dtype("float64"), shape, b,
+                  [-math.inf, math.nan][log_fill]).reshape(-1)
     at = 32 + length
     (sign_length,) = struct.unpack_from("<Q", data, at)
     at += 8

@@ -197,7 +197,7 @@ def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
         "short": (data[:20], "header"),
         "kind": (data[:4] + b"\x02" + data[5:], "header"),
         "element size": (data[:5] + b"\x04" + data[6:], "header"),
-        "reserved": (data[:6] + b"\x01\x00" + data[8:], "header"),
+        "logarithms' fill": (data[:6] + b"\x02\x00" + data[8:], "header"),
         "b NaN": (data[:8] + struct.pack("<d", math.nan) + data[16:], "header"),
         "b zero": (data[:8] + struct.pack("<d", 0.0) + data[16:], "header"),
         "n_exact too large": (data[:16] + struct.pack("<Q", 10**6) + data[24:], "header"),
@@ -221,6 +221,30 @@ def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
     for cut in range(len(data)):
         with pytest.raises(CorruptChunkError):
             config.decode(data[:cut], x.dtype, x.shape)
+    with pytest.raises(CorruptChunkError) as info:
+        config.decode(cases["logarithms' fill"][0], x.dtype, x.shape)
+    assert str(info.value) == "zdt.predict: the logarithms' fill field is 2, not 0 (-inf) or 1 (NaN)"
+
+
+def test_a_masked_field_s_missing_values_are_the_logarithms_fill():
+    """More missing values (NaN, stored exactly) than zeros: the logarithms' chunk takes NaN
+    as its fill value (masked, no symbols), the zeros' -inf raw; fewer: -inf."""
+    i, j = np.mgrid[0:60, 0:80]
+    x = 280 + 10 * np.sin(i / 9) * np.cos(j / 11)
+    x[(i - 30) ** 2 + (j - 40) ** 2 < 400] = np.nan
+    x[0, :5] = 0.0
+    config = PredictConfig.create(rel_error=1e-3)
+    data = config.encode(x, np.nan)
+    assert data[6:8] == b"\x01\x00" and data[32:37] == b"ZPR2\x02"
+    y = config.decode(data, x.dtype, x.shape, np.nan)
+    check_relative(x, y, 1e-3, None)
+    assert np.array_equal(predict_reference.decode(data, x.dtype, x.shape, None, None).view("u8"),
+                          y.view("u8"))
+    rain = np.where(np.isnan(x), 0.0, x)
+    rain[:3, :3] = np.nan
+    data = config.encode(rain, np.nan)
+    assert data[6:8] == b"\x00\x00"
+    check_relative(rain, config.decode(data, rain.dtype, rain.shape, np.nan), 1e-3, None)
 
 
 def test_a_newer_format_is_refused_naming_its_version():

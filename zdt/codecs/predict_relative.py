@@ -34,11 +34,16 @@ if TYPE_CHECKING:
 
 MAGIC = predict.FORMAT2_MAGIC    # format 2: a chunk of parts, its kind in byte 4
 KIND_RELATIVE = 1
-# magic, kind, element size, reserved (0), b (binary64), n_exact, the logarithms' chunk length
+# magic, kind, element size, the logarithms' fill (LOG_FILLS), b (binary64), n_exact, the
+# logarithms' chunk length
 HEAD = struct.Struct("<4sBBHdQQ")
 LENGTH = struct.Struct("<Q")
 LOGS = np.dtype("float64")      # the logarithms' chunk: always float64
-ZERO = -math.inf                # the logarithm of a zero: the logarithms' chunk's fill value
+ZERO = -math.inf                # the logarithm of a zero
+# the logarithms' chunk's fill value by the header's field: -inf (zeros masked, or one symbol
+# each), or NaN (the elements stored exactly: a masked field's missing values), whichever the
+# chunk holds more of (the other kind is stored raw in the logarithms' chunk)
+LOG_FILLS = (ZERO, math.nan)
 EXP2 = _logs.EXP2            # the spec's exp2 coefficients (zdt.kernels._logs)
 
 
@@ -121,28 +126,29 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     largest = float(np.abs(logs[data_values & ~exact]).max(initial=0.0))
     b = log_bound(R, dtype, largest)
     inner = replace(config, abs_error=b, rel_error=None)
-    chunk = inner.encode(logs.reshape(x.shape), ZERO)
+    log_fill = int(np.count_nonzero(exact) > np.count_nonzero(logs == ZERO))
+    chunk = inner.encode(logs.reshape(x.shape), LOG_FILLS[log_fill])
     # the decoder's values; an element they miss is stored exactly as well (its logarithm stays:
     # the chunk, and so every other element's value, is unchanged)
-    decoded = inner.decode(chunk, LOGS, x.shape, ZERO).reshape(-1)
+    decoded = inner.decode(chunk, LOGS, x.shape, LOG_FILLS[log_fill]).reshape(-1)
     y = values(decoded, negative, exact, flat[exact], dtype)
     check = np.flatnonzero(data_values & ~exact)
     exact[check[misses(flat[check], y[check], R)]] = True
     if fill_value is not None:
         exact |= y == fill_value            # (no other element may read back as the fill value)
-    out = _pack(config, b, chunk, logs, negative, flat, exact)
+    out = _pack(config, b, log_fill, chunk, logs, negative, flat, exact)
     if len(out) > flat.nbytes // 2:
         # (a bound too fine for the logarithms' codes: every value stored exactly may be smaller,
-        # the logarithms' chunk then all NaN)
-        chunk = inner.encode(np.full(x.shape, np.nan), ZERO)
-        every = _pack(config, b, chunk, np.full(flat.shape, np.nan), negative, flat,
+        # the logarithms' chunk then all NaN, its fill value)
+        chunk = inner.encode(np.full(x.shape, np.nan), LOG_FILLS[1])
+        every = _pack(config, b, 1, chunk, np.full(flat.shape, np.nan), negative, flat,
                       np.ones(flat.shape, dtype=bool))
         out = every if len(every) < len(out) else out
     return out
 
 
-def _pack(config: PredictConfig, b: float, chunk: bytes, logs: np.ndarray, negative: np.ndarray,
-          flat: np.ndarray, exact: np.ndarray) -> bytes:
+def _pack(config: PredictConfig, b: float, log_fill: int, chunk: bytes, logs: np.ndarray,
+          negative: np.ndarray, flat: np.ndarray, exact: np.ndarray) -> bytes:
     from numcodecs.zstd import Zstd
 
     def frame(data: bytes) -> bytes:
@@ -153,7 +159,8 @@ def _pack(config: PredictConfig, b: float, chunk: bytes, logs: np.ndarray, negat
     marked = exact & ~np.isnan(logs)
     where = frame(np.packbits(marked).tobytes()) if marked.any() else b""
     stored = flat[exact].astype(flat.dtype.newbyteorder("<")).tobytes()
-    head = HEAD.pack(MAGIC, KIND_RELATIVE, flat.dtype.itemsize, 0, b, int(exact.sum()), len(chunk))
+    head = HEAD.pack(MAGIC, KIND_RELATIVE, flat.dtype.itemsize, log_fill, b, int(exact.sum()),
+                     len(chunk))
     return b"".join((head, chunk, LENGTH.pack(len(signs)), signs, LENGTH.pack(len(where)), where,
                      frame(stored) if stored else b""))
 
@@ -184,13 +191,14 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     if len(data) < HEAD.size:
         raise corrupt(f"a format-2 chunk of {len(data)} bytes is shorter than its "
                       f"{HEAD.size}-byte header", "header")
-    magic, kind, size, reserved, b, n_exact, length = HEAD.unpack_from(data)
+    magic, kind, size, log_fill, b, n_exact, length = HEAD.unpack_from(data)
     if kind != KIND_RELATIVE:
         raise corrupt(f"unknown format-2 chunk kind {kind} (1: pointwise relative, 2: masked)", "header")
     if size != dtype.itemsize:
         raise corrupt(f"the chunk holds {size}-byte elements, the array {dtype}", "header")
-    if reserved:
-        raise corrupt(f"the reserved header field is {reserved}, not 0", "header")
+    if log_fill >= len(LOG_FILLS):
+        raise corrupt(f"the logarithms' fill field is {log_fill}, not 0 (-inf) or 1 (NaN)",
+                      "header")
     if not (math.isfinite(b) and b > 0):
         raise corrupt(f"the logarithms' bound is {b!r}, not a finite number > 0", "header")
     if n_exact > n:
@@ -205,7 +213,8 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         raise corrupt("the logarithms' chunk is a format-2 chunk of kind "
                       f"{inner[4] if len(inner) > 4 else None}, not a format-1 or a masked "
                       f"chunk", "logarithms")
-    logs = predict.PredictConfig(abs_error=b).decode(inner, LOGS, shape, ZERO).reshape(-1)
+    logs = predict.PredictConfig(abs_error=b).decode(inner, LOGS, shape,
+                                                     LOG_FILLS[log_fill]).reshape(-1)
     negative, at = _bitmap(data, at, n, "signs")
     exact, at = _bitmap(data, at, n, "exact map")
     if negative is None:
