@@ -225,8 +225,9 @@ class PredictConfig:
             return self._encode_values(x, shape, dtype, fills, None)
         # (a masked chunk's mask stream costs a few dozen bytes whatever it holds: where few
         # elements are masked, format 1's fill-value symbols may cost less)
-        masked = self._encode_masked(x, shape, dtype, fills, mask)
-        if FEW_MASKED * np.count_nonzero(mask) >= x.size:
+        n_masked = int(np.count_nonzero(mask))
+        masked = self._encode_masked(x, shape, dtype, fills, mask, n_masked)
+        if FEW_MASKED * n_masked >= x.size:
             return masked
         plain = self._encode_values(x, shape, dtype, fills, None)
         return masked if len(masked) < len(plain) else plain
@@ -246,11 +247,11 @@ class PredictConfig:
         return best
 
     def _encode_masked(self, x: np.ndarray, shape: tuple[int, int, int, int], dtype: np.dtype,
-                       fills: np.ndarray, mask: np.ndarray) -> bytes:
+                       fills: np.ndarray, mask: np.ndarray, n_masked: int) -> bytes:
         """A masked chunk (format 2, kind 2): the mask stream, then the values' chunk."""
         stream = _ans.mask_encode(mask, shape)
-        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, 0,
-                                  int(np.count_nonzero(mask)), len(stream))
+        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, 0, n_masked,
+                                  len(stream))
         return head + stream + self._encode_values(x, shape, dtype, fills, mask)
 
     def _stages(self, prediction: Any) -> list[str]:
@@ -344,7 +345,9 @@ class PredictConfig:
         dtype = self.check_dtype(np.dtype(dtype))
         fill = self.fill if self.fill is not None else fill     # (the codec's own, if it has one)
         buf = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        if bytes(buf[:4]) == FORMAT2_MAGIC and (len(buf) < 5 or buf[4] != MASKED_KIND):
+        # (format 2: its kind in the byte after the magic; None for format 1 or a cut chunk)
+        kind = buf[4] if bytes(buf[:4]) == FORMAT2_MAGIC and len(buf) > 4 else None
+        if bytes(buf[:4]) == FORMAT2_MAGIC and kind != MASKED_KIND:
             if dtype.kind in "iu":
                 raise corrupt(f"a format-2 chunk (a relative bound) in an array of {dtype}: "
                               f"integer arrays take format 1 and masked chunks only", "header")
@@ -354,7 +357,7 @@ class PredictConfig:
         if dtype.kind in "iu":
             return self._decode_integers(buf, dtype, shape, fill)
         mask = n_masked = None
-        if bytes(buf[:4]) == FORMAT2_MAGIC:
+        if kind == MASKED_KIND:
             mask, n_masked, buf = self._read_mask(buf, dtype, shape, fill)
         return self._decode_values(buf, dtype, shape, fill, mask, n_masked)
 

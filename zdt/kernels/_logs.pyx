@@ -67,38 +67,41 @@ cdef double MARGIN = 1.0 - 2.0 ** -50
 cdef double TINY = 2.0 ** -1000
 
 
+cdef inline double exp2_poly(double f) noexcept nogil:
+    """2**f for |f| <= 1/2: Horner's rule over EXP2 (p = p * f, then p = p + c, each rounded)."""
+    cdef double p = C[13]
+    cdef int j
+    for j in range(12, -1, -1):
+        p = p * f
+        p = p + C[j]
+    return p
+
+
 def exp2(const double[::1] v, double[::1] out) -> None:
     """out[i] = 2**v[i] for finite v[i] (callers pass only finite values): k = rint(v) (ties
     to even), f = v - k, Horner's rule over EXP2 in f (p = p * f, then p = p + c, each
     rounded), ldexp(p, k) (one rounding)."""
     cdef Py_ssize_t i, n = v.shape[0]
-    cdef double k, f, p
-    cdef int j
+    cdef double k, p
     if out.shape[0] != n:
         raise ValueError(f"exp2: {n} values, {out.shape[0]} places")
     cdef Py_ssize_t far = 0
+    cdef bint near
     with nogil:
         for i in range(n):
             k = rint(v[i])
-            f = v[i] - k
-            p = C[13]
-            for j in range(12, -1, -1):
-                p = p * f
-                p = p + C[j]
+            p = exp2_poly(v[i] - k)
             # (p * 2**k is exact where the result is a normal number: |k| <= 1020; the others
             # are done again below with ldexp, which rounds a subnormal result once)
-            far += not (-1020.0 <= k <= 1020.0)
-            out[i] = p * pow2i(k if -1020.0 <= k <= 1020.0 else 0.0)
+            near = -1020.0 <= k <= 1020.0
+            far += not near
+            out[i] = p * pow2i(k if near else 0.0)
         if far:
             for i in range(n):
                 k = rint(v[i])
                 if -1020.0 <= k <= 1020.0:
                     continue
-                f = v[i] - k
-                p = C[13]
-                for j in range(12, -1, -1):
-                    p = p * f
-                    p = p + C[j]
+                p = exp2_poly(v[i] - k)
                 if k > LIMIT:
                     k = LIMIT
                 elif k < -LIMIT:
