@@ -104,8 +104,9 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
         if X86_64:
             args += {"avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}.get(level, [])
         return args
-    # gcc / clang. -g0: debug info is most of the binary.
-    args = ["-O1", "-g"] if DEBUG or SANITIZE else ["-O3", "-g0"]
+    # gcc / clang. -g0: debug info is most of the binary. A sanitizer build (clang) keeps line
+    # tables only: its reports' stack traces name file and line, for a fifth less compile time.
+    args = ["-O1", "-gline-tables-only"] if SANITIZE else ["-O1", "-g"] if DEBUG else ["-O3", "-g0"]
     if SANITIZE:
         args += sanitize_args()
     # -fno-trapping-math: we never unmask FP traps, and without it gcc will not vectorise

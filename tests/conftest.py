@@ -1,5 +1,6 @@
 """Hypothesis profiles: "ci" (default) keeps the suite within CI's budget; run
-`ZDT_HYPOTHESIS_PROFILE=thorough pytest` for a long search."""
+`ZDT_HYPOTHESIS_PROFILE=thorough pytest` for a long search; "repeat" is for CI's legs that run
+a test file the README's leg has run (tests/hypothesis_budget.py: a quarter of the examples)."""
 
 import os
 
@@ -12,6 +13,10 @@ settings.register_profile(
 )
 settings.register_profile(
     "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile(
+    "repeat", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
 settings.load_profile(os.environ.get("ZDT_HYPOTHESIS_PROFILE", "ci"))

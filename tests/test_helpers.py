@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 import exact
 
@@ -39,7 +40,7 @@ def slow_error(x, y, relative):
 FLOATS = st.floats(allow_nan=True, allow_infinity=True)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(st.lists(st.tuples(FLOATS, FLOATS), min_size=1, max_size=6), st.booleans(), st.booleans())
 def test_exact_error_is_the_slow_exact_maximum(pairs, relative, neighbours):
     x = np.array([p[0] for p in pairs])
@@ -50,7 +51,7 @@ def test_exact_error_is_the_slow_exact_maximum(pairs, relative, neighbours):
     assert exact.exact_error(x, y, relative) == slow_error(x, y, relative)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(st.lists(st.tuples(st.floats(allow_nan=False, allow_infinity=False, width=32),
                           st.integers(-3, 3)), min_size=1, max_size=6),
        st.floats(min_value=1e-30, max_value=1e30))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 import predict_reference
 from exact import check_within
@@ -38,7 +39,7 @@ def land(shape: tuple[int, ...], seed: int, density: float, repeat: bool) -> np.
 shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=shapes, seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.0, 0.05, 0.5, 0.97, 1.0]),
        repeat=st.booleans())
 def test_the_mask_stream_decodes_as_the_reference_decodes_it(shape, seed, density, repeat):
@@ -59,7 +60,7 @@ def test_a_mask_repeated_along_the_first_axis_costs_next_to_nothing_after_the_fi
     assert len(stream_many) - len(stream_one) < 39 * 10_800 * 0.002 / 8, (len(stream_one), len(stream_many))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=st.sampled_from([(7,), (9, 13), (4, 9, 11), (2, 3, 5, 7), (2, 2, 3, 4, 5)]),
        seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.1, 0.5, 1.0]), repeat=st.booleans(),
        fill=st.sampled_from([FILL, np.nan, 0.0]), dtype=st.sampled_from(["float32", "float64"]),

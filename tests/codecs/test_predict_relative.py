@@ -15,6 +15,7 @@ import pytest
 import zarr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from zarr.storage import MemoryStore
 
 import predict_reference
@@ -50,7 +51,7 @@ def relative_field(seed: int, shape: tuple[int, ...], dtype: str, scale: float, 
 shapes = st.lists(st.integers(1, 9), min_size=0, max_size=4).map(tuple)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), shape=shapes, dtype=st.sampled_from(["float32", "float64"]),
        scale=st.sampled_from([1e-30, 1e-3, 1.0, 300.0, 1e30]), spread=st.sampled_from([0.0, 0.5, 8.0]),
        zeros=st.sampled_from([0.0, 0.3]), negative=st.sampled_from([0.0, 0.2, 1.0]),
@@ -72,7 +73,7 @@ def test_every_element_within_r_of_its_magnitude_and_the_reference_decodes_the_s
     assert np.array_equal(ref.view(bits), y.view(bits))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.floats(-1100, 1100, allow_nan=False))
 def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
     """The spec's exp2 (its coefficients computed again from ln 2 by the reference) against 2**v
@@ -88,7 +89,7 @@ def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
         assert abs(decimal.Decimal(got) / true - 1) <= decimal.Decimal(2.0 ** -51)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.floats(-1100, 1100, allow_nan=False), min_size=1, max_size=40))
 def test_exp2_of_an_array_is_each_value_alone(vs):
     """The kernel's whole-array pass (2**k from its bits) and its second pass for results
@@ -98,7 +99,7 @@ def test_exp2_of_an_array_is_each_value_alone(vs):
     assert [float(g) for g in got] == [predict_reference.spec_exp2(v) for v in vs]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.floats(min_value=5e-324, max_value=1.7976931348623157e308), min_size=1,
                 max_size=40))
 def test_log2_within_a_few_units_for_normal_and_subnormal_values(vs):

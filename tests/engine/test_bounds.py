@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from zdt.engine.bounds import Bound, error_of
 
@@ -65,7 +66,7 @@ def near(x: float, limit: float, how: int, relative: bool) -> float:
 
 @given(st.lists(st.tuples(floats, st.integers(-2, 2), st.booleans()), min_size=1, max_size=40),
        limits, st.booleans())
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @example(pairs=[(0.3, 0, True)], limit=0.1, relative=False)
 @example(pairs=[(1e16, 0, True)], limit=1.0, relative=False)
 @example(pairs=[(1.7976931348623157e308, 0, True)], limit=1e300, relative=False)
@@ -79,7 +80,7 @@ def test_error_of_decides_exactly(pairs, limit, relative):
 
 @given(st.lists(floats, min_size=1, max_size=30), st.lists(floats, min_size=1, max_size=30),
        limits, st.booleans())
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 def test_error_of_on_unrelated_values(xs, ys, limit, relative):
     n = min(len(xs), len(ys))
     x, y = np.array(xs[:n]), np.array(ys[:n])
@@ -89,7 +90,7 @@ def test_error_of_on_unrelated_values(xs, ys, limit, relative):
 
 @given(st.lists(st.floats(-100, 100), min_size=1, max_size=30), st.floats(-1e4, 1e4),
        st.integers(0, 29))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_sentinels_come_back_bit_for_bit(xs, sentinel, where):
     x = np.array(xs + [sentinel])
     bound = Bound("abs", 0.5)

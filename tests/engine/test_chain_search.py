@@ -16,6 +16,7 @@ import pytest
 import zarr
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from zarr.storage import MemoryStore
 
 import zdt
@@ -83,7 +84,7 @@ def bitround_then_pcodec(x: np.ndarray, R: float) -> int:
         for u in units(x))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # (zarr gave blosc the typesize of the array's float32, not of the uint8 it stored: 12,970
 # bytes written where 11,684 were measured, more than the recipe's 11,788)
 @example(seed=1, smooth=1.0, noise=5.0, nan=0.05, dtype="float32", bound=("abs", 0.5),

@@ -13,6 +13,7 @@ import pytest
 import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 import compare_reference as ref
 import zdt
@@ -96,7 +97,7 @@ def reference(x: np.ndarray, y: np.ndarray) -> dict:
     return want
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(fields())
 def test_pointwise_figures_agree_with_the_slow_exact_computation(case):
     x, y, chunks = case
@@ -111,7 +112,7 @@ def test_pointwise_figures_agree_with_the_slow_exact_computation(case):
     assert got["dssim"] is None and got["spectral_error"] is None       # (slices=0)
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(fields(min_side=8, max_side=14, max_lead=2))
 def test_dssim_and_the_spectral_error_agree_with_the_slow_computation(case):
     x, y, chunks = case

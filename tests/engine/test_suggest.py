@@ -15,6 +15,7 @@ import pytest
 import zarr
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from zarr.storage import MemoryStore
 
 from exact import exact_error
@@ -178,7 +179,7 @@ def test_data_on_a_decimal_grid_keep_it_exactly_whatever_the_bound():
     assert exact_error(x, back, False) <= Fraction(1, 10 ** 12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(start=st.integers(-10 ** 6, 10 ** 6), step=st.integers(1, 500), digits=st.integers(0, 4),
        ks=st.lists(st.integers(0, 3000), min_size=1, max_size=300), parts=st.integers(1, 5))
 def test_the_survey_finds_the_grid_the_data_lie_on(start, step, digits, ks, parts):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 import reference
 from strategies import edge_values, elements
@@ -105,7 +106,7 @@ def test_streaming_writes_what_the_plain_step_writes(mode, oor, build):
 
 
 @pytest.mark.parametrize("build", STREAMING_BUILDS)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data())
 def test_streaming_matches_the_reference(build, data):
     """Against the exact pure-Python reference, on hypothesis' float64 values, at a drawn
