@@ -2,10 +2,9 @@
 `ZDT_HYPOTHESIS_PROFILE=thorough pytest` for a long search; "repeat" is for CI's legs that run
 a test file the README's leg has run (tests/hypothesis_budget.py: a quarter of the examples)."""
 
-import os
-
 import zdt
 from hypothesis import HealthCheck, settings
+from hypothesis_budget import PROFILE
 
 settings.register_profile(
     "ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -19,7 +18,7 @@ settings.register_profile(
     "repeat", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
-settings.load_profile(os.environ.get("ZDT_HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(PROFILE)
 
 # What a zarr 3.1 user does before using zdt's data types (that zarr never loads the
 # zarr.data_type entry points); on newer zarr the entry points register the same classes.
