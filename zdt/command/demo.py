@@ -27,7 +27,6 @@ import json
 import shutil
 import tempfile
 import time
-import warnings
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -167,6 +166,7 @@ def shrink(tmp: Path) -> None:
     import zarr
 
     from zdt.command import main as zdt_main
+    from zdt.engine.writer import numcodecs_note_silenced
 
     rows = list(csv.DictReader(io.StringIO((_data_dir() / "seattle-weather.csv").read_text())))
     days = np.array([r["date"].replace("/", "-") for r in rows], dtype="datetime64[D]")
@@ -193,11 +193,7 @@ def shrink(tmp: Path) -> None:
     print(f"   {'array':14s} {'bytes before':>12s} {'after':>8s}  largest error (checked here)")
     for name in ["time", *columns, "weather", "hourly_temp"]:
         before, after = _stored_bytes(src / name), _stored_bytes(tmp / "small.zarr" / name)
-        with warnings.catch_warnings():
-            # zarr's note that numcodecs.* codecs (pcodec) are not in the v3 spec, once per
-            # array opened, in the middle of this table: convert chose them for the default
-            # readers, which read them
-            warnings.filterwarnings("ignore", "Numcodecs codecs are not in the Zarr")
+        with numcodecs_note_silenced():      # (as convert: not in the middle of this table)
             x, y = root[name][...], small[name][...]
         if x.dtype.kind == "f":
             kind, bound = limits.get(name, ("abs", 0.05))

@@ -16,7 +16,8 @@ import os
 import signal
 import warnings
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -52,13 +53,21 @@ def parse_codecs(codecs: Any, where: str = "codecs") -> list[dict]:
     return codecs
 
 
-def open_written(store: Any, path: str, mode: str) -> Any:
-    """An array of the destination, opened without zarr's note that numcodecs.* codecs are not
-    in the v3 spec (the readers were chosen; the command prints nothing but its report)."""
-    import zarr
-
+@contextmanager
+def numcodecs_note_silenced() -> Iterator[None]:
+    """Without zarr's note that numcodecs.* codecs are not in the v3 spec, which it gives for
+    every array with one that it creates or opens: the readers were chosen, and what zdt prints
+    is its report alone."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Numcodecs codecs are not in the Zarr")
+        yield
+
+
+def open_written(store: Any, path: str, mode: str) -> Any:
+    """An array of the destination, opened without zarr's note on numcodecs codecs."""
+    import zarr
+
+    with numcodecs_note_silenced():
         return zarr.open_array(store=store, path=path, mode=mode)
 
 
@@ -90,9 +99,7 @@ def create_like(root: Any, arr: Any, codecs: list[dict], compression: Compressio
             raise UsageError(f"/{arr.path}: zarr format 2 arrays have no {serializer['name']!r}")
         kwargs.update(filters=arrays.v2_filters(filters, np.dtype(arr.dtype)), order=meta.order)
     try:
-        with warnings.catch_warnings():
-            # zarr's note that numcodecs.* codecs are not in the v3 spec: the readers were chosen
-            warnings.filterwarnings("ignore", "Numcodecs codecs are not in the Zarr")
+        with numcodecs_note_silenced():
             return zarr.create_array(**kwargs)
     except (ValueError, TypeError, KeyError) as exc:
         raise InputError(f"/{arr.path}: cannot create it with codecs {json.dumps(codecs)}: "
