@@ -115,6 +115,146 @@ def test_log2_within_a_few_units_for_normal_and_subnormal_values(vs):
             + decimal.Decimal(2.0 ** -60), (v, g, true)
 
 
+special_floats = st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 5e-324,
+                                  -1e-310, 2.0 ** -1022, 1e-45, 3.5e38, -7.0, 1e300])
+element_lists = st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), special_floats),
+                         min_size=0, max_size=40)
+
+
+def as_type(values: list[float], dtype: str) -> np.ndarray:
+    with np.errstate(over="ignore", under="ignore"):
+        return np.array(values, dtype=np.float64).astype(dtype)
+
+
+def rounded(y: float, dtype: str) -> float:
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.array([y]).astype(dtype)[0])
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(values=element_lists, dtype=st.sampled_from(["float32", "float64"]),
+       fill=st.sampled_from([None, -7.0, 1e300]))
+def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill):
+    """zdt.kernels._logs.logarithms (the encoder's first pass, vectorised) against its
+    definition one element at a time: np.nan's bits for NaN (either sign) and for the fill
+    value's bits, -inf for a zero, +inf for an infinity, else log2 |x| as `log2` gives it for
+    that value alone; the sign bit of every element; the largest |log| and the counts."""
+    from zdt.kernels import _logs
+
+    x = as_type(values, dtype)
+    fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
+    logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
+    largest, n_nan, n_zero = _logs.logarithms(x, logs, negative, fills)
+    bits = UINT[x.dtype.itemsize]
+    want, most, nans, zeros = [], 0.0, 0, 0
+    for xi in x:
+        a = abs(float(xi))
+        if math.isnan(a) or (fill is not None and xi.view(bits) == fills[0].view(bits)):
+            want.append(np.float64(np.nan).view(np.uint64))
+            nans += 1
+        elif a == 0:
+            want.append(np.float64(-math.inf).view(np.uint64))
+            zeros += 1
+        elif math.isinf(a):
+            want.append(np.float64(math.inf).view(np.uint64))
+        else:
+            lg = predict_relative.log2(np.array([a]))[0]
+            want.append(np.float64(lg).view(np.uint64))
+            most = max(most, abs(float(lg)))
+    assert logs.view(np.uint64).tolist() == [int(w) for w in want]
+    assert negative.tolist() == [int(np.signbit(xi)) for xi in x]
+    assert (largest, n_nan, n_zero) == (most, nans, zeros)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(values=element_lists, noise=st.lists(st.sampled_from([0.0, 1e-6, -3e-4, 2e-3, 0.7, 1e3, -2e3]),
+                                            min_size=40, max_size=40),
+       dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, -7.0]),
+       R=st.sampled_from([1e-6, 1e-3, 0.3]), exact_every=st.sampled_from([0, 3]))
+def test_the_check_marks_exactly_the_elements_that_miss(values, noise, dtype, fill, R, exact_every):
+    """predict_relative.exact_check (zdt.kernels._logs.check, vectorised, then rational
+    arithmetic for what its screen leaves) against the rule one element at a time in
+    Fractions: an element not yet exact, with a finite non-zero value and a finite logarithm,
+    becomes exact where y (the reference's 2**v for its decoded logarithm v, rounded to the
+    type, with x's sign) is not finite, is zero, equals the fill value, or is not within R |x|;
+    no other element changes. The decoded logarithms stray from the true ones by up to 2000,
+    so results outside the normal range (ldexp) are checked too."""
+    from fractions import Fraction
+
+    x = as_type(values, dtype)
+    logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
+    fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
+    _logs_logarithms(x, logs, negative, fills)
+    decoded = np.where(np.isfinite(logs), logs + np.array(noise[:x.size]), 0.0)
+    exact = np.isnan(logs)
+    if exact_every:
+        exact[::exact_every] = True
+    before = exact.copy()
+    predict_relative.exact_check(x, logs, decoded, exact, R, fills)
+    for i, xi in enumerate(x.tolist()):
+        if before[i] or not math.isfinite(logs[i]) or xi == 0:
+            assert exact[i] == before[i], i
+            continue
+        y = rounded(math.copysign(predict_reference.spec_exp2(float(decoded[i])), xi), dtype)
+        miss = (not math.isfinite(y) or y == 0 or (fill is not None and y == float(fills[0]))
+                or abs(Fraction(y) - Fraction(xi)) > Fraction(R) * abs(Fraction(xi)))
+        assert bool(exact[i]) == miss, (i, xi, y, float(decoded[i]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_check_marks_an_element_that_would_read_back_as_the_fill_value(dtype):
+    """-8.0001 and 8.0001 whose logarithms decode to 3 exactly (2**3 = 8, within R of both):
+    with the fill value -8 the first would read back as it, so it is exact; the second is not,
+    nor is either without a fill value."""
+    x = np.array([-8.0001, 8.0001], dtype=dtype)
+    logs, decoded = np.full(2, 3.0001), np.full(2, 3.0)
+    for fills, want in ((np.array([-8.0], dtype), [True, False]), (np.empty(0, dtype), [False, False])):
+        exact = np.zeros(2, dtype=bool)
+        predict_relative.exact_check(x, logs, decoded, exact, 1e-3, fills)
+        assert exact.tolist() == want
+
+
+def _logs_logarithms(x, logs, negative, fills):
+    from zdt.kernels import _logs
+
+    return _logs.logarithms(x, logs, negative, fills)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(logs=st.lists(st.one_of(st.floats(-1200, 1200), st.sampled_from([math.inf, -math.inf, math.nan])),
+                     min_size=0, max_size=40),
+       signs=st.lists(st.booleans(), min_size=40, max_size=40),
+       exact_every=st.sampled_from([0, 2, 5]), dtype=st.sampled_from(["float32", "float64"]))
+def test_the_values_pass_is_each_element_s_value(logs, signs, exact_every, dtype):
+    """predict_relative.values (zdt.kernels._logs.values, vectorised) against the decoder's
+    rule one element at a time: an exact element takes the next stored value; else the
+    reference's 2**v rounded to the type for a finite v, infinity for +inf, zero for -inf,
+    negated where the sign bit is set (NaN logarithms come only with exact elements)."""
+    n = len(logs)
+    v = np.array(logs, dtype=np.float64)
+    negative = np.array(signs[:n], dtype=bool)
+    exact = np.isnan(v)
+    if exact_every:
+        exact[::exact_every] = True
+    stored = as_type([1.5 + i for i in range(int(exact.sum()))], dtype)
+    out = predict_relative.values(v, negative, exact, stored, np.dtype(dtype))
+    want, j = [], 0
+    for i in range(n):
+        if exact[i]:
+            want.append(float(stored[j]))
+            j += 1
+            continue
+        y = (rounded(predict_reference.spec_exp2(float(v[i])), dtype) if math.isfinite(v[i])
+             else (math.inf if v[i] > 0 else 0.0))
+        want.append(-y if negative[i] else y)
+    bits = UINT[np.dtype(dtype).itemsize]
+    assert out.view(bits).tolist() == as_type(want, dtype).view(bits).tolist()
+    if n:       # (one stored value short of the exact elements: an error, not a read past)
+        with pytest.raises(ValueError, match="stored values"):
+            predict_relative.values(v, negative, np.ones(n, dtype=bool),
+                                    as_type([1.0] * (n - 1), dtype), np.dtype(dtype))
+
+
 def test_the_spec_table_is_the_reference_coefficients():
     assert list(predict_relative.EXP2) == predict_reference.exp2_coefficients()
 
@@ -140,6 +280,27 @@ def test_elements_the_logarithms_miss_are_stored_exactly(monkeypatch):
         y = config.decode(data, x.dtype, x.shape)
         check_relative(x, y, R, None)
         assert np.array_equal(y, predict_reference.decode(data, x.dtype, x.shape, None, None))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_codec_s_own_fill_is_not_the_logarithms_fill(dtype):
+    """A codec with `fill` of its own (-999) on values whose logarithm is -999 exactly
+    (+-2**-999, float64) or -100 (2**-100, float32, the fill -100 there): the logarithms' chunk
+    keeps its own fill value (-inf / NaN), so those elements are coded as any other (an
+    encoder that took the codec's fill for the logarithms' wrote them as fill-value symbols,
+    which a decoder reads as zero, and checked them against its own reading)."""
+    e = -999 if dtype == "float64" else -100
+    x = np.linspace(1, 2, 500).astype(dtype)
+    x[[5, 80]] = 2.0 ** e
+    x[9] = -(2.0 ** e)
+    x[[7, 300]] = 0.0
+    x[11] = e                           # (the codec's fill value itself, in the data)
+    config = PredictConfig.create(rel_error=1e-3, fill=float(e))
+    data = config.encode(x, np.nan)
+    y = config.decode(data, x.dtype, x.shape, np.nan)
+    check_relative(x, y, 1e-3, float(e))
+    assert y[5] == y[80] == 2.0 ** e and y[9] == -(2.0 ** e)
+    assert np.array_equal(y, predict_reference.decode(data, x.dtype, x.shape, None, None))
 
 
 def test_a_bound_too_fine_for_the_logarithms_stores_the_values_exactly_instead():

@@ -7,8 +7,10 @@ The scheme of SZ's PW_REL (Liang et al. 2018), written down exactly: the values'
 logarithms are coded as a float64 chunk (format 1, or a masked one: zeros) within an absolute bound `b` just below
 log2(1 + R), signs in a bitmap of their own; a decoder computes 2**v by a fixed polynomial in
 binary64 arithmetic (`exp2`), so every decoder gives the same bits. What the logarithm or the
-polynomial would miss is caught by the encoder, which decodes the chunk and checks every
-element against R |x| (exactly, in rational arithmetic where float64 cannot settle it); an
+polynomial would miss is caught by the encoder, which checks every element's decoded value
+against R |x| (exactly, in rational arithmetic where float64 cannot settle it), the value
+computed from the logarithms as its quantizer reconstructed them (the decoder's, bit for bit:
+the chunk is not decoded again); an
 element that misses is stored exactly (marked in a map of exact elements, its value in a stream
 of exact values; its logarithm stays, so nothing else changes), and so is any element that would
 read back as a finite, non-zero fill value; every NaN and every element equal to that fill value
@@ -75,33 +77,32 @@ def log_bound(rel_error: float, dtype: np.dtype, largest_log: float) -> float:
 def values(logs: np.ndarray, negative: np.ndarray, exact: np.ndarray, stored: np.ndarray,
            dtype: np.dtype) -> np.ndarray:
     """The decoded elements (flat): 2**v rounded to `dtype` for a finite logarithm v, 0 for
-    -inf, infinity for +inf, negated where `negative`; where `exact`, the stored values in turn."""
-    finite = np.isfinite(logs) & ~exact
-    # (whole-array passes rather than gathering the finite logarithms: 2**0 where not finite)
-    out64 = exp2(np.where(finite, logs, 0.0))
-    out64 = np.where(finite, out64, np.where(logs == math.inf, math.inf, 0.0))
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = out64.astype(dtype)
-    np.negative(out, out=out, where=negative)
-    out[exact] = stored
+    -inf, infinity for +inf, negated where `negative`; where `exact`, the stored values in turn
+    (zdt.kernels._logs.values, one pass)."""
+    out = np.empty(logs.shape, dtype=dtype)
+    _logs.values(logs, negative.view(np.uint8), exact.view(np.uint8),
+                 np.ascontiguousarray(stored, dtype=dtype), out)
     return out
 
 
-def misses(x: np.ndarray, y: np.ndarray, rel_error: float) -> np.ndarray:
-    """Where y (finite non-zero x decoded) is not within R |x|, zero for non-zero x, or not
-    finite: screened in float64 (fl(|y - x|) and fl(R |x|) are each within 2**-53 of the
-    truth, so a margin of 2**-50 settles an element; below 2**-1000 or on overflow the screen
-    is not trusted), the rest settled in rational arithmetic."""
-    x64 = np.ascontiguousarray(x, dtype=np.float64)
-    y64 = np.ascontiguousarray(y, dtype=np.float64)
-    verdict = np.empty(x64.shape, dtype=np.uint8)
-    unsure = _logs.screen(x64, y64, rel_error, verdict)
-    bad = verdict == 2
+def exact_check(x: np.ndarray, logs: np.ndarray, decoded: np.ndarray, exact: np.ndarray,
+                rel_error: float, fills: np.ndarray) -> None:
+    """Marks exact each element of the flat chunk `x` that its decoded logarithm (`decoded`,
+    where `logs` is finite) misses: its value y not within R |x| (or not finite, or zero), or
+    equal to the fill value (`fills`: one element, or empty). zdt.kernels._logs.check screens in
+    float64 (fl(|y - x|) and fl(R |x|) are each within 2**-53 of the truth, so a margin of
+    2**-50 settles an element; below 2**-1000 or on overflow the screen is not trusted); the
+    rest is settled here in rational arithmetic."""
+    unsure = _logs.check(x, logs, decoded, exact.view(np.uint8), rel_error, fills)
+    if not len(unsure):
+        return
+    y = values(decoded[unsure], x[unsure] < 0, np.zeros(len(unsure), dtype=bool),
+               np.empty(0, x.dtype), x.dtype)
     limit = Fraction(rel_error)
-    for i in (np.flatnonzero(verdict == 1).tolist() if unsure else []):
-        u, v = Fraction(float(x64[i])), Fraction(float(y64[i]))
-        bad[i] = abs(v - u) > limit * abs(u)
-    return bad
+    for i, yi in zip(unsure.tolist(), y.tolist()):
+        u, v = Fraction(float(x[i])), Fraction(yi)
+        if abs(v - u) > limit * abs(u):
+            exact[i] = True
 
 
 def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
@@ -109,33 +110,28 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     assert config.rel_error is not None
     dtype, R = x.dtype, config.rel_error
     flat = np.ascontiguousarray(x).reshape(-1)
-    x64 = flat.astype(np.float64)
-    a = np.abs(x64)
-    data_values = np.isfinite(a) & (a != 0)
-    # (-inf for zeros, +inf for infinities, NaN for NaN; whole-array passes, no gathering)
-    logs = np.where(data_values, log2(a), np.where(a == 0, ZERO, a))
-    exact = np.isnan(x64)
-    fill_value = None
+    fills = np.empty(0, dtype=dtype)
     if fill is not None:
         fv = np.asarray(fill, dtype=dtype)
         if np.isfinite(fv) and fv != 0:     # (zeros and infinities come back exactly anyway)
-            fill_value = fv
-            exact |= flat.view(f"u{dtype.itemsize}") == fv.view(f"u{dtype.itemsize}")
-    logs[exact] = np.nan                    # (predicted around, as every NaN is)
-    negative = np.signbit(flat)
-    largest = float(np.abs(logs[data_values & ~exact]).max(initial=0.0))
+            fills = fv.reshape(1)
+    # the logarithms (-inf for zeros, +inf for infinities, NaN for NaN and the fill value:
+    # those stored exactly, predicted around) and the signs, in one pass
+    logs = np.empty(flat.shape, dtype=np.float64)
+    negative = np.empty(flat.shape, dtype=np.uint8)
+    largest, n_exact, n_zero = _logs.logarithms(flat, logs, negative, fills)
+    negative = negative.view(bool)
+    exact = np.isnan(logs)
     b = log_bound(R, dtype, largest)
-    inner = replace(config, abs_error=b, rel_error=None)
-    log_fill = int(np.count_nonzero(exact) > np.count_nonzero(logs == ZERO))
-    chunk = inner.encode(logs.reshape(x.shape), LOG_FILLS[log_fill])
-    # the decoder's values; an element they miss is stored exactly as well (its logarithm stays:
-    # the chunk, and so every other element's value, is unchanged)
-    decoded = inner.decode(chunk, LOGS, x.shape, LOG_FILLS[log_fill]).reshape(-1)
-    y = values(decoded, negative, exact, flat[exact], dtype)
-    check = np.flatnonzero(data_values & ~exact)
-    exact[check[misses(flat[check], y[check], R)]] = True
-    if fill_value is not None:
-        exact |= y == fill_value            # (no other element may read back as the fill value)
+    # (the logarithms' chunk has a fill value of its own, -inf or NaN: never the codec's `fill`)
+    inner = replace(config, abs_error=b, rel_error=None, fill=None)
+    log_fill = int(n_exact > n_zero)
+    chunk, decoded = inner.encode_floats(logs.reshape(x.shape), LOG_FILLS[log_fill])
+    # the decoder's values (from the logarithms as the chunk decodes them, which the encoder
+    # knows: no decoding); an element they miss is stored exactly as well (its logarithm
+    # stays: the chunk, and so every other element's value, is unchanged), and so is one that
+    # would read back as the fill value
+    exact_check(flat, logs, decoded, exact, R, fills)
     out = _pack(config, b, log_fill, chunk, logs, negative, flat, exact)
     if len(out) > flat.nbytes // 2:
         # (a bound too fine for the logarithms' codes: every value stored exactly may be smaller,

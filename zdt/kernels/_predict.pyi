@@ -16,12 +16,14 @@ class Order(NamedTuple):
     counts: np.ndarray
 
 class Prediction(NamedTuple):
-    """The symbols in flat C order, the raw values in visit order, and stage 3's Order (with
-    `record`) or None."""
+    """The symbols in flat C order, the raw values in visit order, stage 3's Order (with
+    `record`) or None, and the predictor values in flat C order (float64: where an element is
+    finite and not the fill value, the value a decoder gives it, bit for bit)."""
 
     symbols: np.ndarray
     raw: np.ndarray
     order: Order | None
+    values: np.ndarray
 
 def corrupt(message: str, part: str) -> CorruptChunkError: ...
 def encode(x: np.ndarray, shape: tuple[int, int, int, int], abs_error: float, predictor: int,

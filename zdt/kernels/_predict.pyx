@@ -40,9 +40,11 @@ from zdt.kernels._predict_shape cimport (INTERPOLATION, LORENZO, REVERSED, SLICE
 
 CODEC = "zdt.predict"
 
-# What `encode` returns: the symbols (uint16[n], flat C order), the raw values (in visit order)
-# and, with `record`, stage 3's `Order`, else None
-Prediction = namedtuple("Prediction", ["symbols", "raw", "order"], module=__name__)
+# What `encode` returns: the symbols (uint16[n], flat C order), the raw values (in visit order),
+# with `record` stage 3's `Order` (else None), and the predictor values (float64[n], flat C
+# order: where an element is finite and not the fill value, the value a decoder gives it, bit
+# for bit, as float64; elsewhere without meaning)
+Prediction = namedtuple("Prediction", ["symbols", "raw", "order", "values"], module=__name__)
 # Stage 3's input: the symbols (uint16[n]) and their fine contexts (uint8[n]) in visit order,
 # and the count of each (fine context, token) (int64[60, 64])
 Order = namedtuple("Order", ["symbols", "contexts", "counts"], module=__name__)
@@ -369,8 +371,8 @@ cdef void set_fill(Walk* w, real fill) noexcept nogil:
 
 def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] fill,
            bint record=False, bint masked=False):
-    """Prediction(symbols uint16[n] in flat C order, raw values[n_raw] in visit order, order)
-    of the flat C-order chunk `x` of 4-d `shape`; `fill`: the fill value (one element,
+    """Prediction(symbols uint16[n] in flat C order, raw values[n_raw] in visit order, order,
+    values float64[n]) of the flat C-order chunk `x` of 4-d `shape`; `fill`: the fill value (one element,
     compared bit for bit), or empty for none. With `record`, `order` is stage 3's Order (the
     symbols and their contexts in visit order, the (context, token) counts), else None.
     `masked`: a masked chunk's values (the elements equal to the fill value are the masked
@@ -400,7 +402,7 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     init_quantizer(&qz, abs_error, has_fill)
     if n == 0:
         return Prediction(syms, raws[:0], Order(order_syms, order_ctxs, _ans.histogram(
-            order_syms, order_ctxs)) if record else None)
+            order_syms, order_ctxs)) if record else None, vals)
     w.v = &v[0]
     w.sym = &sym[0]
     w.cls = &cl[0] if record else NULL
@@ -425,8 +427,8 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
         order_syms = order_syms[:a.j]
         order_ctxs = order_ctxs[:a.j]
         return Prediction(syms, raws, Order(order_syms, order_ctxs,
-                                            _ans.histogram(order_syms, order_ctxs)))
-    return Prediction(syms, raws, None)
+                                            _ans.histogram(order_syms, order_ctxs)), vals)
+    return Prediction(syms, raws, None, vals)
 
 
 def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, double abs_error,
