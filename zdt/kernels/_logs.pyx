@@ -367,6 +367,20 @@ cdef inline double log2_of(double m, int e) noexcept nogil:
     return e + s * (p * s2 + 1.0) * TWO_OVER_LN2
 
 
+cdef inline Py_ssize_t next_set(const uint8_t* marks, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The first index from i on whose mark is not 0 (n if none), eight marks at a time while
+    they are all 0, as nearly all are."""
+    cdef uint64_t eight
+    while i + 8 <= n:
+        memcpy(&eight, &marks[i], 8)
+        if eight:
+            break
+        i += 8
+    while i < n and marks[i] == 0:
+        i += 1
+    return i
+
+
 def logarithms(const real[::1] x, double[::1] logs, uint8_t[::1] negative, const real[::1] fill):
     """A relative chunk's logarithms: logs[i] = log2 |x[i]| (`log2`) for finite non-zero x[i],
     -inf for a zero, +inf for an infinity, NaN (np.nan's bits) for NaN and for the fill value
@@ -421,7 +435,6 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
     cdef Py_ssize_t i, n = x.shape[0], unsure = 0
     cdef bint has_fill = fill.shape[0] > 0
     cdef real f = fill[0] if has_fill else 0
-    cdef uint64_t eight = 0
     if logs.shape[0] != n or v.shape[0] != n or exact.shape[0] != n:
         raise ValueError(f"check: {n} values, {logs.shape[0]} logarithms, {v.shape[0]} "
                          f"decoded, {exact.shape[0]} places")
@@ -440,14 +453,8 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
         else:
             check_pass_f64(&x[0], &logs[0], &v[0], &exact[0], n, C, rel_error, has_fill, f, TINY,
                            MARGIN, &verdict[0])
-        i = 0
+        i = next_set(&verdict[0], 0, n)
         while i < n:
-            # (eight verdicts at a time while they are all 0, as nearly all are)
-            if i + 8 <= n:
-                memcpy(&eight, &verdict[i], 8)
-                if eight == 0:
-                    i += 8
-                    continue
             if verdict[i] == 3:         # (2**v outside the normal range: ldexp, as `exp2`)
                 yt = <real>exp2_far(v[i])
                 yt = -yt if x[i] < 0 else yt
@@ -465,7 +472,7 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
             elif verdict[i] == 1:
                 at[unsure] = i
                 unsure += 1
-            i += 1
+            i = next_set(&verdict[0], i + 1, n)
     return out[:unsure]
 
 
@@ -476,7 +483,6 @@ def values(const double[::1] logs, const uint8_t[::1] negative, const uint8_t[::
     otherwise, negated where negative[i]. `stored` holds one value per exact element."""
     cdef Py_ssize_t i, j = 0, far = 0, n = logs.shape[0]
     cdef bint short = False
-    cdef uint64_t eight = 0
     cdef real yt
     cdef double k
     if negative.shape[0] != n or exact.shape[0] != n or out.shape[0] != n:
@@ -497,20 +503,13 @@ def values(const double[::1] logs, const uint8_t[::1] negative, const uint8_t[::
                 if isfinite(k) and not -1020.0 <= k <= 1020.0:
                     yt = <real>exp2_far(logs[i])
                     out[i] = -yt if negative[i] else yt
-        i = 0
+        i = next_set(&exact[0], 0, n)
         while i < n:
-            # (eight marks at a time while none is set, as nearly none are)
-            if i + 8 <= n:
-                memcpy(&eight, &exact[i], 8)
-                if eight == 0:
-                    i += 8
-                    continue
-            if exact[i]:
-                if j == stored.shape[0]:
-                    short = True
-                    break
-                out[i] = stored[j]
-                j += 1
-            i += 1
+            if j == stored.shape[0]:
+                short = True
+                break
+            out[i] = stored[j]
+            j += 1
+            i = next_set(&exact[0], i + 1, n)
     if short or j != stored.shape[0]:
         raise ValueError(f"values: {stored.shape[0]} stored values for the exact elements")
