@@ -73,49 +73,68 @@ cdef extern from *:
     #else
     #define ZDT_CLONES
     #endif
-    /* out[i] = p * 2**k, k = rint(v[i]), p = Horner's rule over c[0..13] in v[i] - k (each
-       product and sum rounded), 2**k from its bits where |k| <= 1020 (else 2**0: the caller
-       does those again); returns how many finite v[i] have |k| > 1020 */
+    /* 2**f for |f| <= 1/2: Horner's rule over c[0..13] (p = p * f, then p = p + c, each
+       rounded) */
+    static inline double zdt_exp2_poly(double f, const double* ZDT_RESTRICT c) {
+        double p = c[13];
+        int j;
+        for (j = 12; j >= 0; j--) {
+            p = p * f;
+            p = p + c[j];
+        }
+        return p;
+    }
+    /* whether 2**v for k = rint(v) is done from the bits (a normal result), not with ldexp */
+    static inline int zdt_exp2_near(double k) { return -1020.0 <= k && k <= 1020.0; }
+    /* 2**v as the spec computes it where zdt_exp2_near(rint(v)) (else some value: the caller
+       does those again with ldexp) */
+    static inline double zdt_exp2_normal(double v, const double* ZDT_RESTRICT c) {
+        double k = rint(v);
+        return zdt_exp2_poly(v - k, c) * zdt_pow2i(zdt_exp2_near(k) ? k : 0.0);
+    }
+    /* log2 (m 2**e) for m in [1/2, 1): m moved into [sqrt(1/2), sqrt(2)),
+       s = (m - 1) / (m + 1), e + s (1 + s2 (a[0] + s2 (a[1] + ...))) t (a: 1/3, 1/5, ...,
+       t: 2 / ln 2) */
+    static inline double zdt_log2_of(double m, int e, const double* ZDT_RESTRICT a,
+                                     double two_over_ln2, double sqrt_half) {
+        int j, low = m < sqrt_half;
+        double s, s2, p;
+        m = low ? 2 * m : m;
+        e = low ? e - 1 : e;
+        s = (m - 1) / (m + 1);
+        s2 = s * s;
+        p = a[10];
+        for (j = 9; j >= 0; j--)
+            p = p * s2 + a[j];
+        return (double)e + (s * (p * s2 + 1.0)) * two_over_ln2;
+    }
+    /* out[i] = 2**v[i] (zdt_exp2_normal); returns how many finite v[i] are not near (the
+       caller does those again) */
     ZDT_CLONES static Py_ssize_t zdt_exp2_pass(const double* ZDT_RESTRICT v,
                                                double* ZDT_RESTRICT out, Py_ssize_t n,
                                                const double* ZDT_RESTRICT c) {
         Py_ssize_t i, far = 0;
-        int j;
         for (i = 0; i < n; i++) {
-            double k = rint(v[i]), f = v[i] - k, p = c[13];
-            int near = -1020.0 <= k && k <= 1020.0;
-            far += !near && k - k == 0;
-            for (j = 12; j >= 0; j--) {
-                p = p * f;
-                p = p + c[j];
-            }
-            out[i] = p * zdt_pow2i(near ? k : 0.0);
+            double k = rint(v[i]);
+            far += !zdt_exp2_near(k) && k - k == 0;
+            out[i] = zdt_exp2_normal(v[i], c);
         }
         return far;
     }
-    /* out[i] = log2 |x[i]| for normal x[i]: |x| = m 2**e (from the bits), m moved into
-       [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1), e + s (1 + s2 (a[0] + s2 (a[1] + ...)))
-       t (a: 1/3, 1/5, ..., t: 2 / ln 2); returns how many are below the normal range (zero,
-       subnormal: the caller does those again) */
+    /* out[i] = log2 |x[i]| for normal x[i] (|x| = m 2**e from the bits, zdt_log2_of);
+       returns how many are below the normal range (zero, subnormal: the caller does those
+       again) */
     #define ZDT_LOG2_PASS(NAME, T) \
     ZDT_CLONES static Py_ssize_t NAME(const T* ZDT_RESTRICT x, double* ZDT_RESTRICT out, \
                                       Py_ssize_t n, const double* ZDT_RESTRICT a, \
                                       double two_over_ln2, double sqrt_half) { \
         Py_ssize_t i, tiny = 0; \
-        int j, e, low; \
+        int e; \
         for (i = 0; i < n; i++) { \
-            double m = fabs((double)x[i]), s, s2, p; \
+            double m = fabs((double)x[i]); \
             tiny += m < 2.2250738585072014e-308; \
             m = zdt_mantissa(m, &e); \
-            low = m < sqrt_half; \
-            m = low ? 2 * m : m; \
-            e = low ? e - 1 : e; \
-            s = (m - 1) / (m + 1); \
-            s2 = s * s; \
-            p = a[10]; \
-            for (j = 9; j >= 0; j--) \
-                p = p * s2 + a[j]; \
-            out[i] = (double)e + (s * (p * s2 + 1.0)) * two_over_ln2; \
+            out[i] = zdt_log2_of(m, e, a, two_over_ln2, sqrt_half); \
         } \
         return tiny; \
     }
@@ -170,67 +189,70 @@ cdef extern from *:
         memcpy(&out, &most, 8);
         return out;
     }
-    /* the encoder's check: y = 2**v[i] as zdt_exp2_pass computes it (c: the coefficients),
-       rounded to T, negated where x[i] is negative; verdict[i] 0 where the element needs no
-       check (exact already, its logarithm not finite, x zero) or y is surely within r |x|, 2
-       where y is not finite, zero or the fill value, 1 where exact arithmetic must decide,
-       3 where rint(v) is outside [-1020, 1020] (the caller does those again with ldexp)
-       (branch-free: it vectorises) */
-    #define ZDT_CHECK_PASS(NAME, T, COPYSIGN) \
+    /* the verdict on y (T), x's decoded value: 2 where y is not finite, zero or the fill
+       value, else 0 where y is surely within r |x| (a margin over the roundings of |y - x|
+       and r |x|), 1 where exact arithmetic must decide */
+    #define ZDT_VERDICT(NAME, T) \
+    static inline int NAME(T yt, T x, double r, int has_fill, T fill, double tiny, \
+                           double margin) { \
+        double y = (double)yt, xd = (double)x, d = fabs(y - xd), t = r * fabs(xd); \
+        int bad = !(y - y == 0) | (y == 0) | (has_fill & (yt == fill)); \
+        int sure = (d - d == 0) & (t >= tiny) & (d <= t * margin); \
+        return bad ? 2 : (sure ? 0 : 1); \
+    }
+    ZDT_VERDICT(zdt_verdict_f64, double)
+    ZDT_VERDICT(zdt_verdict_f32, float)
+    /* the encoder's check: y = 2**v[i] (zdt_exp2_normal), rounded to T, negated where x[i]
+       is negative; verdict[i] 0 where the element needs no check (exact already, its
+       logarithm not finite, x zero), else its VERDICT, or 3 where 2**v is not done from the
+       bits (the caller does those again with ldexp) (branch-free: it vectorises) */
+    #define ZDT_CHECK_PASS(NAME, T, COPYSIGN, VERDICT) \
     ZDT_CLONES static void NAME(const T* ZDT_RESTRICT x, const double* ZDT_RESTRICT logs, \
                                 const double* ZDT_RESTRICT v, const uint8_t* ZDT_RESTRICT exact, \
                                 Py_ssize_t n, const double* ZDT_RESTRICT c, double r, \
                                 int has_fill, T fill, double tiny, double margin, \
                                 uint8_t* ZDT_RESTRICT verdict) { \
         Py_ssize_t i; \
-        int j; \
         for (i = 0; i < n; i++) { \
-            double xd = (double)x[i], k = rint(v[i]), f = v[i] - k, p = c[13], y, d, t; \
-            int near = -1020.0 <= k && k <= 1020.0, live, bad, sure; \
-            T yt; \
-            for (j = 12; j >= 0; j--) { \
-                p = p * f; \
-                p = p + c[j]; \
-            } \
-            yt = COPYSIGN((T)(p * zdt_pow2i(near ? k : 0.0)), x[i]);   /* (2**v >= 0) */ \
-            y = (double)yt; \
-            d = fabs(y - xd); \
-            t = r * fabs(xd); \
-            live = (exact[i] == 0) & (logs[i] - logs[i] == 0) & (xd != 0); \
-            bad = !(y - y == 0) | (y == 0) | (has_fill & (yt == fill)); \
-            sure = (d - d == 0) & (t >= tiny) & (d <= t * margin); \
-            verdict[i] = (uint8_t)(live * (near ? (bad ? 2 : (sure ? 0 : 1)) : 3)); \
+            T yt = COPYSIGN((T)zdt_exp2_normal(v[i], c), x[i]);   /* (2**v >= 0) */ \
+            int live = (exact[i] == 0) & (logs[i] - logs[i] == 0) & (x[i] != 0); \
+            int near = zdt_exp2_near(rint(v[i])); \
+            verdict[i] = (uint8_t)(live * (near ? VERDICT(yt, x[i], r, has_fill, fill, tiny, \
+                                                           margin) : 3)); \
         } \
     }
-    ZDT_CHECK_PASS(zdt_check_pass_f64, double, copysign)
-    ZDT_CHECK_PASS(zdt_check_pass_f32, float, copysignf)
-    /* the decoder's elements but the exact ones: 2**logs[i] as zdt_exp2_pass computes it,
-       rounded to T, for a finite logarithm, infinity for +inf, zero otherwise, negated where
-       negative[i]; returns how many finite logarithms have rint outside [-1020, 1020] (the
-       caller does those again with ldexp) (branch-free: it vectorises) */
+    ZDT_CHECK_PASS(zdt_check_pass_f64, double, copysign, zdt_verdict_f64)
+    ZDT_CHECK_PASS(zdt_check_pass_f32, float, copysignf, zdt_verdict_f32)
+    /* the decoder's elements but the exact ones: 2**logs[i] (zdt_exp2_normal) rounded to T
+       for a finite logarithm, infinity for +inf, zero otherwise, negated where negative[i];
+       returns how many finite logarithms are not near (the caller does those again with
+       ldexp) (branch-free: it vectorises) */
     #define ZDT_VALUES_PASS(NAME, T) \
     ZDT_CLONES static Py_ssize_t NAME(const double* ZDT_RESTRICT logs, \
                                       const uint8_t* ZDT_RESTRICT negative, Py_ssize_t n, \
                                       const double* ZDT_RESTRICT c, T* ZDT_RESTRICT out) { \
         Py_ssize_t i, far = 0; \
-        int j; \
         for (i = 0; i < n; i++) { \
-            double lg = logs[i], k = rint(lg), f = lg - k, p = c[13]; \
-            int near = -1020.0 <= k && k <= 1020.0, finite = lg - lg == 0; \
-            T yt; \
-            for (j = 12; j >= 0; j--) { \
-                p = p * f; \
-                p = p + c[j]; \
-            } \
-            yt = finite ? (T)(p * zdt_pow2i(near ? k : 0.0)) : (lg == HUGE_VAL ? (T)HUGE_VAL : (T)0); \
+            double lg = logs[i]; \
+            int finite = lg - lg == 0; \
+            T power = (T)zdt_exp2_normal(lg, c);   /* (for every lg: it vectorises) */ \
+            T yt = finite ? power : (lg == HUGE_VAL ? (T)HUGE_VAL : (T)0); \
             out[i] = negative[i] ? -yt : yt; \
-            far += finite & !near; \
+            far += finite & !zdt_exp2_near(rint(lg)); \
         } \
         return far; \
     }
     ZDT_VALUES_PASS(zdt_values_pass_f64, double)
     ZDT_VALUES_PASS(zdt_values_pass_f32, float)
     """
+    double exp2_poly "zdt_exp2_poly"(double f, const double* c) nogil
+    bint exp2_near "zdt_exp2_near"(double k) nogil
+    double log2_of "zdt_log2_of"(double m, int e, const double* a, double two_over_ln2,
+                                 double sqrt_half) nogil
+    int verdict_f64 "zdt_verdict_f64"(double yt, double x, double r, int has_fill, double fill,
+                                      double tiny, double margin) nogil
+    int verdict_f32 "zdt_verdict_f32"(float yt, float x, double r, int has_fill, float fill,
+                                      double tiny, double margin) nogil
     Py_ssize_t exp2_pass "zdt_exp2_pass"(const double* v, double* out, Py_ssize_t n,
                                          const double* c) nogil
     Py_ssize_t log2_pass_f64 "zdt_log2_pass_f64"(const double* x, double* out, Py_ssize_t n,
@@ -283,20 +305,10 @@ cdef double MARGIN = 1.0 - 2.0 ** -50
 cdef double TINY = 2.0 ** -1000
 
 
-cdef inline double exp2_poly(double f) noexcept nogil:
-    """2**f for |f| <= 1/2: Horner's rule over EXP2 (p = p * f, then p = p + c, each rounded)."""
-    cdef double p = C[13]
-    cdef int j
-    for j in range(12, -1, -1):
-        p = p * f
-        p = p + C[j]
-    return p
-
-
 cdef inline double exp2_far(double v) noexcept nogil:
     """2**v where rint(v) is outside [-1020, 1020]: ldexp of the polynomial, k clamped."""
     cdef double k = rint(v)
-    cdef double p = exp2_poly(v - k)
+    cdef double p = exp2_poly(v - k, C)
     if k > LIMIT:
         k = LIMIT
     elif k < -LIMIT:
@@ -315,7 +327,7 @@ cdef void exp2_all(const double* v, double* out, Py_ssize_t n) noexcept nogil:
     if exp2_pass(v, out, n, C):
         for i in range(n):
             k = rint(v[i])
-            if not -1020.0 <= k <= 1020.0 and k - k == 0:   # (k - k: NaN for a non-finite v)
+            if not exp2_near(k) and k - k == 0:     # (k - k: NaN for a non-finite v)
                 out[i] = exp2_far(v[i])
 
 
@@ -334,9 +346,7 @@ def exp2(const double[::1] v, double[::1] out) -> None:
 def log2(const double[::1] a, double[::1] out) -> None:
     """out[i] = log2 a[i] for positive finite a[i], within a few units of its last place (for
     zero, infinities and NaN some value without meaning: callers replace it)."""
-    cdef Py_ssize_t i, n = a.shape[0], tiny = 0
-    cdef int e
-    cdef double m
+    cdef Py_ssize_t n = a.shape[0]
     if out.shape[0] != n:
         raise ValueError(f"log2: {n} values, {out.shape[0]} places")
     if n == 0:
@@ -344,27 +354,20 @@ def log2(const double[::1] a, double[::1] out) -> None:
     with nogil:
         # (a normal a from its bits, no libm call: the loop vectorises; a subnormal one, whose
         # bits are no m 2**e, is done again below with frexp)
-        tiny = log2_pass_f64(&a[0], &out[0], n, ATANH, TWO_OVER_LN2, SQRT_HALF)
-        if tiny:
-            for i in range(n):
-                if a[i] < 2.2250738585072014e-308:
-                    m = frexp(a[i], &e)
-                    out[i] = log2_of(m, e)
+        if log2_pass_f64(&a[0], &out[0], n, ATANH, TWO_OVER_LN2, SQRT_HALF):
+            redo_tiny(&a[0], &out[0], n)
 
 
-cdef inline double log2_of(double m, int e) noexcept nogil:
-    """log2 (m 2**e) for m in [1/2, 1): m moved into [sqrt(1/2), sqrt(2)), then the series."""
-    cdef bint low = m < SQRT_HALF
-    cdef double s, s2, p
-    cdef int j
-    m = 2 * m if low else m
-    e = e - 1 if low else e
-    s = (m - 1) / (m + 1)
-    s2 = s * s
-    p = ATANH[10]
-    for j in range(9, -1, -1):
-        p = p * s2 + ATANH[j]
-    return e + s * (p * s2 + 1.0) * TWO_OVER_LN2
+cdef void redo_tiny(const real* x, double* out, Py_ssize_t n) noexcept nogil:
+    """out[i] = log2 |x[i]| where |x[i]| is below the normal range, whose bits are no m 2**e:
+    m and e from frexp (zeros get some value: callers replace it)."""
+    cdef Py_ssize_t i
+    cdef int e
+    cdef double m
+    for i in range(n):
+        if fabs(<double>x[i]) < 2.2250738585072014e-308:
+            m = frexp(fabs(<double>x[i]), &e)
+            out[i] = log2_of(m, e, ATANH, TWO_OVER_LN2, SQRT_HALF)
 
 
 cdef inline Py_ssize_t next_set(const uint8_t* marks, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -387,14 +390,13 @@ def logarithms(const real[::1] x, double[::1] logs, uint8_t[::1] negative, const
     (`fill`: one element compared bit for bit, or empty for none); negative[i] = the sign bit
     of x[i]. Returns (the largest |log2 x| over the finite logarithms, the number of NaN
     logarithms, the number of zeros)."""
-    cdef Py_ssize_t i, n = x.shape[0], tiny = 0
+    cdef Py_ssize_t n = x.shape[0], tiny = 0
     cdef Py_ssize_t counts[2]
     cdef bint has_fill = fill.shape[0] > 0
     cdef real f = fill[0] if has_fill else 0
     cdef uint32_t bits32 = 0
     cdef uint64_t bits64 = 0
-    cdef double a, m, largest = 0.0
-    cdef int e
+    cdef double largest = 0.0
     if logs.shape[0] != n or negative.shape[0] != n:
         raise ValueError(f"logarithms: {n} values, {logs.shape[0]} logarithms, "
                          f"{negative.shape[0]} signs")
@@ -408,11 +410,7 @@ def logarithms(const real[::1] x, double[::1] logs, uint8_t[::1] negative, const
         else:
             tiny = log2_pass_f64(&x[0], &logs[0], n, ATANH, TWO_OVER_LN2, SQRT_HALF)
         if tiny:
-            for i in range(n):
-                a = fabs(<double>x[i])
-                if 0 < a < 2.2250738585072014e-308:
-                    m = frexp(a, &e)
-                    logs[i] = log2_of(m, e)
+            redo_tiny(&x[0], &logs[0], n)
         if real is float:
             memcpy(&bits32, &f, 4)
             specials_pass_32(<const uint32_t*>&x[0], &logs[0], &negative[0], n, has_fill, bits32,
@@ -430,8 +428,8 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
     """The encoder's check of a relative chunk: for each finite non-zero x[i] not yet exact
     (logs[i] finite, exact[i] 0), the decoder's element y (the spec's 2**v[i], v[i] its
     logarithm as decoded, rounded to the chunk's type, negated where x[i] is negative) screened
-    as `screen` does: a y not finite or zero, or equal to the fill value (`fill`: one element,
-    or empty), sets exact[i]. Returns the indices (int64) `screen` leaves to exact arithmetic."""
+    in float64: a y not finite or zero, or equal to the fill value (`fill`: one element, or
+    empty), sets exact[i]. Returns the indices (int64) the screen leaves to exact arithmetic."""
     cdef Py_ssize_t i, n = x.shape[0], unsure = 0
     cdef bint has_fill = fill.shape[0] > 0
     cdef real f = fill[0] if has_fill else 0
@@ -445,7 +443,6 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
     cdef long long[::1] at = out
     cdef uint8_t[::1] verdict = verdicts
     cdef real yt
-    cdef double y, d, t
     with nogil:
         if real is float:
             check_pass_f32(&x[0], &logs[0], &v[0], &exact[0], n, C, rel_error, has_fill, f, TINY,
@@ -458,15 +455,10 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
             if verdict[i] == 3:         # (2**v outside the normal range: ldexp, as `exp2`)
                 yt = <real>exp2_far(v[i])
                 yt = -yt if x[i] < 0 else yt
-                y = <double>yt
-                d = fabs(y - <double>x[i])
-                t = rel_error * fabs(<double>x[i])
-                if not isfinite(y) or y == 0 or (has_fill and yt == f):
-                    verdict[i] = 2
-                elif not (isfinite(d) and t >= TINY and d <= t * MARGIN):
-                    verdict[i] = 1
+                if real is float:
+                    verdict[i] = verdict_f32(yt, x[i], rel_error, has_fill, f, TINY, MARGIN)
                 else:
-                    verdict[i] = 0
+                    verdict[i] = verdict_f64(yt, x[i], rel_error, has_fill, f, TINY, MARGIN)
             if verdict[i] == 2:
                 exact[i] = 1
             elif verdict[i] == 1:
@@ -500,7 +492,7 @@ def values(const double[::1] logs, const uint8_t[::1] negative, const uint8_t[::
         if far:
             for i in range(n):
                 k = rint(logs[i])
-                if isfinite(k) and not -1020.0 <= k <= 1020.0:
+                if isfinite(k) and not exp2_near(k):
                     yt = <real>exp2_far(logs[i])
                     out[i] = -yt if negative[i] else yt
         i = next_set(&exact[0], 0, n)
