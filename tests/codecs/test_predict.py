@@ -691,11 +691,11 @@ def test_numcodecs_face_refuses_huge_extents_and_fill_symbols():
     bad = bytes([2]) + (0).to_bytes(8, "little") + (2**64 - 1).to_bytes(8, "little") + chunk
     with pytest.raises(ValueError, match="larger than an array can be"):
         codec.decode(bad)
-    # a chunk made with a fill value decoded without one: corrupt, a masked chunk (what the
-    # encoder writes here) and a format-1 chunk with fill-value symbols (symbol 1) alike
+    # a chunk made with a fill value decoded without one: corrupt, a masked chunk and a
+    # format-1 chunk with fill-value symbols (symbol 1) alike
     x = np.array([1.0, 5.0, 2.0, 5.0])
     config = PredictConfig.create(abs_error=0.1, entropy="zstd")
-    masked = config.encode(x, 5.0)
+    masked = config.encode_floats(x, 5.0, formats=("masked",))[0]
     plain = config._encode_values(x, grid4(x.shape), x.dtype, np.array([5.0]), None)[0]
     assert masked[:5] == b"ZPR2\x02" and plain[:4] == b"ZPR1"
     for data, message in ((masked, "a masked chunk, and there is no fill value for its masked elements"),

@@ -14,7 +14,8 @@ from hypothesis_budget import examples
 
 import predict_reference
 from exact import check_within
-from zdt.codecs.predict import MASKED_HEADER, PredictConfig, grid4
+from zdt.codecs.predict import (MASKED_HEADER, PREDICTORS, PredictConfig, fill_array, grid4,
+                                mask_formats, without_masked)
 from zdt.errors import CorruptChunkError
 from zdt.kernels import _ans, _predict
 
@@ -76,12 +77,11 @@ def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
     x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
     mask = land(shape, seed, density, repeat)
-    # (at least 1/64 of the elements masked: what the encoder always writes as a masked chunk)
     mask.reshape(-1)[:max(1, -(-x.size // 64))] = True
     x[mask] = fill
     x = x.astype(dtype)
     config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
-    data = config.encode(x, fill)
+    data = config.encode_floats(x, fill, formats=("masked",))[0]     # (not format 1)
     assert data[:5] == b"ZPR2\x02"
     y = config.decode(data, x.dtype, x.shape, fill)
     check_within(x, y, E, np.asarray(fill, dtype=dtype))
@@ -119,6 +119,90 @@ def test_a_masked_chunk_is_smaller_than_format_1_where_a_mask_repeats():
     plain = config._encode_values(x.reshape(-1), grid4(x.shape), x.dtype, np.array([np.nan]), None)[0]
     assert masked[:5] == b"ZPR2\x02" and plain[:4] == b"ZPR1"
     assert len(masked) < 0.9 * len(plain), (len(masked), len(plain))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=shapes, seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.01, 0.3, 0.97, 1.0]),
+       repeat=st.booleans(), predictor=st.sampled_from(sorted(PREDICTORS)),
+       dtype=st.sampled_from(["float32", "float64"]))
+def test_a_masked_chunk_packs_the_unmasked_prediction_without_its_fill_symbols(
+        shape, seed, density, repeat, predictor, dtype):
+    """Both formats pack one prediction: the order a masked prediction records is the
+    unmasked prediction's without its fill-value symbols, symbol for symbol and context for
+    context, and every other part of the prediction is the same."""
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.normal(size=shape or (1,)), axis=-1).astype(dtype)
+    mask = land(x.shape, seed, density, repeat)
+    x[mask] = FILL
+    flat, shape4, fills = x.reshape(-1), grid4(x.shape), fill_array(FILL, x.dtype)
+    code = PREDICTORS[predictor]
+    plain = _predict.encode(flat, shape4, 0.01, code, fills, True, False)
+    masked = _predict.encode(flat, shape4, 0.01, code, fills, True, True)
+    derived = without_masked(plain)
+    assert np.array_equal(derived.order.symbols, masked.order.symbols)
+    assert np.array_equal(derived.order.contexts, masked.order.contexts)
+    assert np.array_equal(derived.order.counts, masked.order.counts)
+    assert np.array_equal(plain.symbols, masked.symbols)
+    assert np.array_equal(plain.raw.view(np.uint8), masked.raw.view(np.uint8))
+    assert np.array_equal(plain.values.view(np.uint64), masked.values.view(np.uint64))
+    assert int(np.count_nonzero(plain.order.symbols == 1)) == int(mask.sum())
+
+
+def smooth_field(shape=(300, 400)) -> np.ndarray:
+    i, j = np.mgrid[0:shape[0], 0:shape[1]]
+    return 280 + 10 * np.sin(i / 50) * np.cos(j / 70) + 0.3 * np.sin(i / 8) * np.cos(j / 6)
+
+
+@pytest.mark.parametrize("share", [0.005, 0.02, 0.1])
+def test_gaps_at_random_are_written_in_format_1_which_is_smaller_there(share):
+    """Gaps at random (the mask stream near the entropy of independent bits): format 1's
+    fill-value symbols cost less than the mask stream; what encode writes is format 1, and
+    smaller than the masked chunk."""
+    x = smooth_field()
+    m = np.random.default_rng(4).random(x.shape) < share
+    x[m] = np.nan
+    config = PredictConfig.create(abs_error=0.01)
+    data = config.encode(x, np.nan)
+    masked = config.encode_floats(x, np.nan, formats=("masked",))[0]
+    assert data[:4] == b"ZPR1" and len(data) < len(masked), (len(data), len(masked))
+    y = config.decode(data, x.dtype, x.shape, np.nan)
+    assert np.array_equal(np.isnan(y), m)
+    check_within(x, y, 0.01, np.asarray(np.nan))
+
+
+@pytest.mark.parametrize("gaps", ["scan lines", "land", "an edge"])
+def test_gaps_in_shapes_are_written_as_masked_chunks_which_are_smaller_there(gaps):
+    """Gaps in shapes (scan lines every 97 rows, land, a sensor's edge): the mask stream
+    codes the shapes for next to nothing; encode writes the masked chunk, smaller than
+    format 1 (a few masked elements as well as many)."""
+    x = smooth_field()
+    m = np.zeros(x.shape, dtype=bool)
+    if gaps == "scan lines":
+        m[::97] = True                              # (4 rows: 1% of the elements)
+    elif gaps == "land":
+        m = land(x.shape, 3, 0.2, True)
+    else:
+        m[:, :40] = True
+    x[m] = np.nan
+    config = PredictConfig.create(abs_error=0.01)
+    data = config.encode(x, np.nan)
+    plain = config.encode_floats(x, np.nan, formats=("plain",))[0]
+    assert data[:5] == b"ZPR2\x02" and len(data) < len(plain), (len(data), len(plain))
+    assert np.array_equal(np.isnan(config.decode(data, x.dtype, x.shape, np.nan)), m)
+
+
+def test_mask_formats_measures_both_for_small_chunks_and_between_the_thresholds():
+    head = _ans.MASK_HEAD.size
+    assert mask_formats(head + 100, 10, 100) == ("masked", "plain")        # (small)
+    assert mask_formats(head, 10**6, 10**6) == ("masked",)                  # (all masked)
+    n, k = 10**6, 3 * 10**4                 # (independent bits: 194,392 bits, 24,299 bytes)
+    assert mask_formats(head + 24_299, k, n) == ("plain",)
+    assert mask_formats(head + 18_300, k, n) == ("plain",)                  # (0.753 of it)
+    assert mask_formats(head + 4_800, k, n) == ("masked",)                  # (0.198)
+    assert mask_formats(head + 12_150, k, n) == ("masked", "plain")         # (0.5)
+    # (1% masked, under 1/64: independent bits 80,793 bits, 10,099 bytes)
+    assert mask_formats(head + 2_000, 10**4, n) == ("masked", "plain")      # (0.198)
+    assert mask_formats(head + 10_099, 10**4, n) == ("plain",)
 
 
 def test_few_masked_elements_keep_the_smaller_of_both_formats():

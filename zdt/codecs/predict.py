@@ -18,7 +18,8 @@ stored units, a whole number of steps).
 
 A chunk with elements equal to the fill value may be a masked chunk (format 2, kind 2): the
 mask in a stream of its own (zdt.kernels._ans), then a format-1 chunk in which the masked
-elements have no symbol (written whenever 1/64 of the elements are masked, else where smaller).
+elements have no symbol; which of the two formats encode measures depends on how the mask
+stream compares with the entropy of as many scattered masked elements (mask_formats).
 
 A corrupt chunk is a zdt.errors.CorruptChunkError (a ValueError) naming what is wrong and the
 part of the chunk (`part`) it is in.
@@ -219,52 +220,54 @@ class PredictConfig:
             return predict_relative.encode(self, np.asarray(arr, dtype=dtype), fill)
         return self.encode_floats(np.asarray(arr, dtype=dtype), fill)[0]
 
-    def encode_floats(self, arr: np.ndarray, fill: object) -> tuple[bytes, np.ndarray]:
+    def encode_floats(self, arr: np.ndarray, fill: object, *,
+                      formats: tuple[str, ...] | None = None) -> tuple[bytes, np.ndarray]:
         """The chunk of the float32 / float64 array `arr` under abs_error (`fill`: the fill
         value `encode` resolved, or None), and what a decoder gives its elements: float64 in
         flat C order, bit for bit where an element is finite and not the fill value (elsewhere
         without meaning; those elements decode to themselves). The relative chunks' encoder
-        checks its elements against these without decoding the chunk."""
+        checks its elements against these without decoding the chunk. `formats`: where some
+        elements equal the fill value, the formats measured ("masked": a masked chunk,
+        "plain": format 1 with fill-value symbols), the smaller kept; None: mask_formats'."""
         dtype = arr.dtype
         x = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
         shape = grid4(arr.shape)
         fills = fill_array(fill, dtype)
         mask = masked_elements(x, fills)
         if mask is None:
-            return self._encode_values(x, shape, dtype, fills, None)
-        # (a masked chunk's mask stream costs a few dozen bytes whatever it holds: where few
-        # elements are masked, format 1's fill-value symbols may cost less)
+            return self._encode_values(x, shape, dtype, fills)
         n_masked = int(np.count_nonzero(mask))
-        masked = self._encode_masked(x, shape, dtype, fills, mask, n_masked)
-        if FEW_MASKED * n_masked >= x.size:
-            return masked
-        plain = self._encode_values(x, shape, dtype, fills, None)
-        return masked if len(masked[0]) < len(plain[0]) else plain
+        stream = _ans.mask_encode(mask, shape)
+        if formats is None:
+            formats = mask_formats(len(stream), n_masked, x.size)
+        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, 0, n_masked,
+                                  len(stream)) + stream
+        return self._encode_values(x, shape, dtype, fills, mask, head, formats)
 
     def _encode_values(self, x: np.ndarray, shape: tuple[int, int, int, int], dtype: np.dtype,
-                       fills: np.ndarray, mask: np.ndarray | None) -> tuple[bytes, np.ndarray]:
-        """The smallest format-1 chunk of the flat chunk `x` (of 4-d `shape`) over the
-        predictors and stages tried, and its predictor values (encode_floats); with `mask`
-        (the elements equal to the fill value), the values' chunk of a masked chunk (no symbol
-        for a masked element)."""
-        best: tuple[bytes, np.ndarray] | None = None
-        for name, prediction in choose_predictors(self, x, shape, fills, mask is not None):
-            for stage in self._stages(prediction):
-                out = self._pack(PREDICTORS[name], dtype, prediction, stage, shape, mask)
-                if best is None or len(out) < len(best[0]):
-                    best = out, prediction.values
-        assert best is not None
-        return best
-
-    def _encode_masked(self, x: np.ndarray, shape: tuple[int, int, int, int], dtype: np.dtype,
-                       fills: np.ndarray, mask: np.ndarray, n_masked: int) -> tuple[bytes, np.ndarray]:
-        """A masked chunk (format 2, kind 2): the mask stream, then the values' chunk; and its
-        predictor values (encode_floats)."""
-        stream = _ans.mask_encode(mask, shape)
-        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, 0, n_masked,
-                                  len(stream))
-        chunk, values = self._encode_values(x, shape, dtype, fills, mask)
-        return head + stream + chunk, values
+                       fills: np.ndarray, mask: np.ndarray | None = None, head: bytes = b"",
+                       formats: tuple[str, ...] = ("plain",)) -> tuple[bytes, np.ndarray]:
+        """The smallest chunk of the flat chunk `x` (of 4-d `shape`) over the predictors and
+        stages tried, and its predictor values (encode_floats): format 1, and with `mask` (the
+        elements equal to the fill value) and "masked" among `formats`, masked chunks too
+        (`head`: their header and mask stream; then a format-1 chunk without the masked
+        elements' symbols). Both formats pack the same predictions: a masked element is
+        reconstructed as a fill-value symbol is, and only the symbols stage 3 records differ."""
+        only_masked = mask is not None and formats == ("masked",)
+        best: dict[str, tuple[bytes, np.ndarray]] = {}
+        for name, prediction in choose_predictors(self, x, shape, fills, only_masked):
+            for form in formats:
+                masked = form == "masked"
+                p = prediction if only_masked or not masked else without_masked(prediction)
+                for stage in self._stages(p):
+                    out = self._pack(PREDICTORS[name], dtype, p, stage, shape,
+                                     mask if masked else None)
+                    out = head + out if masked else out
+                    if form not in best or len(out) < len(best[form][0]):
+                        best[form] = out, prediction.values
+        if "plain" in best and ("masked" not in best or len(best["plain"][0]) <= len(best["masked"][0])):
+            return best["plain"]
+        return best["masked"]
 
     def _stages(self, prediction: Any) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
@@ -502,7 +505,10 @@ class PredictConfig:
         return out.reshape(shape)
 
 
-FEW_MASKED = 64            # encode measures format 1 too where fewer than 1/64 of the elements are masked
+FEW_MASKED = 64            # mask_formats: format 1 measured too where fewer than 1/64 of the elements are masked
+CLUSTERED = 0.25            # ... a mask stream under this share of the masked share's entropy: no format 1
+SCATTERED = 0.75            # ... a mask stream over it: format 1 alone
+SMALL_CHUNK = 4096          # ... fewer elements: both
 WIDE_SYMBOL = 16            # the symbols of codes c >= 7, c <= -8: tokens with extra bits
 WIDE_SHARE = 0.25           # auto tries zstd too where more of the codes are wide (_stages)
 
@@ -743,6 +749,44 @@ def integer_bound(abs_error: float) -> float:
 def whole_steps(abs_error: float) -> int:
     """k = floor(abs_error), at most 2**51: how far an integer array's values may move."""
     return math.floor(min(abs_error, 2.0 ** 51))
+
+
+def mask_formats(stream_bytes: int, n_masked: int, n: int) -> tuple[str, ...]:
+    """The formats encode measures for a chunk of `n` elements, `n_masked` of them masked,
+    whose mask stream takes `stream_bytes` (both below SMALL_CHUNK elements, where they cost
+little and the stream's fixed part weighs), else by how far the stream is below n H(n_masked / n),
+    the bits of as many independent masked elements. Measured (1M-element chunks, smooth and
+    noisy fields, abs bounds; bench_bytes' masked rows): where it is below CLUSTERED (land,
+    scan lines, a sensor's edge: the stream codes the shapes) the masked chunk is smaller but
+    for a few chunks with few masked elements (up to 1% larger); where it is above SCATTERED
+    (gaps at random) format 1 is smaller, up to 17% on a smooth field with 1-2% of its
+    elements missing (stage 3 codes the fill-value symbols in its contexts for less than the
+    mask stream's adaptive bits); between, either can win by a few percent: both are packed."""
+    p = n_masked / n
+    if p >= 1.0:
+        return ("masked",)
+    if n < SMALL_CHUNK:
+        return ("masked", "plain")
+    iid = n * -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+    share = 8 * (stream_bytes - _ans.MASK_HEAD.size) / iid      # (the words, not the state)
+    if share >= SCATTERED:
+        return ("plain",)
+    if share < CLUSTERED and FEW_MASKED * n_masked >= n:
+        return ("masked",)
+    return ("masked", "plain")
+
+
+def without_masked(prediction: Any) -> Any:
+    """The prediction a masked chunk packs from `prediction` (made without `masked`): stage 3's
+    order without the fill-value symbols (1), which in a chunk with a mask are the masked
+    elements, bit for bit the order `_predict.encode(..., masked=True)` records."""
+    order = prediction.order
+    if order is None:
+        return prediction
+    keep = order.symbols != 1
+    symbols, contexts = order.symbols[keep], order.contexts[keep]
+    return prediction._replace(order=_predict.Order(symbols, contexts,
+                                                    _ans.histogram(symbols, contexts)))
 
 
 def masked_elements(x: np.ndarray, fills: np.ndarray) -> np.ndarray | None:
