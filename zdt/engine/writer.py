@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from zdt.codecs import predict_memo
 from zdt.engine import arrays, damage
 from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
@@ -147,8 +148,16 @@ class UnitWriter:
 
     def write(self, i: int, region: tuple[slice, ...]) -> float:
         """Unit i (at `region`); returns its largest error (0 without a bound)."""
-        path, bound = self.path, self.bound
         x = self.read(region)
+        if self.runner is None or self.runner.lossy is None:
+            return self._check_and_write(i, region, x)
+        # (the check encodes every chunk of a lossy serializer: the write takes those bytes
+        # instead of encoding each chunk again, predict_memo)
+        with predict_memo.session():
+            return self._check_and_write(i, region, x)
+
+    def _check_and_write(self, i: int, region: tuple[slice, ...], x: np.ndarray) -> float:
+        path, bound = self.path, self.bound
         error = 0.0
         if self.runner is not None:
             try:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
+from zdt.codecs import predict_memo
 from zdt.codecs.config_json import parse_envelope
 from zdt.codecs.predict import CODEC, PredictConfig
 from zdt.codecs.zarr._base import SyncCodec
@@ -63,8 +64,12 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         arr = np.asarray(chunk_array.as_ndarray_like())
-        data = self.config.encode(arr.astype(chunk_spec.dtype.to_native_dtype(), copy=False),
-                                  chunk_spec.fill_value)
+        arr = arr.astype(chunk_spec.dtype.to_native_dtype(), copy=False)
+        # (convert's check encoded this chunk moments ago: predict_memo)
+        data = predict_memo.take(self.config, arr, chunk_spec.fill_value)
+        if data is None:
+            data = self.config.encode(arr, chunk_spec.fill_value)
+            predict_memo.keep(self.config, arr, chunk_spec.fill_value, data)
         return chunk_spec.prototype.buffer.from_bytes(data)
 
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
