@@ -532,6 +532,17 @@ def mask_encode(const uint8_t[::1] mask, tuple shape):
     return MASK_HEAD.pack(x, cap - top) + out[top:].astype("<u2").tobytes()
 
 
+cdef inline bint mask_refill(uint32_t* x, Py_ssize_t* pos, Py_ssize_t n_words,
+                             const uint16_t* wp) noexcept nogil:
+    """The mask decoder's state below 2^16 takes the next word; 1 where none is left."""
+    if x[0] < ANS_L:
+        if pos[0] >= n_words:
+            return 1
+        x[0] = (x[0] << 16) | wp[pos[0]]
+        pos[0] += 1
+    return 0
+
+
 def mask_decode(data, tuple shape):
     """(mask uint8[n] (0 or 1 per element, flat C order), the number of set bits, what follows
     the stream) from the mask stream at the start of `data` for the 4-d grid `shape`;
@@ -575,7 +586,8 @@ def mask_decode(data, tuple shape):
                         row_contexts(ctx, &row[0], &m[i - s1] if k1 > 0 else (
                             &m[i - s0] if k0 > 0 else NULL), n3)
                         bit = 0
-                        for k3 in range(n3):
+                        k3 = 0
+                        while k3 < n3:
                             c = ctx[k3] | bit
                             if c != cur:
                                 # (the current context's probability stays in a register while
@@ -594,12 +606,41 @@ def mask_decode(data, tuple shape):
                                 pc = pc - (pc >> MASK_RATE)
                             m[i + k3] = <uint8_t>bit
                             count += bit
-                            if x < ANS_L:
-                                if pos >= n_words:
-                                    err = 1
-                                    break
-                                x = (x << 16) | wp[pos]
-                                pos += 1
+                            if mask_refill(&x, &pos, n_words, wp):
+                                err = 1
+                                break
+                            k3 += 1
+                            # A run in a context whose probability has settled at its end (a
+                            # 0 after P < 16, a 1 after 2^16 - P < 16: the update leaves P as it
+                            # is) decodes with nothing but the state's steps, while the context
+                            # and the bit stay: the same arithmetic as above, bit for bit. (The
+                            # mask starts all 0; the step that ends a run is the one above.)
+                            if not bit and pc < 16:
+                                f = MASK_ONE - pc
+                                while k3 < n3 and ctx[k3] == cur:
+                                    slot = x & 0xFFFF
+                                    if slot >= f:
+                                        break
+                                    x = f * (x >> 16) + slot
+                                    if mask_refill(&x, &pos, n_words, wp):
+                                        err = 1
+                                        break
+                                    k3 += 1
+                            elif bit and pc > MASK_ONE - 16:
+                                f = MASK_ONE - pc
+                                while k3 < n3 and (ctx[k3] | 1) == cur:
+                                    slot = x & 0xFFFF
+                                    if slot < f:
+                                        break
+                                    x = pc * (x >> 16) + slot - f
+                                    m[i + k3] = 1
+                                    count += 1
+                                    if mask_refill(&x, &pos, n_words, wp):
+                                        err = 1
+                                        break
+                                    k3 += 1
+                            if err:
+                                break
                         if err:
                             break
                         memcpy(&row[1], &m[i], n3)
