@@ -203,6 +203,8 @@ def test_mask_formats_measures_both_for_small_chunks_and_between_the_thresholds(
     # (1% masked, under 1/64: independent bits 80,793 bits, 10,099 bytes)
     assert mask_formats(head + 2_000, 10**4, n) == ("masked", "plain")      # (0.198)
     assert mask_formats(head + 10_099, 10**4, n) == ("plain",)
+    # (most masked, the unmasked ones at random: both)
+    assert mask_formats(head + 24_299, n - k, n) == ("masked", "plain")
 
 
 def test_few_masked_elements_keep_the_smaller_of_both_formats():

@@ -761,7 +761,8 @@ little and the stream's fixed part weighs), else by how far the stream is below 
     for a few chunks with few masked elements (up to 1% larger); where it is above SCATTERED
     (gaps at random) format 1 is smaller, up to 17% on a smooth field with 1-2% of its
     elements missing (stage 3 codes the fill-value symbols in its contexts for less than the
-    mask stream's adaptive bits); between, either can win by a few percent: both are packed."""
+    mask stream's adaptive bits), unless most elements are masked; between, either can win
+    by a few percent: both are packed."""
     p = n_masked / n
     if p >= 1.0:
         return ("masked",)
@@ -769,7 +770,10 @@ little and the stream's fixed part weighs), else by how far the stream is below 
         return ("masked", "plain")
     iid = n * -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
     share = 8 * (stream_bytes - _ans.MASK_HEAD.size) / iid      # (the words, not the state)
-    if share >= SCATTERED:
+    if share >= SCATTERED and 2 * n_masked <= n:
+        # (not where most are masked: format 1 would give each of them a symbol, where the
+        # scattered elements are the unmasked ones: a DEM's unit with 12 of 262,144 elements
+        # on land, the masked chunk 109 bytes, format 1 168)
         return ("plain",)
     if share < CLUSTERED and FEW_MASKED * n_masked >= n:
         return ("masked",)
