@@ -150,13 +150,16 @@ def _pack(config: PredictConfig, b: float, log_fill: int, chunk: bytes, logs: np
     def frame(data: bytes) -> bytes:
         return bytes(Zstd(level=config.level).encode(data))
 
-    signs = frame(np.packbits(negative).tobytes()) if negative[~exact].any() else b""
+    # (a sign is needed where an element not stored exactly is negative; bool arrays as bytes:
+    # negative > exact is negative and not exact, without a gather)
+    needed = bool((negative.view(np.uint8) > exact.view(np.uint8)).any())
+    signs = frame(np.packbits(negative).tobytes()) if needed else b""
     # (the exact map marks only what the logarithms do not: the elements that missed)
     marked = exact & ~np.isnan(logs)
     where = frame(np.packbits(marked).tobytes()) if marked.any() else b""
     stored = flat[exact].astype(flat.dtype.newbyteorder("<")).tobytes()
-    head = HEAD.pack(MAGIC, KIND_RELATIVE, flat.dtype.itemsize, log_fill, b, int(exact.sum()),
-                     len(chunk))
+    head = HEAD.pack(MAGIC, KIND_RELATIVE, flat.dtype.itemsize, log_fill, b,
+                     int(np.count_nonzero(exact)), len(chunk))
     return b"".join((head, chunk, LENGTH.pack(len(signs)), signs, LENGTH.pack(len(where)), where,
                      frame(stored) if stored else b""))
 
@@ -216,8 +219,9 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     if negative is None:
         negative = np.zeros(n, dtype=bool)
     exact = np.isnan(logs) if exact is None else exact | np.isnan(logs)
-    if int(exact.sum()) != n_exact:
-        raise corrupt(f"the logarithms and the exact map mark {int(exact.sum())} elements "
+    marks = int(np.count_nonzero(exact))
+    if marks != n_exact:
+        raise corrupt(f"the logarithms and the exact map mark {marks} elements "
                       f"exact, the header counts {n_exact} exact values", "exact map")
     rest = data[at:]
     if n_exact:
