@@ -249,7 +249,8 @@ def test_a_cf_fill_value_the_data_hold_becomes_the_codecs_fill(tmp_path):
     assert np.array_equal(np.isnan(back), land)
 
 
-def test_the_write_takes_the_chunks_the_check_encoded_and_writes_the_same_bytes(tmp_path, monkeypatch):
+def test_the_write_takes_the_chunks_the_check_encoded_and_writes_the_same_bytes(tmp_path,
+                                                                                monkeypatch):
     """convert checks each unit by encoding and decoding its chunks; the write takes those
     bytes (zdt.codecs.predict_memo) instead of encoding every chunk again: one encoding fewer
     per chunk written, and the same store as with every chunk encoded twice."""
@@ -260,7 +261,8 @@ def test_the_write_takes_the_chunks_the_check_encoded_and_writes_the_same_bytes(
     src = write(tmp_path / "src.zarr", x, chunks=(128, 100))        # 3 x 3 chunks, edges
     calls = []
     encode = PredictConfig.encode
-    monkeypatch.setattr(PredictConfig, "encode", lambda self, *a: calls.append(1) or encode(self, *a))
+    monkeypatch.setattr(PredictConfig, "encode",
+                        lambda self, *a: calls.append(1) or encode(self, *a))
     zdt.convert(src, tmp_path / "once.zarr", abs_error=0.5, readers="zdt")
     once = len(calls)
     monkeypatch.setattr(predict_memo, "LIMIT", 0)                   # (nothing kept)
@@ -269,7 +271,7 @@ def test_the_write_takes_the_chunks_the_check_encoded_and_writes_the_same_bytes(
     assert names(tmp_path / "once.zarr") == {"zdt.predict"}
     assert len(calls) - once == 9, (once, len(calls))
     assert not predict_memo._kept
-    files = sorted(p.relative_to(tmp_path / "once.zarr") for p in (tmp_path / "once.zarr").rglob("*")
-                   if p.is_file())
-    assert files and all((tmp_path / "once.zarr" / f).read_bytes() == (tmp_path / "twice.zarr" / f).read_bytes()
-                         for f in files)
+    once_dir, twice_dir = tmp_path / "once.zarr", tmp_path / "twice.zarr"
+    files = sorted(p.relative_to(once_dir) for p in once_dir.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(twice_dir) for p in twice_dir.rglob("*") if p.is_file())
+    assert all((once_dir / f).read_bytes() == (twice_dir / f).read_bytes() for f in files)

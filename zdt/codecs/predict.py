@@ -265,9 +265,11 @@ class PredictConfig:
                     out = head + out if masked else out
                     if form not in best or len(out) < len(best[form][0]):
                         best[form] = out, prediction.values
-        if "plain" in best and ("masked" not in best or len(best["plain"][0]) <= len(best["masked"][0])):
-            return best["plain"]
-        return best["masked"]
+        plain, masked_best = best.get("plain"), best.get("masked")
+        if masked_best is not None and (plain is None or len(masked_best[0]) < len(plain[0])):
+            return masked_best
+        assert plain is not None
+        return plain
 
     def _stages(self, prediction: Any) -> list[str]:
         """The entropy stages tried for a predictor's symbols. `auto`: stage 3 (zdt's own
@@ -505,10 +507,13 @@ class PredictConfig:
         return out.reshape(shape)
 
 
-FEW_MASKED = 64            # mask_formats: format 1 measured too where fewer than 1/64 of the elements are masked
-CLUSTERED = 0.25            # ... a mask stream under this share of the masked share's entropy: no format 1
-SCATTERED = 0.75            # ... a mask stream over it: format 1 alone
-SMALL_CHUNK = 4096          # ... fewer elements: both
+# mask_formats: a mask stream under CLUSTERED times the entropy of as many masked elements at
+# random: the masked chunk alone, unless fewer than 1/FEW_MASKED of the elements are masked;
+# over SCATTERED: format 1 alone (at most half masked); chunks under SMALL_CHUNK elements: both
+FEW_MASKED = 64
+CLUSTERED = 0.25
+SCATTERED = 0.75
+SMALL_CHUNK = 4096
 WIDE_SYMBOL = 16            # the symbols of codes c >= 7, c <= -8: tokens with extra bits
 WIDE_SHARE = 0.25           # auto tries zstd too where more of the codes are wide (_stages)
 
@@ -753,16 +758,16 @@ def whole_steps(abs_error: float) -> int:
 
 def mask_formats(stream_bytes: int, n_masked: int, n: int) -> tuple[str, ...]:
     """The formats encode measures for a chunk of `n` elements, `n_masked` of them masked,
-    whose mask stream takes `stream_bytes` (both below SMALL_CHUNK elements, where they cost
-little and the stream's fixed part weighs), else by how far the stream is below n H(n_masked / n),
-    the bits of as many independent masked elements. Measured (1M-element chunks, smooth and
-    noisy fields, abs bounds; bench_bytes' masked rows): where it is below CLUSTERED (land,
-    scan lines, a sensor's edge: the stream codes the shapes) the masked chunk is smaller but
-    for a few chunks with few masked elements (up to 1% larger); where it is above SCATTERED
-    (gaps at random) format 1 is smaller, up to 17% on a smooth field with 1-2% of its
-    elements missing (stage 3 codes the fill-value symbols in its contexts for less than the
-    mask stream's adaptive bits), unless most elements are masked; between, either can win
-    by a few percent: both are packed."""
+    whose mask stream takes `stream_bytes`: both below SMALL_CHUNK elements (where they cost
+    little and the stream's fixed part weighs), else by how far the stream is below
+    n H(n_masked / n), the bits of as many independent masked elements. Measured (1M-element
+    chunks, smooth and noisy fields, abs bounds; bench_bytes' masked rows): where it is below
+    CLUSTERED (land, scan lines, a sensor's edge: the stream codes the shapes) the masked
+    chunk is smaller but for a few chunks with few masked elements (up to 1% larger); where
+    it is above SCATTERED (gaps at random) format 1 is smaller, up to 17% on a smooth field
+    with 1-2% of its elements missing (stage 3 codes the fill-value symbols in its contexts
+    for less than the mask stream's adaptive bits), unless most elements are masked;
+    between, either can win by a few percent: both are packed."""
     p = n_masked / n
     if p >= 1.0:
         return ("masked",)
