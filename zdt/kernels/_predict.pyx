@@ -22,7 +22,8 @@ own registers).
 from collections import namedtuple
 
 from libc.math cimport isfinite
-from libc.stdint cimport int16_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int16_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -431,6 +432,28 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
     return Prediction(syms, raws, None, vals)
 
 
+cdef void fill_masked(double* out, const uint8_t* mask, Py_ssize_t n, double fill) noexcept nogil:
+    """out[i] = fill where mask[i] (0 or 1), eight marks at a time: a land mask's runs are
+    whole words of 0 or of 1 (a byte at a time, the loop was a tenth of a masked float64
+    chunk's decoding)."""
+    cdef Py_ssize_t i = 0, k
+    cdef uint64_t word, ones = (<uint64_t>0xFFFFFFFFFFFFFFFFULL) // 255     # (0x0101...01)
+    while i + 8 <= n:
+        memcpy(&word, &mask[i], 8)
+        if word == ones:
+            for k in range(8):
+                out[i + k] = fill
+        elif word:
+            for k in range(8):
+                if mask[i + k]:
+                    out[i + k] = fill
+        i += 8
+    while i < n:
+        if mask[i]:
+            out[i] = fill
+        i += 1
+
+
 def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, double abs_error,
            int predictor, const real[::1] fill, object stream=None,
            const uint8_t[::1] mask=None):
@@ -518,9 +541,7 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
         else:
             apply_patches(&rc)
             if real is double and w.mask != NULL:
-                for i in range(n):
-                    if w.mask[i]:
-                        out[i] = w.fill64
+                fill_masked(&out[0], w.mask, n, w.fill64)
     if rc.oom:
         raise MemoryError(f"{CODEC}: no memory for the decoder's list of fill values")
     if coded and a.err:
