@@ -100,10 +100,9 @@ def _lookup(config: Any, arr: np.ndarray, fill: Any) -> tuple[tuple, int, np.nda
         return None
     try:
         fill_bits = None if fill is None else np.asarray(fill, dtype=arr.dtype).tobytes()
-        key = (config, arr.dtype.str, arr.shape, fill_bits)
-        hash(key)
     except Exception:       # (a fill the type cannot hold, a warning made an error: not kept)
         return None
+    key = (config, arr.dtype.str, arr.shape, fill_bits)
     flat = np.ascontiguousarray(arr).reshape(-1).view(f"u{arr.dtype.itemsize}")
     step = max(1, flat.size // PROBES)
     return key, hash(flat[::step].tobytes()), flat
