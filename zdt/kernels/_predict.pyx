@@ -21,7 +21,7 @@ own registers).
 
 from collections import namedtuple
 
-from libc.math cimport isfinite
+from libc.math cimport fabs, isfinite
 from libc.stdint cimport int16_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -35,7 +35,8 @@ from zdt.kernels._ans cimport (ANS_L, CLASS16, FINE, Coder, Ctx, copy_coder, ctx
                                record_symbol, sym_class)
 from zdt.kernels._predict_quantize cimport (Quantizer, Reconstruction, apply_patches,
                                             free_patches, init_quantizer, init_reconstruction,
-                                            quantize, real, reconstruct, store_value)
+                                            quantize, real, reconstruct, same_bits,
+                                            store_value)
 from zdt.kernels._predict_shape cimport (INTERPOLATION, LORENZO, REVERSED, SLICES, Grid, Terms,
                                          along, cubic, grid_of, lorenzo, lorenzo_terms, top_step)
 
@@ -202,17 +203,89 @@ cdef int run_lorenzo(mode* m, real* x, const Grid* g, const Walk* walk, Coder* a
     return finish(a, &loc, 0)
 
 
+cdef inline void quantize_span(real* x, const Walk* w, Py_ssize_t i, Py_ssize_t count,
+                               Py_ssize_t es, Py_ssize_t o) noexcept nogil:
+    """Encoding `span`'s elements (no stage 3 work): `quantize`'s usual path written out, its
+    constants and arrays in locals and without a branch on the data (the tests combined with
+    &, the zigzag from the code's bits: a branch on the code's sign, a coin toss on noisy
+    data, was mispredicted every other element); the rest (the fill value, a code out of
+    range or off the bound) through `quantize` itself. The same arithmetic: the same symbols
+    and values."""
+    cdef double* v = w.v
+    cdef uint16_t* sym = w.sym
+    cdef double q = w.qz.q, inv_q = w.qz.inv_q, limit = w.qz.limit
+    cdef bint has_fill = w.qz.has_fill
+    cdef real fill, xi, rr
+    cdef double p, xd, t, r
+    cdef int c
+    cdef Py_ssize_t j
+    if real is float:
+        fill = w.fill32
+    else:
+        fill = w.fill64
+    for j in range(count):
+        p = cubic(v, i, o)
+        xi = x[i]
+        xd = <double>xi
+        t = (xd - p) * inv_q
+        if (fabs(t) < 32766.0) & (not (has_fill & same_bits(xi, fill))):
+            c = <int>(t + (0.5 if t >= 0 else -0.5))
+            r = p + q * <double>c
+            rr = <real>r
+            if (fabs(<double>rr - xd) <= limit) & (not (has_fill & (rr == fill))):
+                sym[i] = <uint16_t>(((<unsigned int>c << 1) ^ <unsigned int>(c >> 31)) + 2)
+                v[i] = <double>rr
+                i += es
+                continue
+        quantize(x, i, p, v, sym, <real*>w.raw, w.qz, fill)
+        i += es
+
+
 cdef inline int span(mode* m, real* x, const Walk* w, Coder* a, const Ctx* cx, Py_ssize_t i,
                      Py_ssize_t count, Py_ssize_t es, Py_ssize_t o) noexcept nogil:
     """`count` elements from flat index i in steps of es, each interpolated along a dimension
     of stride o where the cubic's four neighbours i -+ o, i -+ 3 o all exist (most of them:
     the loop without the bounds tests of `along`)."""
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, t, at = i
+    cdef const uint16_t* sym
+    cdef uint8_t* cls
+    cdef uint16_t* order_sym
+    cdef uint8_t* order_ctx
+    cdef bint masked
+    cdef Ctx of
     cdef double p
-    cdef int c = 0
+    cdef int c = 0, k
     cdef bint coded = mode is EncodingAns or mode is DecodingAns
     cdef Coder loc
     cdef int rc = 0
+    if mode is EncodingAns:
+        # two loops: the elements quantized as without stage 3, then their classes, contexts
+        # and symbols recorded (one loop doing both measured a quarter slower). No element of
+        # a span is another's neighbour (they lie 2 s apart along the row, or on a row between
+        # rows of earlier levels), so neither loop reads what the other writes in this span.
+        quantize_span(x, w, at, count, es, o)
+        # (the arrays, the coder's place and the contexts as locals: a byte store may alias
+        # any field the compiler would otherwise load again)
+        sym = w.sym
+        cls = w.cls
+        order_sym = a.order_sym
+        order_ctx = a.order_ctx
+        t = a.j
+        masked = w.masked
+        of = cx[0]
+        for j in range(count):
+            k = sym[i]
+            cls[i] = CLASS16[k if k < 16 else 15]
+            if k != 1 or not masked:
+                order_sym[t] = <uint16_t>k
+                order_ctx[t] = <uint8_t>of.of[(cls[i - o] << 3) | cls[i + o]]
+                t += 1
+            i += es
+        a.j = t
+        return 0
+    if mode is Encoding:
+        quantize_span(x, w, i, count, es, o)
+        return 0
     if coded:
         copy_coder(&loc, a)
     for j in range(count):
