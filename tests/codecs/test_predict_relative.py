@@ -170,18 +170,22 @@ def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill):
 @given(values=element_lists, noise=st.lists(st.sampled_from([0.0, 1e-6, -3e-4, 2e-3, 0.7, 1e3, -2e3]),
                                             min_size=40, max_size=40),
        dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, -7.0]),
-       R=st.sampled_from([1e-6, 1e-3, 0.3]), exact_every=st.sampled_from([0, 3]))
-def test_the_check_marks_exactly_the_elements_that_miss(values, noise, dtype, fill, R, exact_every):
+       R=st.sampled_from([1e-6, 1e-3, 0.3]), exact_every=st.sampled_from([0, 3]),
+       copies=st.sampled_from([1, 17]))
+def test_the_check_marks_exactly_the_elements_that_miss(values, noise, dtype, fill, R, exact_every,
+                                                        copies):
     """predict_relative.exact_check (zdt.kernels._logs.check, vectorised, then rational
     arithmetic for what its screen leaves) against the rule one element at a time in
     Fractions: an element not yet exact, with a finite non-zero value and a finite logarithm,
     becomes exact where y (the reference's 2**v for its decoded logarithm v, rounded to the
     type, with x's sign) is not finite, is zero, equals the fill value, or is not within R |x|;
     no other element changes. The decoded logarithms stray from the true ones by up to 2000,
-    so results outside the normal range (ldexp) are checked too."""
+    so results outside the normal range (ldexp) are checked too. `copies` of the values in a
+    row run past the kernel's blocks of 256."""
     from fractions import Fraction
 
-    x = as_type(values, dtype)
+    x = as_type(values * copies, dtype)
+    noise = noise * copies
     logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
     fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
     _logs_logarithms(x, logs, negative, fills)
@@ -224,12 +228,15 @@ def _logs_logarithms(x, logs, negative, fills):
 @given(logs=st.lists(st.one_of(st.floats(-1200, 1200), st.sampled_from([math.inf, -math.inf, math.nan])),
                      min_size=0, max_size=40),
        signs=st.lists(st.booleans(), min_size=40, max_size=40),
-       exact_every=st.sampled_from([0, 2, 5]), dtype=st.sampled_from(["float32", "float64"]))
-def test_the_values_pass_is_each_element_s_value(logs, signs, exact_every, dtype):
+       exact_every=st.sampled_from([0, 2, 5]), dtype=st.sampled_from(["float32", "float64"]),
+       copies=st.sampled_from([1, 17]))
+def test_the_values_pass_is_each_element_s_value(logs, signs, exact_every, dtype, copies):
     """predict_relative.values (zdt.kernels._logs.values, vectorised) against the decoder's
     rule one element at a time: an exact element takes the next stored value; else the
     reference's 2**v rounded to the type for a finite v, infinity for +inf, zero for -inf,
-    negated where the sign bit is set (NaN logarithms come only with exact elements)."""
+    negated where the sign bit is set (NaN logarithms come only with exact elements).
+    `copies` of the logarithms in a row run past the kernel's blocks of 256."""
+    logs, signs = logs * copies, signs * copies
     n = len(logs)
     v = np.array(logs, dtype=np.float64)
     negative = np.array(signs[:n], dtype=bool)
