@@ -77,11 +77,12 @@ def log_bound(rel_error: float, dtype: np.dtype, largest_log: float) -> float:
 def values(logs: np.ndarray, negative: np.ndarray, exact: np.ndarray, stored: np.ndarray,
            dtype: np.dtype) -> np.ndarray:
     """The decoded elements (flat): 2**v rounded to `dtype` for a finite logarithm v, 0 for
-    -inf, infinity for +inf, negated where `negative`; where `exact`, the stored values in turn
-    (zdt.kernels._logs.values, one pass)."""
+    -inf, infinity for +inf, negated where `negative`; where `exact` or v is NaN, the stored
+    values in turn (zdt.kernels._logs: powers, then fill_exact)."""
     out = np.empty(logs.shape, dtype=dtype)
-    _logs.values(logs, negative.view(np.uint8), exact.view(np.uint8),
-                 np.ascontiguousarray(stored, dtype=dtype), out)
+    marks = np.array(exact, dtype=np.uint8)
+    _logs.powers(logs, negative.view(np.uint8), marks, out)
+    _logs.fill_exact(marks, np.ascontiguousarray(stored, dtype=dtype), out)
     return out
 
 
@@ -121,18 +122,21 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     negative = np.empty(flat.shape, dtype=np.uint8)
     largest, n_exact, n_zero = _logs.logarithms(flat, logs, negative, fills)
     negative = negative.view(bool)
-    exact = np.isnan(logs)
+    exact = np.isnan(logs) if n_exact else np.zeros(flat.shape, dtype=bool)
     b = log_bound(R, dtype, largest)
     # (the logarithms' chunk has a fill value of its own, -inf or NaN: never the codec's `fill`)
     inner = replace(config, abs_error=b, rel_error=None, fill=None)
     log_fill = int(n_exact > n_zero)
-    chunk, decoded = inner.encode_floats(logs.reshape(x.shape), LOG_FILLS[log_fill])
+    # (without zeros or NaN logarithms no element is the logarithms' fill value: the chunk is
+    # the same without one, and its encoder skips looking for it)
+    chunk, decoded = inner.encode_floats(logs.reshape(x.shape),
+                                         LOG_FILLS[log_fill] if n_exact or n_zero else None)
     # the decoder's values (from the logarithms as the chunk decodes them, which the encoder
     # knows: no decoding); an element they miss is stored exactly as well (its logarithm
     # stays: the chunk, and so every other element's value, is unchanged), and so is one that
     # would read back as the fill value
     exact_check(flat, logs, decoded, exact, R, fills)
-    out = _pack(config, b, log_fill, chunk, logs, negative, flat, exact)
+    out = _pack(config, b, log_fill, chunk, logs if n_exact else None, negative, flat, exact)
     if len(out) > flat.nbytes // 2:
         # (a bound too fine for the logarithms' codes: every value stored exactly may be smaller,
         # the logarithms' chunk then all NaN, its fill value)
@@ -143,8 +147,9 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     return out
 
 
-def _pack(config: PredictConfig, b: float, log_fill: int, chunk: bytes, logs: np.ndarray,
+def _pack(config: PredictConfig, b: float, log_fill: int, chunk: bytes, logs: np.ndarray | None,
           negative: np.ndarray, flat: np.ndarray, exact: np.ndarray) -> bytes:
+    """The chunk's bytes; `logs` None where no logarithm is NaN."""
     from numcodecs.zstd import Zstd
 
     def frame(data: bytes) -> bytes:
@@ -155,7 +160,7 @@ def _pack(config: PredictConfig, b: float, log_fill: int, chunk: bytes, logs: np
     needed = bool((negative.view(np.uint8) > exact.view(np.uint8)).any())
     signs = frame(np.packbits(negative).tobytes()) if needed else b""
     # (the exact map marks only what the logarithms do not: the elements that missed)
-    marked = exact & ~np.isnan(logs)
+    marked = exact if logs is None else exact & ~np.isnan(logs)
     where = frame(np.packbits(marked).tobytes()) if marked.any() else b""
     stored = flat[exact].astype(flat.dtype.newbyteorder("<")).tobytes()
     head = HEAD.pack(MAGIC, KIND_RELATIVE, flat.dtype.itemsize, log_fill, b,
@@ -179,7 +184,7 @@ def _bitmap(data: Any, at: int, n: int, part: str) -> tuple[np.ndarray | None, i
         bits = predict.zstd_exactly(data[at:at + length], (n + 7) // 8)
     except CorruptChunkError as exc:
         raise corrupt(f"the {part} stream: {exc}", part) from None
-    return np.unpackbits(bits, count=n).astype(bool), at + length
+    return np.unpackbits(bits, count=n).view(bool), at + length
 
 
 def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
@@ -218,8 +223,11 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     exact, at = _bitmap(data, at, n, "exact map")
     if negative is None:
         negative = np.zeros(n, dtype=bool)
-    exact = np.isnan(logs) if exact is None else exact | np.isnan(logs)
-    marks = int(np.count_nonzero(exact))
+    if exact is None:
+        exact = np.zeros(n, dtype=bool)
+    # the elements but the exact ones, and the exact marks with the NaN logarithms' added
+    out = np.empty(n, dtype=dtype)
+    marks = _logs.powers(logs, negative.view(np.uint8), exact.view(np.uint8), out)
     if marks != n_exact:
         raise corrupt(f"the logarithms and the exact map mark {marks} elements "
                       f"exact, the header counts {n_exact} exact values", "exact map")
@@ -235,4 +243,5 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
                       "exact values")
     else:
         stored = np.empty(0, dtype=dtype)
-    return values(logs, negative, exact, stored, dtype).reshape(shape)
+    _logs.fill_exact(exact.view(np.uint8), stored, out)
+    return out.reshape(shape)

@@ -14,7 +14,7 @@ compiler.
   counts), `check` (the decoder's value of each element from the logarithms as decoded,
   screened against R |x|: surely within it (a margin of 2**-50 over the two roundings of
   |y - x| and R |x|), surely wrong (not finite, zero, the fill value), or left to exact
-  arithmetic), `values` (the decoder's elements).
+  arithmetic), `powers` and `fill_exact` (the decoder's elements).
 
 The whole-array loops are C (below), branch-free so that they vectorise, and compiled for
 AVX2 and AVX-512 as well (ifunc clones, where gcc / clang make them): each element of exp2 and
@@ -234,13 +234,16 @@ cdef extern from *:
     ZDT_CHECK_PASS(zdt_check_pass_f32, float, copysignf, zdt_verdict_f32)
     /* the decoder's elements but the exact ones: 2**logs[i] (zdt_exp2_normal) rounded to T
        for a finite logarithm, infinity for +inf, zero otherwise, negated where negative[i];
-       returns how many finite logarithms are not near (the caller does those again with
-       ldexp) (branch-free: it vectorises) */
+       exact[i] set where the logarithm is NaN (those are exact), counts[1] the exact marks
+       then; counts[0] how many finite logarithms are not near (the caller does those again
+       with ldexp) (branch-free: it vectorises) */
     #define ZDT_VALUES_PASS(NAME, T) \
-    ZDT_CLONES static Py_ssize_t NAME(const double* ZDT_RESTRICT logs, \
-                                      const uint8_t* ZDT_RESTRICT negative, Py_ssize_t n, \
-                                      const double* ZDT_RESTRICT c, T* ZDT_RESTRICT out) { \
-        Py_ssize_t i, k, m, far = 0; \
+    ZDT_CLONES static void NAME(const double* ZDT_RESTRICT logs, \
+                                const uint8_t* ZDT_RESTRICT negative, \
+                                uint8_t* ZDT_RESTRICT exact, Py_ssize_t n, \
+                                const double* ZDT_RESTRICT c, T* ZDT_RESTRICT out, \
+                                Py_ssize_t* ZDT_RESTRICT counts) { \
+        Py_ssize_t i, k, m, far = 0, marks = 0; \
         double y[256]; \
         for (i = 0; i < n; i += m) {   /* (in blocks, as ZDT_CHECK_PASS) */ \
             m = n - i < 256 ? n - i : 256; \
@@ -249,12 +252,16 @@ cdef extern from *:
             for (k = 0; k < m; k++) { \
                 double lg = logs[i + k]; \
                 int finite = lg - lg == 0; \
+                uint8_t mark = exact[i + k] | (uint8_t)(lg != lg); \
                 T yt = finite ? (T)y[k] : (lg == HUGE_VAL ? (T)HUGE_VAL : (T)0); \
                 out[i + k] = negative[i + k] ? -yt : yt; \
+                exact[i + k] = mark; \
+                marks += mark != 0; \
                 far += finite & !zdt_exp2_near(rint(lg)); \
             } \
         } \
-        return far; \
+        counts[0] = far; \
+        counts[1] = marks; \
     }
     ZDT_VALUES_PASS(zdt_values_pass_f64, double)
     ZDT_VALUES_PASS(zdt_values_pass_f32, float)
@@ -282,12 +289,12 @@ cdef extern from *:
                                                  Py_ssize_t n, int has_fill, uint32_t fill_bits,
                                                  Py_ssize_t* counts) nogil
     double largest_finite "zdt_largest_finite"(const double* v, Py_ssize_t n) nogil
-    Py_ssize_t values_pass_f64 "zdt_values_pass_f64"(const double* logs, const uint8_t* negative,
-                                                     Py_ssize_t n, const double* c,
-                                                     double* out) nogil
-    Py_ssize_t values_pass_f32 "zdt_values_pass_f32"(const double* logs, const uint8_t* negative,
-                                                     Py_ssize_t n, const double* c,
-                                                     float* out) nogil
+    void values_pass_f64 "zdt_values_pass_f64"(const double* logs, const uint8_t* negative,
+                                               uint8_t* exact, Py_ssize_t n, const double* c,
+                                               double* out, Py_ssize_t* counts) nogil
+    void values_pass_f32 "zdt_values_pass_f32"(const double* logs, const uint8_t* negative,
+                                               uint8_t* exact, Py_ssize_t n, const double* c,
+                                               float* out, Py_ssize_t* counts) nogil
     void check_pass_f64 "zdt_check_pass_f64"(const double* x, const double* logs, const double* v,
                                              const uint8_t* exact, Py_ssize_t n, const double* c,
                                              double r, int has_fill, double fill, double tiny,
@@ -482,34 +489,44 @@ def check(const real[::1] x, const double[::1] logs, const double[::1] v, uint8_
     return out[:unsure]
 
 
-def values(const double[::1] logs, const uint8_t[::1] negative, const uint8_t[::1] exact,
-           const real[::1] stored, real[::1] out) -> None:
-    """A relative chunk's elements: where exact[i], the next stored value; else the spec's
-    2**logs[i] rounded to the chunk's type for a finite logarithm, infinity for +inf, zero
-    otherwise, negated where negative[i]. `stored` holds one value per exact element."""
-    cdef Py_ssize_t i, j = 0, far = 0, n = logs.shape[0]
-    cdef bint short = False
+def powers(const double[::1] logs, const uint8_t[::1] negative, uint8_t[::1] exact,
+           real[::1] out):
+    """A relative chunk's elements but the exact ones: the spec's 2**logs[i] rounded to the
+    chunk's type for a finite logarithm, infinity for +inf, zero otherwise, negated where
+    negative[i]; exact[i] set where logs[i] is NaN (those elements are exact as well). Returns
+    the number of exact elements (`fill_exact` then puts their stored values in)."""
+    cdef Py_ssize_t i, n = logs.shape[0]
+    cdef Py_ssize_t counts[2]
     cdef real yt
     cdef double k
     if negative.shape[0] != n or exact.shape[0] != n or out.shape[0] != n:
-        raise ValueError(f"values: {n} logarithms, {negative.shape[0]} signs, "
+        raise ValueError(f"powers: {n} logarithms, {negative.shape[0]} signs, "
                          f"{exact.shape[0]} exact marks, {out.shape[0]} places")
     if n == 0:
-        if stored.shape[0]:
-            raise ValueError(f"values: {stored.shape[0]} stored values for the exact elements")
-        return
+        return 0
     with nogil:
         if real is float:
-            far = values_pass_f32(&logs[0], &negative[0], n, C, &out[0])
+            values_pass_f32(&logs[0], &negative[0], &exact[0], n, C, &out[0], counts)
         else:
-            far = values_pass_f64(&logs[0], &negative[0], n, C, &out[0])
-        if far:
+            values_pass_f64(&logs[0], &negative[0], &exact[0], n, C, &out[0], counts)
+        if counts[0]:
             for i in range(n):
                 k = rint(logs[i])
                 if isfinite(k) and not exp2_near(k):
                     yt = <real>exp2_far(logs[i])
                     out[i] = -yt if negative[i] else yt
-        i = next_set(&exact[0], 0, n)
+    return counts[1]
+
+
+def fill_exact(const uint8_t[::1] exact, const real[::1] stored, real[::1] out) -> None:
+    """out[i] = the next stored value where exact[i]; ValueError unless `stored` holds one
+    value per exact element (checked before any is read past)."""
+    cdef Py_ssize_t i, j = 0, n = exact.shape[0]
+    cdef bint short = False
+    if out.shape[0] != n:
+        raise ValueError(f"fill_exact: {n} exact marks, {out.shape[0]} places")
+    with nogil:
+        i = next_set(&exact[0], 0, n) if n else 0
         while i < n:
             if j == stored.shape[0]:
                 short = True
@@ -518,4 +535,4 @@ def values(const double[::1] logs, const uint8_t[::1] negative, const uint8_t[::
             j += 1
             i = next_set(&exact[0], i + 1, n)
     if short or j != stored.shape[0]:
-        raise ValueError(f"values: {stored.shape[0]} stored values for the exact elements")
+        raise ValueError(f"fill_exact: {stored.shape[0]} stored values for the exact elements")
