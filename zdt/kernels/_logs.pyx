@@ -164,10 +164,13 @@ cdef extern from *:
             lg = is_inf ? HUGE_VAL : lg; \
             lg = is_zero ? -HUGE_VAL : lg; \
             logs[i] = is_nan ? nan_log : lg; \
-            negative[i] = (uint8_t)(b >> (8 * sizeof(U) - 1)); \
             n_nan += is_nan; \
             n_zero += is_zero; \
         } \
+        /* (the signs in a loop of their own: with them, the loop above vectorised 32 \
+           elements at a time, its registers spilled, and took twice as long) */ \
+        for (i = 0; i < n; i++) \
+            negative[i] = (uint8_t)(x[i] >> (8 * sizeof(U) - 1)); \
         counts[0] = n_nan; \
         counts[1] = n_zero; \
     }
