@@ -217,20 +217,24 @@ cdef extern from *:
                                 uint8_t* ZDT_RESTRICT verdict) { \
         Py_ssize_t i, k, m; \
         double y[256]; \
-        /* (in blocks: the powers in a loop of their own, then the verdicts; one loop doing \
-           both vectorised narrower and measured slower) */ \
+        int64_t w[256]; \
+        /* (in blocks: the powers in a loop of their own, the verdicts in one of 64-bit \
+           values only, then narrowed to bytes with the exact marks; one loop doing it all \
+           vectorised narrower, its registers spilled, and measured slower) */ \
         for (i = 0; i < n; i += m) { \
             m = n - i < 256 ? n - i : 256; \
             for (k = 0; k < m; k++) \
                 y[k] = zdt_exp2_normal(v[i + k], c); \
             for (k = 0; k < m; k++) { \
                 T yt = COPYSIGN((T)y[k], x[i + k]);   /* (2**v >= 0) */ \
-                int live = (exact[i + k] == 0) & (logs[i + k] - logs[i + k] == 0) \
-                           & (x[i + k] != 0); \
-                int near = zdt_exp2_near(rint(v[i + k])); \
-                verdict[i + k] = (uint8_t)(live * (near ? VERDICT(yt, x[i + k], r, has_fill, \
-                                                                   fill, tiny, margin) : 3)); \
+                int64_t live = (int64_t)(logs[i + k] - logs[i + k] == 0) \
+                               & (int64_t)(x[i + k] != 0); \
+                int64_t near = zdt_exp2_near(rint(v[i + k])); \
+                w[k] = live * (near ? (int64_t)VERDICT(yt, x[i + k], r, has_fill, fill, tiny, \
+                                                       margin) : 3); \
             } \
+            for (k = 0; k < m; k++) \
+                verdict[i + k] = exact[i + k] ? 0 : (uint8_t)w[k]; \
         } \
     }
     ZDT_CHECK_PASS(zdt_check_pass_f64, double, copysign, zdt_verdict_f64)
