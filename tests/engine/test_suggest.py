@@ -226,6 +226,50 @@ def test_data_on_a_grid_of_any_step_keep_it():
         assert exact_error(x, back, False) <= Fraction(28)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_data_on_a_grid_keep_a_relative_bound_on_their_own_grid(dtype):
+    """The elevation model of the test above under a relative bound of 1e-3: its smallest
+    magnitude is 2 m (-450 + 28 k), so no float format narrower than float16 keeps R, but
+    the grid's own codes do (each grid point checked through the decoder's arithmetic:
+    proven, not merely measured on the units sampled; float64 brings every value back
+    exactly, float32's k / (1/28) + o misses some by an ulp), in fewer bytes than float16."""
+    rng = np.random.default_rng(3)
+    k = np.clip(np.cumsum(rng.integers(-2, 3, 30_000)) + 60, 0, 300)
+    x = (-450.0 + 28.0 * k).astype(dtype)
+    x[rng.random(x.size) < 0.2] = np.nan
+    arr = source(x, np.nan, chunks=(10_000,))
+    d = decide(arr, Bound("rel", 1e-3), sample=1)
+    assert "own grid of 28" in d.why and "(measured)" not in d.why, d.why
+    back, nbytes = written(arr, d.codecs)
+    assert exact_error(x, back, True) <= (0 if dtype == "float64" else Fraction(1e-3))
+    narrow = written(arr, [{"name": "cast_value", "configuration": {"data_type": "float16"}},
+                           {"name": "bytes"}])[1]
+    assert nbytes < narrow
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(digits=st.integers(0, 3), start=st.integers(-10 ** 5, 10 ** 5), step=st.integers(1, 5000),
+       ks=st.lists(st.integers(0, 3000), min_size=2, max_size=60),
+       dtype=st.sampled_from(["float32", "float64"]),
+       R=st.sampled_from([1e-2, 1e-3, 1e-5, 1e-7]))
+def test_a_relative_grid_proven_by_the_survey_keeps_every_value(digits, start, step, ks, dtype, R):
+    """zdt.engine.candidates' grid codes under a relative bound: where the check point by
+    point calls them proven, every value of data on a decimal grid (the type's nearest to
+    (start + step k) 10**-d) reads back within R |x| in exact arithmetic, through the codecs
+    as zarr runs them."""
+    from zdt.engine import candidates as cand
+    from zdt.engine.survey import survey
+
+    x = np.array([(start + step * k) / 10 ** digits for k in ks]).astype(dtype)
+    s = survey(lambda r: x[r], [slice(None)], x.dtype, grid_digits=cand.GRID_DIGITS)
+    ctx = cand.Context(x.dtype, s, Bound("rel", R), (), "NaN", 3)
+    for enc in cand._own_grid_relative(ctx):
+        if not enc.proven:
+            continue
+        back, _ = written(source(x, np.nan, chunks=(len(ks),)), enc.codecs)
+        assert exact_error(x, back, True) <= Fraction(R), enc.label
+
+
 @pytest.mark.parametrize("bound, keepbits", [(1e-2, 6), (1e-3, 9)])
 def test_relative_bounds_weigh_bitround_against_the_narrow_floats(bound, keepbits):
     """The issue's case: 1e-2 and 1e-3 both gave float16, more bytes than BitRound(6) at 1e-2.

@@ -15,7 +15,9 @@ writes under the back ends measured with it (zdt.engine.measure), never here.
   narrower float whose rounding stays within E over the range.
 * relative bound R, float data: casts to every narrower float format whose precision and
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
-  fewest mantissa bits that keep R, and a cast followed by ``bitround``.
+  fewest mantissa bits that keep R, and a cast followed by ``bitround``; the codes of the grid
+  the data lie on (each value back on its own grid point: proven within R where the grid's
+  miss and the arithmetic stay within R of the smallest magnitude, else measured).
 * float32 / float64 (absolute or relative bound) and 8- to 32-bit integers (absolute bound),
   readers that all have zdt (``--readers zdt``), zarr format 3: ``zdt.predict`` (prediction
   from reconstructed neighbours, its own entropy stage: an array -> bytes codec; relative
@@ -145,6 +147,7 @@ def candidates(ctx: Context) -> list[Encoding]:
     if kind == "f" and ctx.dtype.itemsize >= 4:
         if ctx.bound.relative:
             out += _relative_float(ctx)
+            out += _own_grid_relative(ctx)
             out += _predict(ctx)
         else:
             out += _absolute_float(ctx)
@@ -397,24 +400,35 @@ def _predict(ctx: Context) -> list[Encoding]:
                      preference=3)]
 
 
-def _own_grid(ctx: Context) -> list[Encoding]:
-    """The grid the survey found the data on, (n0 + g k) 10**-d (zdt.engine.survey: a DEM in
-    28 m steps, temperatures in half degrees, a decoded CF-packed field with a decimal step):
-    codes k themselves (exact up to the grid's miss, whatever E), and, where E allows
-    (m - 1)/2 grid steps, every m-th grid point (m odd: a value k/m is at least 1/(2m) from a
-    rounding boundary, so the float arithmetic rounds to the nearest such point)."""
-    s, E, dt = ctx.survey, ctx.bound.value, ctx.dtype
+def _grid(ctx: Context) -> tuple[float, float, float] | None:
+    """The grid the survey found the data on, (n0 + g k) 10**-d, as (offset, step, the data's
+    largest miss from it); None without one a quantization can follow (_grid_points: its
+    points)."""
+    s, dt = ctx.survey, ctx.dtype
     if s.empty or not s.grid_gcd:
-        return []
+        return None
     d = min(s.grid_gcd)
     n0, g = s.grid_gcd[d]
-    miss = s.grid_error.get(d, math.inf)
     if g <= 0:
-        return []
+        return None
     step = g / 10.0 ** d
     o = float(dt.type(n0 / 10.0 ** d))
     if not math.isfinite(o) or abs(o - s.lo) > 1e-3 * step or (s.hi - o) / step >= 2.0 ** 40:
+        return None
+    return o, step, s.grid_error.get(d, math.inf)
+
+
+def _own_grid(ctx: Context) -> list[Encoding]:
+    """The grid the survey found the data on (_grid: a DEM in 28 m steps, temperatures in half
+    degrees, a decoded CF-packed field with a decimal step): codes k themselves (exact up to
+    the grid's miss, whatever E), and, where E allows (m - 1)/2 grid steps, every m-th grid
+    point (m odd: a value k/m is at least 1/(2m) from a rounding boundary, so the float
+    arithmetic rounds to the nearest such point)."""
+    E, dt = ctx.bound.value, ctx.dtype
+    grid = _grid(ctx)
+    if grid is None:
         return []
+    o, step, miss = grid
     out = []
     wide = 2 * math.floor(E / step) + 1
     for m in sorted({1, wide, max(1, wide - 2)}):
@@ -427,6 +441,60 @@ def _own_grid(ctx: Context) -> list[Encoding]:
         if enc:
             out.append(enc)
     return out
+
+
+def _own_grid_relative(ctx: Context) -> list[Encoding]:
+    """Relative bound R: the codes of the grid the survey found the data on (_own_grid's
+    first), each value back on its own grid point: proven where _grid_keeps says every grid
+    point in the range reads back within R of the values near it (a DEM in 28 m steps: every
+    value back exactly), else measured."""
+    grid = _grid(ctx)
+    if grid is None:
+        return []
+    o, step, miss = grid
+    scale = float(ctx.dtype.type(1 / step))
+    proven = _grid_keeps(ctx, o, step, scale, miss)
+    enc = _quantized(ctx, o, scale, proven=proven,
+                     why=f"the data's own grid of {step:.6g}" + ("" if proven else " (measured)"),
+                     preference=0 if proven else 1)
+    return [enc] if enc else []
+
+
+GRID_POINTS = 1 << 20       # (a relative bound's grid is checked point by point up to this many)
+
+
+def _grid_keeps(ctx: Context, o: float, step: float, scale: float, miss: float) -> bool:
+    """Whether [scale_offset(o, scale), cast_value(uint)] keeps the relative bound R for data
+    on the grid the survey found: a value there is the array type's nearest to its grid point
+    p = (n0 + g k) 10**-d, up to `miss` (the survey's round trip through the grid, in that
+    type) and an ulp (p reaches the type through float64). Each such x_k, in the array's type,
+    must encode to its own code k (values within miss of it too: the miss and the arithmetic's
+    margin are far below half a step), and the decoder's k / scale + o (each operation rounded
+    in the array's type, as the spec has it, so every reader's) lie within R (|x_k| - m) of
+    x_k less m, m = miss + an ulp; a zero point must read back as zero exactly (and the values
+    there be zero exactly: miss 0). Checked point by point, up to GRID_POINTS points."""
+    s, R, dt = ctx.survey, ctx.bound.value, ctx.dtype
+    D = dt.type
+    top = math.floor((s.hi - o) / step + 0.5)
+    if not 0 <= top < GRID_POINTS or (miss + _margin(ctx, o, step)) / step >= 0.25:
+        return False
+    k = np.arange(top + 1, dtype=np.float64)
+    d = min(s.grid_gcd)
+    n0, g = s.grid_gcd[d]
+    with np.errstate(all="ignore"):
+        x = ((n0 + g * k) / 10.0 ** d).astype(dt)
+        codes = np.rint((x - D(o)) * D(scale))
+        y = (k.astype(dt) / D(scale) + D(o)).astype(np.float64)
+    if not np.array_equal(codes, k):
+        return False
+    xs = x.astype(np.float64)
+    zero = xs == 0
+    if zero.any() and (miss > 0 or not (y[zero] == 0).all()):
+        return False
+    near = ~zero
+    m = miss + np.spacing(np.abs(x[near])).astype(np.float64)
+    return bool((np.abs(y[near] - xs[near]) + m
+                 <= R * (np.abs(xs[near]) - m) * (1 - 2.0 ** -40)).all())
 
 
 def _round_up(value: float, digits: int, dt: np.dtype) -> float:

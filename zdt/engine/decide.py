@@ -231,7 +231,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     keep = arrays.spread(len(regions), count)
     declared = arrays.sentinels_of(arr)
     packing = Packing.of(arr)
-    digits = cand.GRID_DIGITS if (dtype.kind == "f" and not bound.relative and packing is None) else ()
+    digits = cand.GRID_DIGITS if (dtype.kind == "f" and packing is None) else ()
     # (every decimal grid, the finer ones too: the survey learns the step the data keep on
     # them, zdt.engine.candidates._own_grid)
     threads = workers(most=THREADS)
