@@ -682,6 +682,20 @@ def test_numcodecs_face_round_trips_empty_arrays(shape, entropy):
     assert y.shape == shape and y.dtype == x.dtype
 
 
+@pytest.mark.parametrize("entropy, predictor", [
+    (e, p) for e in ("ans", "zstd", "pcodec", "pcodec_levels")
+    for p in ("interpolation", "lorenzo", "interpolation_slices")
+    if not (e == "pcodec_levels" and p == "lorenzo")])      # (Lorenzo has no levels)
+def test_a_chunk_of_no_elements_decodes_whatever_its_extents(entropy, predictor):
+    """A shape with a zero extent has no elements however long its other extents: decoding
+    allocates nothing sized by an extent (stage 2's level groups once made an index per
+    position along each dimension: 2**51 of them for a shape the fuzzer gave the numcodecs
+    face, MemoryError, and under ASan an abort)."""
+    config = PredictConfig.create(abs_error=0.5, predictor=predictor, entropy=entropy)
+    chunk = config.encode(np.zeros((0, 5)), np.nan)
+    assert config.decode(chunk, np.dtype("float64"), (2 ** 51, 0), np.nan).shape == (2 ** 51, 0)
+
+
 def test_numcodecs_face_refuses_huge_extents_and_fill_symbols():
     from zdt.codecs.numcodecs.predict import Predict
 

@@ -539,6 +539,11 @@ def level_groups(shape: tuple[int, int, int, int], predictor: int,
 
 @functools.lru_cache(maxsize=8)
 def _groups(shape: tuple[int, int, int, int], slices: bool) -> tuple[np.ndarray, ...]:
+    if not math.prod(shape):
+        # (no element: nothing sized by an extent, which a corrupt chunk may claim at 2**51)
+        none = np.empty(0, dtype=np.intp)
+        none.flags.writeable = False
+        return (none,) * GROUPS
     dims = [d for d in range(4) if shape[d] > 1]
     if slices and dims:
         dims = dims[1:]
