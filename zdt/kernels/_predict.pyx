@@ -206,11 +206,11 @@ cdef int run_lorenzo(mode* m, real* x, const Grid* g, const Walk* walk, Coder* a
 cdef inline void quantize_span(real* x, const Walk* w, Py_ssize_t i, Py_ssize_t count,
                                Py_ssize_t es, Py_ssize_t o) noexcept nogil:
     """Encoding `span`'s elements (no stage 3 work): `quantize`'s usual path written out, its
-    constants and arrays in locals and without a branch on the data (the tests combined with
-    &, the zigzag from the code's bits: a branch on the code's sign, a coin toss on noisy
-    data, was mispredicted every other element); the rest (the fill value, a code out of
-    range or off the bound) through `quantize` itself. The same arithmetic: the same symbols
-    and values."""
+    constants and arrays in locals, its tests combined with & into branches nearly always
+    taken, and the zigzag from the code's bits (a branch on the code's sign, a coin toss on
+    noisy data, was mispredicted every other element); the rest (the fill value, a code out
+    of range or off the bound) through `quantize` itself. The same arithmetic: the same
+    symbols and values."""
     cdef double* v = w.v
     cdef uint16_t* sym = w.sym
     cdef double q = w.qz.q, inv_q = w.qz.inv_q, limit = w.qz.limit
