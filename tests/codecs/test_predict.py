@@ -696,6 +696,18 @@ def test_a_chunk_of_no_elements_decodes_whatever_its_extents(entropy, predictor)
     assert config.decode(chunk, np.dtype("float64"), (2 ** 51, 0), np.nan).shape == (2 ** 51, 0)
 
 
+@pytest.mark.parametrize("entropy", ["ans", "zstd", "pcodec", "pcodec_levels"])
+@pytest.mark.parametrize("shape", [(0,), (2, 0)])
+def test_a_chunk_of_elements_read_as_a_shape_of_none_is_corrupt(entropy, shape):
+    """A 2 x 2 chunk (one value raw: an infinity) decoded as a shape of no elements: a
+    CorruptChunkError naming what is left over (the raw value, the ANS stream's words and
+    states, the symbols), never an empty array as if nothing were wrong."""
+    config = PredictConfig.create(abs_error=0.5, predictor="interpolation", entropy=entropy)
+    for x in (np.array([[1.0, np.inf], [3.0, 4.0]]), np.array([[1.0, 2.0], [3.0, 4.0]])):
+        with pytest.raises(CorruptChunkError):
+            config.decode(config.encode(x, np.nan), x.dtype, shape, np.nan)
+
+
 def test_numcodecs_face_refuses_huge_extents_and_fill_symbols():
     from zdt.codecs.numcodecs.predict import Predict
 

@@ -564,6 +564,14 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     if predictor not in (LORENZO, INTERPOLATION, REVERSED, SLICES):
         raise corrupt(f"unknown predictor {predictor}", "header")
     if n == 0:
+        # (no element: the chunk must hold nothing either, as the encoder writes it)
+        if raw.shape[0]:
+            raise corrupt(f"the symbols use 0 raw values, the chunk holds {raw.shape[0]}",
+                          "raw values")
+        if coded and (stream[0].shape[0] or tuple(stream[1]) != (ANS_L, ANS_L)):
+            raise corrupt(f"the ANS stream does not end where it began ({stream[0].shape[0]} "
+                          f"words left, states {tuple(stream[1])}, not {ANS_L}) for a chunk "
+                          f"of no elements", "ANS stream")
         return 0
     if coded:
         words, states, table, lut, info = stream
