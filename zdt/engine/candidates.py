@@ -16,8 +16,8 @@ writes under the back ends measured with it (zdt.engine.measure), never here.
 * relative bound R, float data: casts to every narrower float format whose precision and
   range keep R (IEEE-style and the float8 / float6 / float4 formats), ``bitround`` with the
   fewest mantissa bits that keep R, and a cast followed by ``bitround``; the codes of the grid
-  the data lie on (each value back on its own grid point: proven within R where the grid's
-  miss and the arithmetic stay within R of the smallest magnitude, else measured).
+  the data lie on (each value back on its own grid point: proven by decoding every grid point
+  of the range in the spec's arithmetic, else measured).
 * float32 / float64 (absolute or relative bound) and 8- to 32-bit integers (absolute bound),
   readers that all have zdt (``--readers zdt``), zarr format 3: ``zdt.predict`` (prediction
   from reconstructed neighbours, its own entropy stage: an array -> bytes codec; relative
@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -400,10 +400,19 @@ def _predict(ctx: Context) -> list[Encoding]:
                      preference=3)]
 
 
-def _grid(ctx: Context) -> tuple[float, float, float] | None:
-    """The grid the survey found the data on, (n0 + g k) 10**-d, as (offset, step, the data's
-    largest miss from it); None without one a quantization can follow (_grid_points: its
-    points)."""
+class Grid(NamedTuple):
+    """A grid the data lie on: the points (n0 + g k) 10**-digits, k = 0, 1, ..."""
+
+    offset: float           # its first point in the array's type (n0 10**-digits rounded)
+    step: float             # g 10**-digits
+    miss: float             # the data's largest miss from it (the survey's, in the array's type)
+    n0: int
+    g: int
+    digits: int
+
+
+def _grid(ctx: Context) -> Grid | None:
+    """The grid the survey found the data on; None without one a quantization can follow."""
     s, dt = ctx.survey, ctx.dtype
     if s.empty or not s.grid_gcd:
         return None
@@ -415,7 +424,7 @@ def _grid(ctx: Context) -> tuple[float, float, float] | None:
     o = float(dt.type(n0 / 10.0 ** d))
     if not math.isfinite(o) or abs(o - s.lo) > 1e-3 * step or (s.hi - o) / step >= 2.0 ** 40:
         return None
-    return o, step, s.grid_error.get(d, math.inf)
+    return Grid(o, step, s.grid_error.get(d, math.inf), n0, g, d)
 
 
 def _own_grid(ctx: Context) -> list[Encoding]:
@@ -428,7 +437,7 @@ def _own_grid(ctx: Context) -> list[Encoding]:
     grid = _grid(ctx)
     if grid is None:
         return []
-    o, step, miss = grid
+    o, step, miss = grid.offset, grid.step, grid.miss
     out = []
     wide = 2 * math.floor(E / step) + 1
     for m in sorted({1, wide, max(1, wide - 2)}):
@@ -451,11 +460,10 @@ def _own_grid_relative(ctx: Context) -> list[Encoding]:
     grid = _grid(ctx)
     if grid is None:
         return []
-    o, step, miss = grid
-    scale = float(ctx.dtype.type(1 / step))
-    proven = _grid_keeps(ctx, o, step, scale, miss)
-    enc = _quantized(ctx, o, scale, proven=proven,
-                     why=f"the data's own grid of {step:.6g}" + ("" if proven else " (measured)"),
+    scale = float(ctx.dtype.type(1 / grid.step))
+    proven = _grid_keeps(ctx, grid, scale)
+    enc = _quantized(ctx, grid.offset, scale, proven=proven,
+                     why=f"the data's own grid of {grid.step:.6g}" + ("" if proven else " (measured)"),
                      preference=0 if proven else 1)
     return [enc] if enc else []
 
@@ -463,26 +471,24 @@ def _own_grid_relative(ctx: Context) -> list[Encoding]:
 GRID_POINTS = 1 << 20       # (a relative bound's grid is checked point by point up to this many)
 
 
-def _grid_keeps(ctx: Context, o: float, step: float, scale: float, miss: float) -> bool:
-    """Whether [scale_offset(o, scale), cast_value(uint)] keeps the relative bound R for data
-    on the grid the survey found: a value there is the array type's nearest to its grid point
-    p = (n0 + g k) 10**-d, up to `miss` (the survey's round trip through the grid, in that
-    type) and an ulp (p reaches the type through float64). Each such x_k, in the array's type,
-    must encode to its own code k (values within miss of it too: the miss and the arithmetic's
-    margin are far below half a step), and the decoder's k / scale + o (each operation rounded
-    in the array's type, as the spec has it, so every reader's) lie within R (|x_k| - m) of
-    x_k less m, m = miss + an ulp; a zero point must read back as zero exactly (and the values
-    there be zero exactly: miss 0). Checked point by point, up to GRID_POINTS points."""
+def _grid_keeps(ctx: Context, grid: Grid, scale: float) -> bool:
+    """Whether [scale_offset(offset, scale), cast_value(uint)] keeps the relative bound R for
+    data on `grid`: a value there is the array type's nearest to its grid point p, x_k, up to
+    the grid's miss (the survey's round trip through the grid, in that type) and an ulp (p
+    reaches the type through float64): m = miss + an ulp. Each x_k must encode to its own code
+    k (values within the miss of it too: the miss and the arithmetic's margin are far below
+    half a step), and the decoder's y_k = k / scale + offset (each operation rounded in the
+    array's type, as the spec has it, so every reader's) must keep |y_k - x_k| + m <=
+    R (|x_k| - m); a zero point must read back as zero exactly (and the values there be zero
+    exactly: miss 0). Checked point by point, up to GRID_POINTS points."""
     s, R, dt = ctx.survey, ctx.bound.value, ctx.dtype
-    D = dt.type
-    top = math.floor((s.hi - o) / step + 0.5)
-    if not 0 <= top < GRID_POINTS or (miss + _margin(ctx, o, step)) / step >= 0.25:
+    D, o, miss = dt.type, grid.offset, grid.miss
+    top = math.floor((s.hi - o) / grid.step + 0.5)
+    if not 0 <= top < GRID_POINTS or (miss + _margin(ctx, o, grid.step)) / grid.step >= 0.25:
         return False
     k = np.arange(top + 1, dtype=np.float64)
-    d = min(s.grid_gcd)
-    n0, g = s.grid_gcd[d]
     with np.errstate(all="ignore"):
-        x = ((n0 + g * k) / 10.0 ** d).astype(dt)
+        x = ((grid.n0 + grid.g * k) / 10.0 ** grid.digits).astype(dt)
         codes = np.rint((x - D(o)) * D(scale))
         y = (k.astype(dt) / D(scale) + D(o)).astype(np.float64)
     if not np.array_equal(codes, k):
