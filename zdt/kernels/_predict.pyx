@@ -21,7 +21,7 @@ own registers).
 
 from collections import namedtuple
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport isfinite
 from libc.stdint cimport int16_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -35,8 +35,8 @@ from zdt.kernels._ans cimport (ANS_L, CLASS16, FINE, Coder, Ctx, copy_coder, ctx
                                record_symbol, sym_class)
 from zdt.kernels._predict_quantize cimport (Quantizer, Reconstruction, apply_patches,
                                             free_patches, init_quantizer, init_reconstruction,
-                                            quantize, real, reconstruct, same_bits,
-                                            store_value)
+                                            code_symbol, quantize, real, reconstruct,
+                                            same_bits, store_value)
 from zdt.kernels._predict_shape cimport (INTERPOLATION, LORENZO, REVERSED, SLICES, Grid, Terms,
                                          along, cubic, grid_of, lorenzo, lorenzo_terms, top_step)
 
@@ -205,19 +205,16 @@ cdef int run_lorenzo(mode* m, real* x, const Grid* g, const Walk* walk, Coder* a
 
 cdef inline void quantize_span(real* x, const Walk* w, Py_ssize_t i, Py_ssize_t count,
                                Py_ssize_t es, Py_ssize_t o) noexcept nogil:
-    """Encoding `span`'s elements (no stage 3 work): `quantize`'s usual path written out, its
-    constants and arrays in locals, its tests combined with & into branches nearly always
-    taken, and the zigzag from the code's bits (a branch on the code's sign, a coin toss on
-    noisy data, was mispredicted every other element); the rest (the fill value, a code out
-    of range or off the bound) through `quantize` itself. The same arithmetic: the same
-    symbols and values."""
+    """Encoding `span`'s elements (no stage 3 work): `quantize`'s usual path (`code_symbol`)
+    with the quantizer's constants and the arrays in locals; the rest (the fill value, raw
+    values) through `quantize` itself. The same arithmetic: the same symbols and values."""
     cdef double* v = w.v
     cdef uint16_t* sym = w.sym
     cdef double q = w.qz.q, inv_q = w.qz.inv_q, limit = w.qz.limit
     cdef bint has_fill = w.qz.has_fill
     cdef real fill, xi, rr
-    cdef double p, xd, t, r
-    cdef int c
+    cdef double p
+    cdef int k
     cdef Py_ssize_t j
     if real is float:
         fill = w.fill32
@@ -226,14 +223,10 @@ cdef inline void quantize_span(real* x, const Walk* w, Py_ssize_t i, Py_ssize_t 
     for j in range(count):
         p = cubic(v, i, o)
         xi = x[i]
-        xd = <double>xi
-        t = (xd - p) * inv_q
-        if (fabs(t) < 32766.0) & (not (has_fill & same_bits(xi, fill))):
-            c = <int>(t + (0.5 if t >= 0 else -0.5))
-            r = p + q * <double>c
-            rr = <real>r
-            if (fabs(<double>rr - xd) <= limit) & (not (has_fill & (rr == fill))):
-                sym[i] = <uint16_t>(((<unsigned int>c << 1) ^ <unsigned int>(c >> 31)) + 2)
+        if not (has_fill & same_bits(xi, fill)):
+            k = code_symbol(<double>xi, p, q, inv_q, limit, has_fill, fill, &rr)
+            if k:
+                sym[i] = <uint16_t>k
                 v[i] = <double>rr
                 i += es
                 continue
