@@ -9,7 +9,9 @@ wide codes (tokens with extra bits), raw values (NaN, infinities, outliers), fil
 symbols, chunks of 0 to 5 dimensions (extents of 1 dropped, dimensions beyond four merged),
 the empty chunk, integer arrays (kept values escaped, the fill value, the type's range),
 format 2's pointwise-relative chunks (zeros, signs, exact values) and its masked chunks (a mask
-repeated along the first axis; every predictor x stage, float32, integers, all masked).
+repeated along the first axis; every predictor x stage, float32, integers, all masked) and
+format 3's chunks with a step for each interpolation level (each interpolating predictor x
+stage, float32, masked, relative, integers).
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -209,6 +211,22 @@ def _cases() -> list[Case]:
                     "float32", {"rel_error": 1e-3, "entropy": "ans"}, fill=float("nan")))
     out.append(Case("masked-everything", lambda dtype: np.full((4, 9), FILL, dtype=dtype), (4, 9),
                     "float64", {"abs_error": 0.1}, fill=FILL))
+    # (v2.6) format 3, a step for each interpolation level: a smooth field at a coarse bound
+    # (its codes nearly all zero); each interpolating predictor x stage, float32, a masked
+    # chunk's values, a relative chunk's logarithms, an integer array
+    levels = (6, 20, 24)
+    field = make(levels, wave=64, noise_amp=0, specials=True, fill=True)
+    for p in predictors[1:]:
+        for s in stages:
+            out.append(Case(f"levels-{p}-{s}", field, levels, "float64",
+                            {"abs_error": 2.0, "predictor": p, "entropy": s}, fill=FILL))
+    out.append(Case("levels-float32", field, levels, "float32", {"abs_error": 2.0}, fill=FILL))
+    out.append(Case("levels-masked", make_masked(levels, FILL), levels, "float64",
+                    {"abs_error": 4.0}, fill=FILL))
+    out.append(Case("levels-rel", make_relative(levels), levels, "float64", {"rel_error": 0.2},
+                    fill=FILL))
+    out.append(Case("levels-int16", make_smooth_integers(levels), levels, "int16",
+                    {"abs_error": 500.0}, fill=3))
     return out
 
 
@@ -270,6 +288,15 @@ def make_relative(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
         x[(where >= -30) & (where < 30)] = 0.0
         x[where > 380] = -x[where > 380]
         return x.astype(dtype)
+    return data
+
+
+def make_smooth_integers(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
+    """`make`'s smooth field without noise, times 2000, rounded to integers (below 2^15)."""
+    base = make(shape, wave=64, noise_amp=0)
+
+    def data(dtype: str) -> np.ndarray:
+        return np.round(base("float64") * 2000).astype(dtype)
     return data
 
 

@@ -36,7 +36,8 @@ def back(index: tuple[int, ...], d: int, dims: list[int]) -> int | None:
 
 
 def lorenzo_order(dims: list[int]):
-    """(flat index, prediction function, stage 3's context (A, B, level group)) in C order."""
+    """(flat index, prediction function, stage 3's context (A, B, level group), level step s)
+    in C order (Lorenzo has no levels: s = 1)."""
     D = len(dims)
     # the spec's terms in its order: for each mask, the dimensions S it names, the flat distance
     # of the neighbour one step back along every dimension of S, and the term's sign
@@ -54,7 +55,7 @@ def lorenzo_order(dims: list[int]):
                 t = 0.0 if any(index[d] == 0 for d in S) else v[i - distance]
                 p = p + t if odd else p - t
             return p
-        yield i, predict, (back(index, D - 1, dims), back(index, D - 2, dims), 0)
+        yield i, predict, (back(index, D - 1, dims), back(index, D - 2, dims), 0), 1
 
 
 def interpolation_order(dims: list[int], reverse: bool = False):
@@ -62,12 +63,12 @@ def interpolation_order(dims: list[int], reverse: bool = False):
     D = len(dims)
     if 0 in dims:           # an empty chunk: no element
         return
-    yield 0, lambda v: 0.0, (None, None, 3)
+    s = 1
+    while D and s < max(dims) - 1:
+        s *= 2
+    yield 0, lambda v: 0.0, (None, None, 3), s      # (the first element: the top level's step)
     if D == 0:
         return
-    s = 1
-    while s < max(dims) - 1:
-        s *= 2
     order = list(reversed(range(D))) if reverse else list(range(D))
     while s >= 1:
         for d in order:
@@ -102,7 +103,7 @@ def interpolation_order(dims: list[int], reverse: bool = False):
                 context = (flat(tuple(behind), dims),
                            flat(tuple(ahead), dims) if ahead[d] < dims[d] else None,
                            {1: 0, 2: 1, 4: 2}.get(s, 3))
-                yield flat(index, dims), predict, context
+                yield flat(index, dims), predict, context, s
         s //= 2
 
 
@@ -123,10 +124,10 @@ def slices_order(dims: list[int]):
         return
     size = math.prod(dims[1:])
     for i0 in range(dims[0]):
-        for i, predict, (a, b, g) in interpolation_order(dims[1:]):
+        for i, predict, (a, b, g), s in interpolation_order(dims[1:]):
             start = i0 * size
             yield (start + i, (lambda v, predict=predict, start=start: predict(Offset(v, start))),
-                   (None if a is None else start + a, None if b is None else start + b, g))
+                   (None if a is None else start + a, None if b is None else start + b, g), s)
 
 
 def level_group(index: tuple[int, ...], predictor: int) -> int:
@@ -268,7 +269,7 @@ def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.
     magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
     assert magic == b"ZPR2" and kind == 1 and size == dtype.itemsize and log_fill in (0, 1)
     n = math.prod(shape)
-    assert data[32:36] == b"ZPR1" or data[32:37] == b"ZPR2\x02"
+    assert data[32:36] in (b"ZPR1", b"ZPR3") or data[32:37] == b"ZPR2\x02"
     logs = decode(data[32:32 + length], np.dtype("float64"), shape, b,
                   [-math.inf, math.nan][log_fill]).reshape(-1)
     at = 32 + length
@@ -390,7 +391,22 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
             out.append(w)
         return np.array(out, dtype=dtype).reshape(shape)
     magic, predictor, size, stage, n_raw = struct.unpack_from("<4sBBHQ", data)
-    assert magic == b"ZPR1" and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2, 3)
+    assert magic in (b"ZPR1", b"ZPR3") and predictor in (1, 2, 3, 4) and size == dtype.itemsize and stage in (0, 1, 2, 3)
+    # format 3: alpha and beta after the header; level s's step is 2E / f_s, f_1 = 1,
+    # f_2s = min(f_s alpha, beta)
+    alpha = beta = 1.0
+    at0 = 16
+    if magic == b"ZPR3":
+        alpha, beta = struct.unpack_from("<dd", data, 16)
+        assert 1.0 <= alpha <= 1024.0 and 1.0 <= beta <= 1024.0 and predictor in (2, 3, 4)
+        at0 = 32
+
+    def factor(s: int) -> float:
+        f = 1.0
+        while s > 1:
+            f = min(f * alpha, beta)
+            s //= 2
+        return f
     n = math.prod(shape)
     dims = spec_shape(shape)
     masked = mask or [False] * n
@@ -408,21 +424,21 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         m = len(unmasked)
         # (numcodecs' zstd does not decode a frame of no content: a chunk whose every element
         # is masked and none raw)
-        payload = bytes(Zstd().decode(data[16:])) if 2 * m + n_raw * size else b""
-        assert data[16:20] == b"\x28\xb5\x2f\xfd"
+        payload = bytes(Zstd().decode(data[at0:])) if 2 * m + n_raw * size else b""
+        assert data[at0:at0 + 4] == b"\x28\xb5\x2f\xfd"
         assert len(payload) == 2 * m + n_raw * size
         symbols = spread([payload[i] | payload[m + i] << 8 for i in range(m)])
         raws = np.frombuffer(payload[2 * m:], dtype=dtype.newbyteorder("<"))
     elif stage == 1:        # u64 length, pcodec standalone data of the symbols, zstd frame
         from pcodec import standalone
 
-        (length,) = struct.unpack_from("<Q", data, 16)
-        codes = standalone.simple_decompress(data[24:24 + length])
+        (length,) = struct.unpack_from("<Q", data, at0)
+        codes = standalone.simple_decompress(data[at0 + 8:at0 + 8 + length])
         if codes is None:       # (pcodec's answer for no values: every element masked)
             codes = np.empty(0, dtype=np.uint16)
         assert codes.dtype == np.uint16 and codes.size == len(unmasked)
         symbols = spread([int(k) for k in codes])
-        rest = bytes(Zstd().decode(data[24 + length:])) if n_raw else data[24 + length:]
+        rest = bytes(Zstd().decode(data[at0 + 8 + length:])) if n_raw else data[at0 + 8 + length:]
         assert len(rest) == n_raw * size
         raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
     if stage == 2:          # four groups by level, each u64 length + pcodec data, zstd frame
@@ -434,7 +450,7 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
             if not masked[flat(index, dims)]:
                 members[level_group(index, predictor)].append(flat(index, dims))
         symbols = [1] * n
-        at = 16
+        at = at0
         for group in members:
             (length,) = struct.unpack_from("<Q", data, at)
             at += 8
@@ -451,7 +467,7 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
         raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
     rans = None
     if stage == 3:          # model, tables, two states, words; symbols decoded as visited
-        rans = Rans(data, 16)
+        rans = Rans(data, at0)
         rest = bytes(Zstd().decode(data[rans.end:])) if n_raw else data[rans.end:]
         assert len(rest) == n_raw * size
         raws = np.frombuffer(rest, dtype=dtype.newbyteorder("<"))
@@ -463,7 +479,7 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
     order = {1: lambda: lorenzo_order(dims), 2: lambda: interpolation_order(dims),
              3: lambda: interpolation_order(dims, reverse=True), 4: lambda: slices_order(dims)}[predictor]()
     visited = 0
-    for i, predict, (a, b, group) in order:
+    for i, predict, (a, b, group), s in order:
         assert v[i] is None, "an element visited twice"
         p = predict(v)
         if masked[i]:
@@ -473,7 +489,7 @@ def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: floa
                                      None if b is None else symbols[b], group)
         k = symbols[i]
         if k >= 2:
-            r = p + q * float(unzigzag(k - 2))
+            r = p + (q / factor(s)) * float(unzigzag(k - 2))
             value = dtype.type(r)               # float32: rounded to nearest
             out[i] = value
             v[i] = float(value)

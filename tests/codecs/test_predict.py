@@ -18,7 +18,9 @@ from zarr.storage import MemoryStore
 
 import predict_reference
 from exact import UINT, check_within
-from zdt.codecs.predict import HEADER, PredictConfig, grid4
+from zdt.codecs import predict as predict_codec
+from zdt.codecs.predict import HEADER, PREDICTORS, PredictConfig, fill_array, grid4
+from zdt.kernels import _predict
 from zdt.codecs.zarr.predict import PredictCodec
 from zdt.errors import ConfigError, CorruptChunkError
 
@@ -88,6 +90,88 @@ def test_the_encoder_s_values_are_what_the_decoder_gives_each_finite_element(
         at &= flat.view(bits) != np.asarray(fill, dtype=x.dtype).view(bits)
     assert values.dtype == np.float64 and values.shape == flat.shape
     assert np.array_equal(values[at].view(np.uint64), y[at].view(np.uint64))
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), shape=shapes, smooth=st.sampled_from([0.0, 1.0, 100.0, 1e6]),
+       noise=st.sampled_from([0.0, 1e-3, 0.3, 50.0]), specials=st.sampled_from([0.0, 0.05, 0.5]),
+       dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, 0.0, np.nan, -9999.0]),
+       E=st.sampled_from([1e-6, 0.01, 0.5, 3.0, 1e4]),
+       predictor=st.sampled_from(["interpolation", "interpolation_reversed", "interpolation_slices"]),
+       entropy=st.sampled_from(["zstd", "pcodec", "pcodec_levels", "ans"]),
+       alpha=st.one_of(st.just(1.0), st.floats(1.0, 4.0)), beta=st.floats(1.0, 1024.0))
+def test_format_3_level_steps_keep_the_bound_and_the_reference_decodes_the_same_bits(
+        seed, shape, smooth, noise, specials, dtype, fill, E, predictor, entropy, alpha, beta):
+    """Format 3 (a step 2E / f_s for each level s) with any alpha and beta the spec allows,
+    packed by each stage: every element within E in exact arithmetic, and the independent
+    reference decoder (the spec's f_s) gives the same bits."""
+    x = field(seed, shape, smooth, noise, specials, dtype, fill)
+    config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
+    shape4 = grid4(x.shape)
+    prediction = _predict.encode(x.reshape(-1), shape4, E, PREDICTORS[predictor],
+                                 fill_array(fill, x.dtype), entropy == "ans", False, alpha, beta)
+    data = config._pack(PREDICTORS[predictor], x.dtype, prediction, entropy, shape4,
+                        steps=(alpha, beta))
+    assert data[:4] == b"ZPR3"
+    y = config.decode(data, x.dtype, x.shape, fill)
+    check_within(x, y, E, fill)
+    ref = predict_reference.decode(data, x.dtype, x.shape, E,
+                                   np.nan if fill is None else np.asarray(fill, dtype=x.dtype))
+    bits = UINT[x.dtype.itemsize]
+    assert np.array_equal(ref.view(bits), y.view(bits))
+    if alpha == 1.0:        # (every level's step is 2E: format 1's twin decodes the same)
+        twin = config._pack(PREDICTORS[predictor], x.dtype, prediction, entropy, shape4)
+        assert np.array_equal(config.decode(twin, x.dtype, x.shape, fill).view(bits), y.view(bits))
+
+
+def smooth_field(shape: tuple[int, ...]) -> np.ndarray:
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
+    return 280 + sum(np.sin(g / (20 + 7 * k)) for k, g in enumerate(grids))
+
+
+def test_format_3_is_written_where_it_pays_and_only_there(monkeypatch):
+    """A smooth field at a coarse bound (its codes nearly all zero): the encoder packs format 3
+    as well and keeps it, smaller than the format-1 chunk it would write without; at a fine
+    bound (codes spread) it does not try format 3 at all."""
+    x = smooth_field((12, 60, 70))
+    config = PredictConfig.create(abs_error=0.05)
+    data = config.encode(x)
+    assert data[:4] == b"ZPR3"
+    check_within(x, config.decode(data, x.dtype, x.shape), 0.05, None)
+    tried = []
+    real = predict_codec.level_variants
+    monkeypatch.setattr(predict_codec, "level_variants", lambda *a: tried.append(r := real(*a)) or r)
+    fine = PredictConfig.create(abs_error=1e-5).encode(x)
+    assert fine[:4] == b"ZPR1" and not any(tried)
+    monkeypatch.setattr(predict_codec, "STEPS_TRIED", ())
+    plain = config.encode(x)
+    assert plain[:4] == b"ZPR1" and len(data) < 0.9 * len(plain)
+
+
+def test_corrupt_format_3_headers_are_corrupt_chunk_errors():
+    x = smooth_field((30, 40))
+    config = PredictConfig.create(abs_error=0.05, predictor="interpolation", entropy="ans")
+    shape4 = grid4(x.shape)
+    prediction = _predict.encode(x.reshape(-1), shape4, 0.05, 2, fill_array(None, x.dtype),
+                                 True, False, 1.25, 2.0)
+    data = config._pack(2, x.dtype, prediction, "ans", shape4, steps=(1.25, 2.0))
+    check_within(x, config.decode(data, x.dtype, x.shape), 0.05, None)
+    steps = predict_codec.LEVEL_STEPS
+    cases = {
+        "short": data[:24],
+        "alpha below 1": data[:16] + steps.pack(0.5, 2.0) + data[32:],
+        "alpha NaN": data[:16] + steps.pack(math.nan, 2.0) + data[32:],
+        "beta above 1024": data[:16] + steps.pack(1.25, 2048.0) + data[32:],
+        "Lorenzo": data[:4] + b"\x01" + data[5:],
+    }
+    for name, bad in cases.items():
+        with pytest.raises(CorruptChunkError, match="zdt.predict") as info:
+            config.decode(bad, x.dtype, x.shape)
+        assert info.value.part == "header", name
+    # the same symbols read with other steps: a valid chunk of other values (no error to
+    # raise), each still within its steps of the prediction
+    other = data[:16] + steps.pack(1.0, 1.0) + data[32:]
+    assert config.decode(other, x.dtype, x.shape).shape == x.shape
 
 
 def test_smooth_data_is_mostly_zero_codes_and_small():
@@ -768,6 +852,9 @@ def test_auto_chooses_the_predictor_on_samples_in_large_chunks(monkeypatch):
         assert np.array_equal(block, x4[:, :, r:r + side[0], c:c + side[1]])
     calls = []
     encode = _predict.encode
+    # (the choice of predictor alone: no format-3 variants of the chosen one, its codes being
+    # nearly all zero here)
+    monkeypatch.setattr(predict_module, "STEPS_TRIED", ())
     monkeypatch.setattr(_predict, "encode", lambda x, *a: calls.append(x.size) or encode(x, *a))
     chosen = PredictConfig.create(abs_error=0.01).encode(aniso)
     whole = [n for n in calls if n == aniso.size]

@@ -418,8 +418,8 @@ def test_a_masked_field_s_missing_values_are_the_logarithms_fill():
 
 def test_a_newer_format_is_refused_naming_its_version():
     data = PredictConfig.create(rel_error=1e-3).encode(smooth_positive((4, 5)))
-    with pytest.raises(CorruptChunkError, match="format 3, newer than this decoder reads"):
-        PredictConfig.create(abs_error=1).decode(b"ZPR3" + data[4:], np.dtype("f8"), (4, 5))
+    with pytest.raises(CorruptChunkError, match="format 4, newer than this decoder reads"):
+        PredictConfig.create(abs_error=1).decode(b"ZPR4" + data[4:], np.dtype("f8"), (4, 5))
     # a format-2 chunk decodes whatever bound the codec was given (the chunk carries its own);
     # a format-1 chunk needs the absolute bound
     assert PredictConfig.create(abs_error=1).decode(data, np.dtype("f8"), (4, 5)).shape == (4, 5)

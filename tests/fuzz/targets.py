@@ -304,6 +304,19 @@ TARGETS = {
 }
 
 
+def _level_steps_chunk(x: np.ndarray, abs_error: float, entropy: str) -> bytes:
+    """A format-3 chunk of `x` (interpolation, alpha 1.25, beta 2), whatever the encoder
+    would choose for it."""
+    from zdt.codecs.predict import PREDICTORS, PredictConfig, fill_array, grid4
+    from zdt.kernels import _predict
+
+    shape, predictor = grid4(x.shape), PREDICTORS["interpolation"]
+    prediction = _predict.encode(x.reshape(-1), shape, abs_error, predictor,
+                                 fill_array(None, x.dtype), entropy == "ans", False, 1.25, 2.0)
+    return PredictConfig.create(abs_error=abs_error, entropy=entropy)._pack(
+        predictor, x.dtype, prediction, entropy, shape, steps=(1.25, 2.0))
+
+
 def seeds(name: str) -> list[bytes]:
     """Valid inputs for a target (choice bytes, then a well-formed chunk): where the fuzzer
     starts, so its mutations are near-misses of real chunks."""
@@ -368,7 +381,9 @@ def seeds(name: str) -> list[bytes]:
                 for e in ("ans", "zstd", "pcodec", "pcodec_levels")] + [
                 bytes([2, 2, 6, 8, 2, 0, 1]) + PredictConfig.create(abs_error=0.5).encode(
                     np.where(np.arange(48).reshape(6, 8) % 8 < 3, 3,
-                             np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)]
+                             np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)] + [
+                # format 3 (a step for each interpolation level), stage 3 and zstd
+                bytes([1, 2, 6, 8, 0, 1]) + _level_steps_chunk(x, 0.5, e) for e in ("ans", "zstd")]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 

@@ -21,6 +21,11 @@ mask in a stream of its own (zdt.kernels._ans), then a format-1 chunk in which t
 elements have no symbol; which of the two formats encode measures depends on how the mask
 stream compares with the entropy of as many scattered masked elements (mask_formats).
 
+Format 3 is format 1 with a step for each interpolation level (2E / f_s, f_s from the alpha
+and beta after its header): where a prediction codes nearly every element as 0 (a smooth
+field at a coarse bound), finer steps at the coarse levels leave the fine levels less to
+code; encode packs it too there (level_variants) and keeps the smaller chunk.
+
 A corrupt chunk is a zdt.errors.CorruptChunkError (a ValueError) naming what is wrong and the
 part of the chunk (`part`) it is in.
 """
@@ -43,9 +48,18 @@ from zdt.kernels import _ans, _predict
 
 CODEC = "zdt.predict"
 MAGIC = b"ZPR1"
-FORMAT_MAGIC = b"ZPR"     # the magic's fourth byte is the format version: "1", "2"
+FORMAT_MAGIC = b"ZPR"     # the magic's fourth byte is the format version: "1", "2", "3"
 FORMAT2_MAGIC = b"ZPR2"   # format 2: a chunk of parts (pointwise-relative: zdt.codecs.predict_relative)
+FORMAT3_MAGIC = b"ZPR3"   # format 3: format 1 with a step of its own for each interpolation level
 HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy stage, n_raw
+LEVEL_STEPS = struct.Struct("<dd")     # format 3, after the header: alpha, beta (level_steps)
+# format 3's alpha and beta lie in [1, STEPS_MAX] (else a corrupt chunk)
+STEPS_MAX = 1024.0
+# the (alpha, beta) the encoder tries where at least LEVEL_ZEROS of a prediction's symbols are
+# code 0 (a smooth field at a coarse bound: the coarse levels, predicted more closely, leave
+# the fine ones nothing to code; below that share it wrote more on every chunk of bench_bytes)
+STEPS_TRIED = ((1.125, 1.5), (1.25, 2.0))
+LEVEL_ZEROS = 0.9
 # format 2's first byte after the magic is its kind: 1 pointwise relative
 # (zdt.codecs.predict_relative), 2 masked
 MASKED_KIND = 2
@@ -255,16 +269,18 @@ class PredictConfig:
         reconstructed as a fill-value symbol is, and only the symbols stage 3 records differ."""
         only_masked = mask is not None and formats == ("masked",)
         best: dict[str, tuple[bytes, np.ndarray]] = {}
-        for name, prediction in choose_predictors(self, x, shape, fills, only_masked):
-            for form in formats:
-                masked = form == "masked"
-                p = prediction if only_masked or not masked else without_masked(prediction)
-                for stage in self._stages(p):
-                    out = self._pack(PREDICTORS[name], dtype, p, stage, shape,
-                                     mask if masked else None)
-                    out = head + out if masked else out
-                    if form not in best or len(out) < len(best[form][0]):
-                        best[form] = out, prediction.values
+        for name, first in choose_predictors(self, x, shape, fills, only_masked):
+            for steps, prediction in [(None, first), *level_variants(self, x, shape, fills, name,
+                                                                     first, only_masked)]:
+                for form in formats:
+                    masked = form == "masked"
+                    p = prediction if only_masked or not masked else without_masked(prediction)
+                    for stage in self._stages(p):
+                        out = self._pack(PREDICTORS[name], dtype, p, stage, shape,
+                                         mask if masked else None, steps)
+                        out = head + out if masked else out
+                        if form not in best or len(out) < len(best[form][0]):
+                            best[form] = out, prediction.values
         plain, masked_best = best.get("plain"), best.get("masked")
         if masked_best is not None and (plain is None or len(masked_best[0]) < len(plain[0])):
             return masked_best
@@ -286,9 +302,11 @@ class PredictConfig:
         return ["ans", "zstd"] if wide > WIDE_SHARE * len(order.symbols) else ["ans"]
 
     def _pack(self, predictor: int, dtype: np.dtype, prediction: Any, stage: str,
-              shape: tuple[int, int, int, int], mask: np.ndarray | None = None) -> bytes:
-        """A format-1 chunk of the prediction by `stage`; with `mask`, a masked chunk's values'
-        chunk: the masked elements' symbols left out (stage 3's order has none of them)."""
+              shape: tuple[int, int, int, int], mask: np.ndarray | None = None,
+              steps: tuple[float, float] | None = None) -> bytes:
+        """A format-1 chunk of the prediction by `stage` (format 3 with the levels' `steps`,
+        alpha and beta, it was made with); with `mask`, a masked chunk's values' chunk: the
+        masked elements' symbols left out (stage 3's order has none of them)."""
         from numcodecs.zstd import Zstd
 
         sym, raw = prediction.symbols, prediction.raw
@@ -296,7 +314,10 @@ class PredictConfig:
         if unmasked is not None and stage in ("zstd", "pcodec"):
             sym = sym[unmasked]
         raw_bytes = raw.astype(dtype.newbyteorder("<")).tobytes()
-        head = HEADER.pack(MAGIC, predictor, dtype.itemsize, STAGES[stage], len(raw))
+        head = HEADER.pack(MAGIC if steps is None else FORMAT3_MAGIC, predictor, dtype.itemsize,
+                           STAGES[stage], len(raw))
+        if steps is not None:
+            head += LEVEL_STEPS.pack(*steps)
         if stage != "zstd":
             # the symbols by stage 3 or pcodec, then the raw values' own frame (none when there
             # is no raw value: numcodecs' zstd cannot decode an empty one)
@@ -418,14 +439,28 @@ class PredictConfig:
             raise corrupt(f"a {'values chunk' if mask is not None else 'chunk'} of {len(buf)} "
                           f"bytes is shorter than its {HEADER.size}-byte header", "header")
         magic, predictor, size, stage, n_raw = HEADER.unpack_from(buf)
-        if magic != MAGIC and mask is not None:
+        if magic not in (MAGIC, FORMAT3_MAGIC) and mask is not None:
             raise corrupt(f"the masked chunk's values chunk starts with {bytes(magic)!r}, not "
-                          f"{MAGIC!r}", "header")
-        if magic != MAGIC:
-            if magic[:3] == FORMAT_MAGIC and 0x33 <= magic[3] <= 0x39:
+                          f"{MAGIC!r} or {FORMAT3_MAGIC!r}", "header")
+        if magic not in (MAGIC, FORMAT3_MAGIC):
+            if magic[:3] == FORMAT_MAGIC and 0x34 <= magic[3] <= 0x39:
                 raise corrupt(f"the chunk is of format {chr(magic[3])}, newer than this decoder "
-                              f"reads (formats 1 and 2): a newer zdt reads it", "header")
+                              f"reads (formats 1 to 3): a newer zdt reads it", "header")
             raise corrupt(f"the chunk starts with {bytes(magic)!r}, not {MAGIC!r}", "header")
+        alpha = beta = 1.0
+        start = HEADER.size
+        if magic == FORMAT3_MAGIC:
+            if len(buf) < HEADER.size + LEVEL_STEPS.size:
+                raise corrupt(f"a format-3 chunk of {len(buf)} bytes is shorter than its "
+                              f"{HEADER.size + LEVEL_STEPS.size}-byte header", "header")
+            alpha, beta = LEVEL_STEPS.unpack_from(buf, HEADER.size)
+            start += LEVEL_STEPS.size
+            if not (1.0 <= alpha <= STEPS_MAX and 1.0 <= beta <= STEPS_MAX):
+                raise corrupt(f"the levels' steps alpha {alpha!r} and beta {beta!r} are not both "
+                              f"within [1, {STEPS_MAX:g}]", "header")
+            if predictor not in INTERPOLATING:
+                raise corrupt(f"a format-3 chunk (a step for each level) with predictor "
+                              f"{predictor}, which has no levels", "header")
         if self.abs_error is None:
             raise corrupt("a format-1 chunk (an absolute bound) in an array whose codec has "
                           "rel_error: its bound is not known", "header")
@@ -444,12 +479,12 @@ class PredictConfig:
         # (a masked chunk's unmasked elements: those with symbols, for stages 0 to 2)
         unmasked = None if mask is None or stage == STAGES["ans"] else mask == 0
         if stage == STAGES["ans"]:
-            stream, rest = _ans.read(buf[HEADER.size:])
+            stream, rest = _ans.read(buf[start:])
             sym = None          # (decoded where each element is reconstructed)
         elif stage == STAGES["pcodec"]:
-            sym, rest = _pcodec_symbols(buf[HEADER.size:], n_sym)
+            sym, rest = _pcodec_symbols(buf[start:], n_sym)
         elif stage == STAGES["pcodec_levels"]:
-            sym, rest = _level_symbols(buf[HEADER.size:], grid4(shape), predictor, unmasked)
+            sym, rest = _level_symbols(buf[start:], grid4(shape), predictor, unmasked)
         if stage != STAGES["zstd"]:
             if n_raw:
                 payload = zstd_exactly(rest, n_raw * size)
@@ -459,7 +494,7 @@ class PredictConfig:
             else:
                 payload = np.empty(0, dtype=np.uint8)
         else:
-            planes = zstd_exactly(buf[HEADER.size:], 2 * n_sym + n_raw * size)
+            planes = zstd_exactly(buf[start:], 2 * n_sym + n_raw * size)
             sym = planes[:n_sym].astype(np.uint16) | (planes[n_sym:2 * n_sym].astype(np.uint16) << 8)
             payload = planes[2 * n_sym:]
         if sym is not None and unmasked is not None and stage != STAGES["pcodec_levels"]:
@@ -473,7 +508,7 @@ class PredictConfig:
         out = np.empty(n, dtype=dtype)
         n_fill = _predict.decode(sym, raw, out, grid4(shape), self.abs_error, predictor,
                                  fill_array(fill, dtype), stream,
-                                 mask if stream is not None else None)
+                                 mask if stream is not None else None, alpha, beta)
         if mask is not None and n_fill != n_masked:
             raise corrupt(f"{n_fill - n_masked} unmasked elements have the fill-value symbol, "
                           f"which is the masked elements' alone", "symbols")
@@ -643,6 +678,22 @@ def choose_predictors(config: PredictConfig, x: np.ndarray, shape: tuple[int, in
         kept = within(whole, ESTIMATE_SLACK)
         predictions = [(name, p) for name, p in predictions if name in kept]
     return predictions
+
+
+def level_variants(config: PredictConfig, x: np.ndarray, shape: tuple[int, int, int, int],
+                   fills: np.ndarray, name: str, prediction: Any,
+                   masked: bool) -> list[tuple[tuple[float, float], Any]]:
+    """The predictions with the levels' steps of STEPS_TRIED (format 3) of an interpolating
+    predictor whose symbols are at least LEVEL_ZEROS code 0 (fill-value symbols aside)."""
+    if PREDICTORS[name] not in INTERPOLATING:
+        return []
+    sym = prediction.symbols
+    coded = sym.size - int(np.count_nonzero(sym == 1))
+    if not coded or np.count_nonzero(sym == 2) < LEVEL_ZEROS * coded:
+        return []
+    record = config.entropy in ("auto", "ans")
+    return [(steps, _predict.encode(x, shape, config.abs_error, PREDICTORS[name], fills, record,
+                                    masked, *steps)) for steps in STEPS_TRIED]
 
 
 def within(cost: dict[str, float], slack: float) -> list[str]:

@@ -35,6 +35,7 @@ from zdt.kernels._ans cimport (ANS_L, CLASS16, FINE, Coder, Ctx, copy_coder, ctx
                                record_symbol, sym_class)
 from zdt.kernels._predict_quantize cimport (Quantizer, Reconstruction, apply_patches,
                                             free_patches, init_quantizer, init_reconstruction,
+                                            quantizer_level, reconstruction_level,
                                             code_symbol, quantize, real, reconstruct,
                                             same_bits, store_value)
 from zdt.kernels._predict_shape cimport (INTERPOLATION, LORENZO, REVERSED, SLICES, Grid, Terms,
@@ -303,6 +304,15 @@ cdef inline int one(mode* m, real* x, const Walk* w, Coder* a, const Ctx* cx, Py
     return visit(m, x, w, a, i, p, c)
 
 
+cdef inline void set_level(const Walk* w, Py_ssize_t s) noexcept nogil:
+    """The step of interpolation level s (2E / f_s), encoding or decoding."""
+    if w.qz != NULL:
+        if w.qz.alpha != 1.0 and w.qz.beta != 1.0:
+            quantizer_level(w.qz, s)
+    elif w.rc.alpha != 1.0 and w.rc.beta != 1.0:
+        reconstruction_level(w.rc, s)
+
+
 cdef int run_interpolation(mode* m, real* x, const Grid* g, const Walk* walk, Coder* a,
                            bint reverse) noexcept nogil:
     """Predictors 2 and 3 (`reverse`: at each level the dimensions last to first; padded
@@ -329,6 +339,7 @@ cdef int run_interpolation(mode* m, real* x, const Grid* g, const Walk* walk, Co
         rank[f] = 3 - f if reverse else f
     if g.n[0] * g.n[1] * g.n[2] * g.n[3] == 0:
         return 0
+    set_level(&w, s)
     # the element (0, 0, 0, 0), predicted 0: no neighbours, level group 3
     if coded:
         make_ctx(&cx, 3, table)
@@ -336,6 +347,7 @@ cdef int run_interpolation(mode* m, real* x, const Grid* g, const Walk* walk, Co
     if visit(m, x, &w, &loc, 0, 0.0, c) < 0:
         return finish(a, &loc, -1)
     while s >= 1:
+        set_level(&w, s)
         if coded:
             make_ctx(&cx, 0 if s == 1 else (1 if s == 2 else (2 if s == 4 else 3)), table)
         for kk in range(4):
@@ -437,13 +449,15 @@ cdef void set_fill(Walk* w, real fill) noexcept nogil:
 
 
 def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] fill,
-           bint record=False, bint masked=False):
+           bint record=False, bint masked=False, double alpha=1.0, double beta=1.0):
     """Prediction(symbols uint16[n] in flat C order, raw values[n_raw] in visit order, order,
     values float64[n]) of the flat C-order chunk `x` of 4-d `shape`; `fill`: the fill value (one element,
     compared bit for bit), or empty for none. With `record`, `order` is stage 3's Order (the
     symbols and their contexts in visit order, the (context, token) counts), else None.
     `masked`: a masked chunk's values (the elements equal to the fill value are the masked
-    ones): stage 3's order leaves them out (the flat symbols still give them symbol 1)."""
+    ones): stage 3's order leaves them out (the flat symbols still give them symbol 1).
+    `alpha`, `beta`: format 3's steps, 2E / f_s at interpolation level s (level_factor; 1, 1:
+    2E at every level, format 1)."""
     cdef Grid g = grid_of(shape)
     cdef Py_ssize_t n = x.shape[0]
     cdef Quantizer qz
@@ -466,7 +480,7 @@ def encode(real[::1] x, tuple shape, double abs_error, int predictor, real[::1] 
         raise ValueError(f"{CODEC}: {n} elements for the shape {shape}")
     if predictor not in (LORENZO, INTERPOLATION, REVERSED, SLICES):
         raise ValueError(f"{CODEC}: unknown predictor {predictor}")
-    init_quantizer(&qz, abs_error, has_fill)
+    init_quantizer(&qz, abs_error, has_fill, alpha, beta)
     if n == 0:
         return Prediction(syms, raws[:0], Order(order_syms, order_ctxs, _ans.histogram(
             order_syms, order_ctxs)) if record else None, vals)
@@ -522,14 +536,15 @@ cdef void fill_masked(double* out, const uint8_t* mask, Py_ssize_t n, double fil
 
 def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, double abs_error,
            int predictor, const real[::1] fill, object stream=None,
-           const uint8_t[::1] mask=None):
+           const uint8_t[::1] mask=None, double alpha=1.0, double beta=1.0):
     """Reconstructs `out` (flat, C order, of 4-d `shape`) from the symbols and raw values and
     returns the number of fill-value symbols (masked elements included). With `stream` (stage
     3: an _ans.Stream), `sym` is None: each symbol is decoded from the stream where its
     element is reconstructed, and `mask` (uint8[n], 1: masked) gives a masked chunk's masked
     elements, which have no symbol (the flat symbols of the other stages give them symbol 1).
     CorruptChunkError for symbols that ask for more or fewer raw values than there are, a
-    stream that runs out, names an empty table, or does not end where it began."""
+    stream that runs out, names an empty table, or does not end where it began. `alpha`,
+    `beta`: format 3's steps (as `encode`'s)."""
     cdef Grid g = grid_of(shape)
     cdef Py_ssize_t n = out.shape[0]
     cdef Reconstruction rc
@@ -587,7 +602,7 @@ def decode(uint16_t[::1] sym, const real[::1] raw, real[::1] out, tuple shape, d
     else:
         vv = np.empty(n, dtype=np.float64)
         vp = &vv[0]
-    init_reconstruction(&rc, abs_error, raw.shape[0])
+    init_reconstruction(&rc, abs_error, raw.shape[0], alpha, beta)
     w.v = vp
     w.sym = NULL if coded else &sym[0]
     w.cls = &cl[0] if coded else NULL

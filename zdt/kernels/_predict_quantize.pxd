@@ -33,10 +33,33 @@ cdef struct Quantizer:      # encoding
     double limit            # E less a margin: the check below E by more than its own rounding
     bint has_fill
     Py_ssize_t nraw         # raw values written so far
+    double q0               # 2E, the step of the finest level (s = 1)
+    double alpha, beta      # the levels' steps (level_factor)
 
 
-cdef inline void init_quantizer(Quantizer* qz, double abs_error, bint has_fill) noexcept nogil:
+cdef inline double level_factor(double alpha, double beta, Py_ssize_t s) noexcept nogil:
+    """f_s, by which the step of interpolation level s (a power of two) divides 2E: f_1 = 1,
+    f_2s = min(f_s * alpha, beta), each product rounded (binary64)."""
+    cdef double f = 1.0
+    while s > 1:
+        f = f * alpha
+        if f > beta:
+            f = beta
+        s >>= 1
+    return f
+
+
+cdef inline void quantizer_level(Quantizer* qz, Py_ssize_t s) noexcept nogil:
+    qz.q = qz.q0 / level_factor(qz.alpha, qz.beta, s)
+    qz.inv_q = 1.0 / qz.q
+
+
+cdef inline void init_quantizer(Quantizer* qz, double abs_error, bint has_fill,
+                                double alpha=1.0, double beta=1.0) noexcept nogil:
     qz.q = 2.0 * abs_error
+    qz.q0 = qz.q
+    qz.alpha = alpha
+    qz.beta = beta
     qz.inv_q = 1.0 / qz.q
     qz.limit = abs_error * (1.0 - 2.0 ** -40)
     qz.has_fill = has_fill
@@ -97,7 +120,9 @@ cdef struct Patch:
 
 
 cdef struct Reconstruction:     # decoding
-    double q                # 2E
+    double q                # the step of the level being decoded (2E / f_s)
+    double q0               # 2E
+    double alpha, beta      # the levels' steps (level_factor)
     double qc[16]           # q * c for the symbols 2 .. 15 (the same product, computed once)
     Py_ssize_t nraw         # raw values used so far
     Py_ssize_t nraw_max     # raw values the chunk holds
@@ -117,12 +142,20 @@ cdef inline int code_of(int k) noexcept nogil:
     return (m >> 1) if (m & 1) == 0 else -((m + 1) >> 1)
 
 
-cdef inline void init_reconstruction(Reconstruction* rc, double abs_error,
-                                     Py_ssize_t nraw_max) noexcept nogil:
+cdef inline void reconstruction_level(Reconstruction* rc, Py_ssize_t s) noexcept nogil:
     cdef int k
-    rc.q = 2.0 * abs_error
+    rc.q = rc.q0 / level_factor(rc.alpha, rc.beta, s)
     for k in range(16):
         rc.qc[k] = rc.q * <double>code_of(k) if k >= 2 else 0.0
+
+
+cdef inline void init_reconstruction(Reconstruction* rc, double abs_error,
+                                     Py_ssize_t nraw_max, double alpha=1.0,
+                                     double beta=1.0) noexcept nogil:
+    rc.q0 = 2.0 * abs_error
+    rc.alpha = alpha
+    rc.beta = beta
+    reconstruction_level(rc, 1)
     rc.nraw = 0
     rc.nraw_max = nraw_max
     rc.nfill = 0
