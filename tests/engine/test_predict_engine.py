@@ -275,3 +275,36 @@ def test_the_write_takes_the_chunks_the_check_encoded_and_writes_the_same_bytes(
     files = sorted(p.relative_to(once_dir) for p in once_dir.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(twice_dir) for p in twice_dir.rglob("*") if p.is_file())
     assert all((once_dir / f).read_bytes() == (twice_dir / f).read_bytes() for f in files)
+
+
+@pytest.mark.parametrize("bound", [{"abs_error": 0.5}, {"abs_error": 5.0}, {"rel_error": 1e-3}])
+def test_grid_codes_coded_exactly_by_predict_where_the_grid_is_coarser_than_the_bound(tmp_path, bound):
+    """Data on a grid of 28 m (an elevation model quantized at its source), with a masked
+    region: with readers zdt the engine writes the grid's codes coded exactly by zdt.predict
+    (abs_error 0.5 on the integer codes), fewer bytes than zdt.predict on the values (which
+    quantizes in steps of 2E and loses the grid) and than the grid's codes through pcodec;
+    every value comes back on its grid point (up to float32's rounding of the offset
+    arithmetic), the mask as NaN."""
+    i, j = np.mgrid[0:300, 0:280]
+    rng = np.random.default_rng(8)
+    height = 2000 * np.sin(i / 60) * np.cos(j / 45) + 30 * rng.normal(0, 1, i.shape).cumsum(axis=1) / 20
+    x = (np.round(height / 28) * 28 - 450).astype("float32")
+    x[:40, :60] = np.nan
+    src = write(tmp_path / "src.zarr", x, chunks=(150, 140))
+    report = zdt.convert(src, tmp_path / "zdt.zarr", readers="zdt", **bound)
+    doc = json.loads((tmp_path / "zdt.zarr" / "x" / "zarr.json").read_text())
+    codecs = [c["name"] for c in doc["codecs"]]
+    assert codecs == ["scale_offset", "cast_value", "zdt.predict"], codecs
+    assert doc["codecs"][0]["configuration"]["scale"] == pytest.approx(1 / 28)
+    assert doc["codecs"][2]["configuration"]["abs_error"] == 0.5
+    y = zarr.open_array(tmp_path / "zdt.zarr" / "x", mode="r")[...]
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    ok = ~np.isnan(x)
+    worst = max(abs(Fraction(b) - Fraction(a)) for a, b in zip(x[ok].tolist(), y[ok].tolist()))
+    assert worst <= Fraction(1, 1000)
+    alone = PredictConfig.create(**bound)
+    values = sum(len(alone.encode(x[a:a + 150, b:b + 140], np.nan))
+                 for a in (0, 150) for b in (0, 140))
+    assert report.bytes_after < 0.9 * values
+    portable = zdt.convert(src, tmp_path / "portable.zarr", **bound)
+    assert report.bytes_after < 0.9 * portable.bytes_after

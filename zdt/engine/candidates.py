@@ -22,7 +22,9 @@ writes under the back ends measured with it (zdt.engine.measure), never here.
   readers that all have zdt (``--readers zdt``), zarr format 3: ``zdt.predict`` (prediction
   from reconstructed neighbours, its own entropy stage: an array -> bytes codec; relative
   bounds through the values' logarithms; docs/codecs/predict.md), proven by the codec itself
-  (its encoder checks every element in the decoder's own arithmetic).
+  (its encoder checks every element in the decoder's own arithmetic); and the codes of the
+  data's own grid (above) coded exactly by ``zdt.predict``, where the grid is coarser than 2E
+  (zdt.predict on the values would quantize finer than the grid and lose it).
 * integers: absolute bound: a shift into the narrowest unsigned type (exact), and, for bounds
   of 1 and more, an odd whole step (2 floor(E) + 1) and the quantization above, through
   float64, into an unsigned type no wider than the data; relative bound: none (copied).
@@ -449,7 +451,26 @@ def _own_grid(ctx: Context) -> list[Encoding]:
                          preference=0 if m == 1 else 1)
         if enc:
             out.append(enc)
+            # (codes one grid step apart coarser than 2E: zdt.predict on the data itself
+            # quantizes in steps of 2E and its codes no longer see the grid)
+            if m == 1 and step > 2 * E:
+                out += _codes_predicted(ctx, enc)
     return out
+
+
+def _codes_predicted(ctx: Context, enc: Encoding) -> list[Encoding]:
+    """`enc` (a quantization to the data's own grid points, exact up to the grid's miss) with
+    zdt.predict coding its integer codes exactly (abs_error 0.5) in place of the bytes-and-
+    compressor back ends: prediction from neighbours on the grid's codes (a DEM in 28 m
+    steps), where every reader has zdt."""
+    if (ctx.zarr_format != 3 or ctx.in_memory or ctx.whole or enc.serializer is not None
+            or np.dtype(enc.stored) not in predict_codec.INTEGERS
+            or not ctx.readers.decodes("zdt.predict")):
+        return []
+    config = {"abs_error": 0.5, "predictor": "auto", "level": 3, "entropy": "auto"}
+    return [Encoding(f"{enc.label}; zdt.predict, the codes exactly", enc.filters,
+                     {"name": "zdt.predict", "configuration": config}, enc.stored, enc.proven,
+                     enc.preference + 3)]
 
 
 def _own_grid_relative(ctx: Context) -> list[Encoding]:
@@ -465,7 +486,7 @@ def _own_grid_relative(ctx: Context) -> list[Encoding]:
     enc = _quantized(ctx, grid.offset, scale, proven=proven,
                      why=f"the data's own grid of {grid.step:.6g}" + ("" if proven else " (measured)"),
                      preference=0 if proven else 1)
-    return [enc] if enc else []
+    return [enc, *_codes_predicted(ctx, enc)] if enc else []
 
 
 GRID_POINTS = 1 << 20       # (a relative bound's grid is checked point by point up to this many)
