@@ -16,7 +16,8 @@ install --no-deps arm_pyart cartopy`: only their data files are read):
   model-level potential temperature, and four masked fields written as xarray writes them
   from netCDF, their CF _FillValue (1e20, 9.97e36, -1.07e9) in the data and the zarr fill
   value NaN: OSTIA's monthly SST, ORCA2's and NEMO's ocean temperatures, a satellite
-  brightness temperature with gaps.
+  brightness temperature with gaps; and NEMO's three monthly files as one array, a chunk a
+  month (the same land mask in every chunk).
 
 Methods, each on the same chunks (a storage unit at a time). zarr stores every chunk whole:
 an edge chunk's part past the array's edge holds the fill value (NaN here) and is encoded
@@ -26,7 +27,8 @@ each unit's own values. The summary also gives the pcodec recipes on edge units 
 array (a layout no zarr writer produces: padding costs pcodec about a tenth of an edge
 chunk's bytes unless it sits in pages of its own):
 - zdt: `zdt.convert(src, dst, abs_error=E | rel_error=R)`, the defaults (readers zarr-python,
-  the whole chain searched); `readers="any"` (plain numbers, every reader); and, for absolute
+  the whole chain searched; zdt.predict's reference mask, which lives in the array's
+  metadata, counted with the chunks); `readers="any"` (plain numbers, every reader); and, for absolute
   bounds, `readers="zdt"` (zdt's own codecs allowed: zdt.predict is one more candidate);
 - quantize + pcodec: the integers FixedScaleOffset would write (offset at the data's floor,
   step just under 2E, NaN as one more code) through pcodec level 8;
@@ -54,6 +56,7 @@ import argparse
 import contextlib
 import csv
 import io
+import json
 import math
 import os
 import tempfile
@@ -221,6 +224,18 @@ def datasets() -> list[Data]:
                 marker = float(v.getncattr("_FillValue")) if "_FillValue" in v.ncattrs() else None
             rows.append(Data(f"{label} (iris-sample-data)", x, unit, chunks, bounds,
                              tags={"grid", "fresh"}, marker=marker if np.isnan(x).any() else None))
+        # NEMO's three months as one array, a chunk a month: the land mask in every chunk
+        import netCDF4
+
+        months = []
+        for f in sorted(os.listdir(os.path.join(base, "NEMO"))):
+            with netCDF4.Dataset(os.path.join(base, "NEMO", f)) as ds:
+                v = ds.variables["tos"]
+                months.append(np.ma.filled(v[...].astype(v.dtype), np.nan))
+                marker = float(v.getncattr("_FillValue"))
+        rows.append(Data("NEMO sea-surface temperature, 3 months, a chunk a month (iris-sample-data)",
+                         np.concatenate(months), "degC", (1, 330, 360), [("abs", 0.01), ("abs", 0.1)],
+                         tags={"grid", "fresh"}, marker=marker))
         return rows
 
     attempt("eofs' example data", eofs)
@@ -420,6 +435,10 @@ def zdt_method(d: Data, kind: str, value: float, readers: str | None) -> tuple[i
         back = zarr.open_array(dst / "x" if d.marker is not None else dst, mode="r")[...]
         n = sum(p.stat().st_size for p in dst.rglob("*") if p.is_file() and p.name != "zarr.json"
                 and (d.marker is None or p.parts[len(dst.parts)] == "x"))
+        # (zdt.predict's reference mask lives in the array's metadata: counted with the chunks)
+        meta = json.loads(((dst / "x" if d.marker is not None else dst) / "zarr.json").read_text())
+        n += sum(len(json.dumps(c["configuration"]["mask"])) for c in meta.get("codecs", [])
+                 if c.get("name") == "zdt.predict" and "mask" in c.get("configuration", {}))
         if d.marker is not None:
             back = np.where(back == d.values.dtype.type(d.marker), np.nan, back)
         if d.packed is not None:

@@ -11,7 +11,8 @@ the empty chunk, integer arrays (kept values escaped, the fill value, the type's
 format 2's pointwise-relative chunks (zeros, signs, exact values) and its masked chunks (a mask
 repeated along the first axis; every predictor x stage, float32, integers, all masked) and
 format 3's chunks with a step for each interpolation level (each interpolating predictor x
-stage, float32, masked, relative, integers).
+stage, float32, masked, relative, integers), and masked chunks whose mask looks back at the
+configuration's reference mask.
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -227,6 +228,15 @@ def _cases() -> list[Case]:
                     fill=FILL))
     out.append(Case("levels-int16", make_smooth_integers(levels), levels, "int16",
                     {"abs_error": 500.0}, fill=3))
+    # (v2.7) a reference mask (the configuration's `mask`: the land of `land` over 17 x 23,
+    # its stream written here once): the first slice's mask looks back at it, stage 3 and zstd,
+    # and an integer array
+    reference = {"shape": [17, 23], "stream": "KUUMAggAAAAAAAAATI0qauSLuBcGLSOGgq18tA=="}
+    for s in ("ans", "zstd"):
+        out.append(Case(f"reference-mask-{s}", make_masked(shape3, FILL), shape3, "float64",
+                        {"abs_error": 0.01, "entropy": s, "mask": reference}, fill=FILL))
+    out.append(Case("reference-mask-int16", make_masked_integers((2, 17, 23)), (2, 17, 23),
+                    "int16", {"abs_error": 2.0, "mask": reference}, fill=-7))
     return out
 
 

@@ -308,9 +308,10 @@ def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.
     return out.reshape(shape)
 
 
-def decode_mask(data: bytes, dims: list[int]) -> list[bool]:
+def decode_mask(data: bytes, dims: list[int], reference: list[list[bool]] | None = None) -> list[bool]:
     """The spec's mask stream: one bit per element in flat C order, each by its context's
-    adaptive probability, one rANS state."""
+    adaptive probability, one rANS state; `reference` (rows of bits): the reference mask the
+    elements without a slice before look back at (a chunk whose header says so)."""
     x, n_words = struct.unpack_from("<IQ", data)
     words = list(struct.unpack_from(f"<{n_words}H", data, 12))
     assert 12 + 2 * n_words == len(data)
@@ -338,6 +339,12 @@ def decode_mask(data: bytes, dims: list[int]) -> list[bool]:
             t = 1 + bit_at(index, D - 3, -1)
         elif D == 4 and index[0] > 0:
             t = 1 + bit_at(index, 0, -1)
+        elif reference is not None:
+            # (its shape: the chunk's last two extents, padded with leading extents of 1)
+            last = ([1, 1] + list(dims))[-2:]
+            assert [len(reference), len(reference[0])] == last
+            r = index[D - 2] if D >= 2 else 0
+            t = 1 + int(reference[r][index[D - 1] if D >= 1 else 0])
         else:
             t = 0
         c = w + 2 * n_ + 4 * nw + 8 * ne + 16 * t
@@ -358,14 +365,25 @@ def decode_mask(data: bytes, dims: list[int]) -> list[bool]:
     return bits
 
 
+def reference_bits(config_mask: dict) -> list[list[bool]]:
+    """The configuration's `mask` (a reference mask): its stream decoded over its shape."""
+    import base64
+
+    m2, m3 = config_mask["shape"]
+    flat_bits = decode_mask(base64.b64decode(config_mask["stream"]), [m2, m3])
+    return [flat_bits[r * m3:(r + 1) * m3] for r in range(m2)]
+
+
 def decode(data: bytes, dtype: np.dtype, shape: tuple[int, ...], abs_error: float, fill,
-           mask: list[bool] | None = None) -> np.ndarray:
+           mask: list[bool] | None = None, reference: dict | None = None) -> np.ndarray:
+    """`reference`: the configuration's `mask`, if it has one."""
     dtype = np.dtype(dtype)
     if data[:5] == b"ZPR2\x02" and mask is None:
         # a masked chunk: the mask stream, then the values' chunk (of float64 for integers)
-        magic, kind, size, reserved, n_masked, length = struct.unpack_from("<4sBBHQQ", data)
-        assert reserved == 0 and 1 <= n_masked <= math.prod(shape) and fill is not None
-        mask = decode_mask(data[24:24 + length], spec_shape(shape))
+        magic, kind, size, looks, n_masked, length = struct.unpack_from("<4sBBHQQ", data)
+        assert looks in (0, 1) and 1 <= n_masked <= math.prod(shape) and fill is not None
+        mask = decode_mask(data[24:24 + length], spec_shape(shape),
+                           reference_bits(reference) if looks else None)
         assert sum(mask) == n_masked
         return decode(data[24 + length:], dtype, shape, abs_error, fill, mask)
     if data[:4] == b"ZPR2":

@@ -39,7 +39,10 @@ def test_golden_chunks_decode_as_they_did_and_as_the_reference_decodes_them(vers
         assert values_magic(chunk) == b"ZPR3"
     fill = case.config.get("fill", case.fill)        # (the codec's own fill, if it has one)
     ref = predict_reference.decode(chunk, y.dtype, case.shape, case.config.get("abs_error"),
-                                   np.nan if fill is None else np.asarray(fill, dtype=y.dtype))
+                                   np.nan if fill is None else np.asarray(fill, dtype=y.dtype),
+                                   reference=case.config.get("mask"))
+    if name.startswith("reference-mask-"):
+        assert chunk[:7] == b"ZPR2\x02" + bytes([chunk[5]]) + b"\x01"
     if y.dtype.kind in "iu":
         assert np.array_equal(ref, y)
         x = case.data(case.dtype).astype(np.int64)

@@ -4,6 +4,7 @@ stage, what a repeated mask costs, and corrupt masked chunks as errors naming th
 
 from __future__ import annotations
 
+import math
 import struct
 
 import numpy as np
@@ -15,9 +16,9 @@ from hypothesis_budget import examples
 import predict_reference
 from exact import check_within
 from zdt.codecs import predict as predict_codec
-from zdt.codecs.predict import (MASKED_HEADER, PREDICTORS, PredictConfig, fill_array, grid4,
-                                mask_formats, without_masked)
-from zdt.errors import CorruptChunkError
+from zdt.codecs.predict import (MASKED_HEADER, PREDICTORS, PredictConfig, ReferenceMask,
+                                fill_array, grid4, mask_formats, without_masked)
+from zdt.errors import ConfigError, CorruptChunkError
 from zdt.kernels import _ans, _predict
 
 FILL = -9999.0
@@ -53,6 +54,91 @@ def test_the_mask_stream_decodes_as_the_reference_decodes_it(shape, seed, densit
     assert ref == [bool(b) for b in mask]
 
 
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=shapes, seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.05, 0.5, 0.97]),
+       repeat=st.booleans(), same=st.booleans())
+def test_a_mask_stream_looking_back_at_a_reference_decodes_as_the_reference_decoder(
+        shape, seed, density, repeat, same):
+    """The first slice looking back at a reference mask of the grid's last two extents (the
+    chunk's own first slice, or another mask): the kernel and the spec's reference decoder."""
+    grid = grid4(shape)
+    if not math.prod(shape):
+        return
+    mask = land(shape, seed, density, repeat).reshape(-1).view(np.uint8)
+    rows, cols = grid[2:]
+    ref = (mask[:rows * cols] if same else
+           land((rows, cols), seed + 1, density, False).reshape(-1).view(np.uint8)).copy()
+    stream = _ans.mask_encode(mask, grid, ref)
+    got, count, rest = _ans.mask_decode(stream + b"tail", grid, ref)
+    assert np.array_equal(got, mask) and count == int(mask.sum()) and bytes(rest) == b"tail"
+    bits = [bool(b) for b in ref]
+    expected = predict_reference.decode_mask(
+        stream, predict_reference.spec_shape(shape), [bits[r * cols:(r + 1) * cols] for r in range(rows)])
+    assert expected == [bool(b) for b in mask]
+
+
+def test_a_reference_mask_makes_a_repeated_mask_cost_next_to_nothing_in_every_chunk():
+    """Chunks of one time step each, the land mask the same in every one: with the reference
+    (the mask itself) each chunk's mask stream is a few bytes, without it the whole mask; the
+    encoder keeps the smaller, and a chunk whose mask differs a little still decodes."""
+    i, j = np.mgrid[0:90, 0:120]
+    one = (np.sin(i / 5) * np.cos(j / 7) + 0.6 * np.sin(i / 3.1 + j / 4.3)) > 0.4   # (islands)
+    x = (280 + np.sin(i / 9) + np.cos(j / 11))[None].repeat(3, axis=0)
+    x[:, one] = np.nan
+    x[2, 40:44, 10:14] = np.nan                     # (a gap of its own in the last step)
+    reference = ReferenceMask.of(one)
+    plain = PredictConfig.create(abs_error=0.01)
+    looking = PredictConfig.create(abs_error=0.01, mask=reference.to_json())
+    for t in range(3):
+        a, b = plain.encode(x[t:t + 1], np.nan), looking.encode(x[t:t + 1], np.nan)
+        stream_a = int.from_bytes(a[16:24], "little")
+        stream_b = int.from_bytes(b[16:24], "little")
+        assert a[6] == 0 and b[6] == 1 and stream_b < 60 < 250 < stream_a, (stream_a, stream_b)
+        y = looking.decode(b, x.dtype, (1, 90, 120), np.nan)
+        assert np.array_equal(np.isnan(y), np.isnan(x[t:t + 1]))
+        check_within(x[t:t + 1], y, 0.01, np.asarray(np.nan))
+        ref = predict_reference.decode(b, x.dtype, (1, 90, 120), 0.01, np.asarray(np.nan),
+                                       reference=looking.to_json()["mask"])
+        assert np.array_equal(ref.view(np.uint64), y.view(np.uint64))
+    # a chunk of another shape than the reference's: no look back
+    other = looking.encode(x[:, :60, :100], np.nan)
+    assert other[6] == 0
+
+
+def test_reference_mask_config_errors_and_corrupt_reference_fields():
+    one = land((20, 30), 2, 0.3, True)
+    reference = ReferenceMask.of(one)
+    doc = reference.to_json()
+    assert ReferenceMask.from_json(doc) == reference
+    config = PredictConfig.create(abs_error=0.1, mask=doc)
+    assert PredictConfig.from_json(config.to_json()) == config
+    assert np.array_equal(config.mask.bits, one.reshape(-1).view(np.uint8))
+    bad = [{"shape": [20, 30]}, {"shape": [20], "stream": doc["stream"]},
+           {"shape": [0, 30], "stream": doc["stream"]}, {"shape": [20, 30], "stream": 5},
+           {"shape": [20, 30], "stream": "not base64!"},
+           {"shape": [20, 31], "stream": doc["stream"]}, [20, 30], "mask"]
+    for value in bad:
+        with pytest.raises(ConfigError) as info:
+            PredictConfig.create(abs_error=0.1, mask=value)
+        assert info.value.config_key == "mask", value
+    x = np.where(one, np.nan, 1.0 + np.arange(600).reshape(20, 30) / 600)[None].repeat(2, axis=0)
+    data = config.encode(x, np.nan)
+    assert data[6] == 1
+    cases = {
+        "no reference": (PredictConfig.create(abs_error=0.1), data),
+        "another shape": (PredictConfig.create(abs_error=0.1, mask=ReferenceMask.of(one[:, :29]).to_json()), data),
+        "field 2": (config, data[:6] + b"\x02\x00" + data[8:]),
+    }
+    for label, (codec, chunk) in cases.items():
+        with pytest.raises(CorruptChunkError) as info:
+            codec.decode(chunk, x.dtype, x.shape, np.nan)
+        assert info.value.part == "header", label
+    # the numcodecs face takes no reference (its chunks have no fill value, so no mask)
+    from zdt.codecs.numcodecs.predict import Predict
+    with pytest.raises(ConfigError):
+        Predict.from_config({"id": "zdt.predict", "abs_error": 0.1, "mask": doc})
+
+
 def test_a_mask_repeated_along_the_first_axis_costs_next_to_nothing_after_the_first_slice():
     one = land((1, 90, 120), 4, 0.3, True)
     stream_one = _ans.mask_encode(one.reshape(-1).view(np.uint8), grid4(one.shape))
@@ -84,6 +170,43 @@ def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
     config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
     data = config.encode_floats(x, fill, formats=("masked",))[0]     # (not format 1)
     assert data[:5] == b"ZPR2\x02"
+    y = config.decode(data, x.dtype, x.shape, fill)
+    check_within(x, y, E, np.asarray(fill, dtype=dtype))
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    fill_bits = np.asarray(fill, dtype=dtype).view(bits)
+    assert np.array_equal(y.view(bits) == fill_bits, x.view(bits) == fill_bits)
+    ref = predict_reference.decode(data, x.dtype, x.shape, E, np.asarray(fill, dtype=dtype))
+    assert np.array_equal(ref.view(bits), y.view(bits))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.sampled_from([(9, 13), (4, 9, 11), (2, 3, 5, 7)]), seed=st.integers(0, 2**32 - 1),
+       density=st.sampled_from([0.1, 0.5]), repeat=st.booleans(),
+       fill=st.sampled_from([FILL, np.nan]), dtype=st.sampled_from(["float32", "float64"]),
+       E=st.sampled_from([1e-4, 0.05, 2.0]),
+       predictor=st.sampled_from(["interpolation", "interpolation_reversed", "interpolation_slices"]),
+       entropy=st.sampled_from(["zstd", "pcodec", "pcodec_levels", "ans"]),
+       alpha=st.floats(1.0, 3.0), beta=st.floats(1.0, 64.0))
+def test_masked_chunks_with_format_3_values_keep_the_bound_and_decode_as_the_reference(
+        shape, seed, density, repeat, fill, dtype, E, predictor, entropy, alpha, beta):
+    """A masked chunk whose values' chunk is of format 3 (a step for each level), built from
+    its parts: within E, the mask kept, and the reference decoder's bits."""
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
+    x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
+    mask = land(shape, seed, density, repeat)
+    mask.reshape(-1)[0] = True
+    x[mask] = fill
+    x = x.astype(dtype)
+    flat, shape4, fills = x.reshape(-1), grid4(x.shape), fill_array(fill, x.dtype)
+    marks = mask.reshape(-1).view(np.uint8)
+    code = PREDICTORS[predictor]
+    prediction = _predict.encode(flat, shape4, E, code, fills, entropy == "ans", True, alpha, beta)
+    stream = _ans.mask_encode(marks, shape4)
+    config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
+    values = config._pack(code, x.dtype, prediction, entropy, shape4, marks, (alpha, beta))
+    data = MASKED_HEADER.pack(b"ZPR2", 2, x.dtype.itemsize, 0, int(mask.sum()), len(stream)) + stream + values
+    assert values[:4] == b"ZPR3"
     y = config.decode(data, x.dtype, x.shape, fill)
     check_within(x, y, E, np.asarray(fill, dtype=dtype))
     bits = np.dtype(f"u{x.dtype.itemsize}")
@@ -267,7 +390,11 @@ def test_corrupt_masked_chunks_are_errors_naming_the_part():
     cases = {
         "short": (data[:20], "header", "a masked chunk of 20 bytes is shorter than its 24-byte header"),
         "element size": (head(size=4) + data[24:], "header", "the chunk holds 4-byte elements, the array float64"),
-        "reserved": (head(reserved=1) + data[24:], "header", "the masked chunk's reserved field is 1, not 0"),
+        "reference field": (head(reserved=3) + data[24:], "header",
+                            "the masked chunk's reference field is 3, not 0 or 1"),
+        "reference without one": (head(reserved=1) + data[24:], "header",
+                                  "the chunk's mask looks back at a reference mask of 20 x 30, "
+                                  "and the codec has none"),
         "none masked": (head(n_masked=0) + data[24:], "header", f"the chunk claims 0 masked elements of {n}"),
         "too many masked": (head(n_masked=n + 1) + data[24:], "header",
                             f"the chunk claims {n + 1} masked elements of {n}"),

@@ -308,3 +308,35 @@ def test_grid_codes_coded_exactly_by_predict_where_the_grid_is_coarser_than_the_
     assert report.bytes_after < 0.9 * values
     portable = zdt.convert(src, tmp_path / "portable.zarr", **bound)
     assert report.bytes_after < 0.9 * portable.bytes_after
+
+
+def test_chunks_along_time_get_the_first_slice_s_mask_as_their_reference(tmp_path):
+    """A land-masked field chunked one time step a chunk: with readers zdt the engine gives
+    zdt.predict the first slice's mask as its reference (`mask`), every chunk's mask looks
+    back at it (the header's field 1), and the chunks hold fewer bytes than the same
+    conversion's without one; the mask and the bound come back. One chunk along time: no
+    reference (nothing to share)."""
+    i, j = np.mgrid[0:90, 0:120]
+    land = (np.sin(i / 5) * np.cos(j / 7) + 0.6 * np.sin(i / 3.1 + j / 4.3)) > 0.4
+    rng = np.random.default_rng(2)
+    x = np.stack([280 + np.sin(i / 9 + t) + np.cos(j / 11) + rng.normal(0, 0.01, i.shape)
+                  for t in range(6)])
+    x[:, land] = np.nan
+    src = write(tmp_path / "src.zarr", x, chunks=(1, 90, 120))
+    zdt.convert(src, tmp_path / "ref.zarr", abs_error=0.05, readers="zdt")
+    doc = json.loads((tmp_path / "ref.zarr" / "x" / "zarr.json").read_text())
+    codec = doc["codecs"][-1]
+    assert codec["name"] == "zdt.predict" and codec["configuration"]["mask"]["shape"] == [90, 120]
+    chunks = sorted((tmp_path / "ref.zarr" / "x" / "c").rglob("*"))
+    chunks = [p for p in chunks if p.is_file()]
+    assert len(chunks) == 6 and all(p.read_bytes()[:7] == b"ZPR2\x02\x08\x01" for p in chunks)
+    y = zarr.open_array(tmp_path / "ref.zarr" / "x", mode="r")[...]
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    assert np.nanmax(np.abs(y - x)) <= 0.05
+    plain = PredictConfig.create(abs_error=0.05)
+    without = sum(len(plain.encode(x[t:t + 1], np.nan)) for t in range(6))
+    assert sum(p.stat().st_size for p in chunks) < without - 5 * 200
+    one = write(tmp_path / "one.zarr", x, chunks=(6, 90, 120))
+    zdt.convert(one, tmp_path / "one_out.zarr", abs_error=0.05, readers="zdt")
+    doc = json.loads((tmp_path / "one_out.zarr" / "x" / "zarr.json").read_text())
+    assert "mask" not in doc["codecs"][-1].get("configuration", {})

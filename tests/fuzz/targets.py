@@ -144,11 +144,21 @@ def packbits_decode(data: bytes) -> bool:
     return True
 
 
+def predict_reference_mask(rows: int, cols: int):
+    """The fuzz target's reference mask for slices of rows x cols (a fixed pattern: a chunk
+    whose mask stream looks back at it decodes against it)."""
+    from zdt.codecs.predict import ReferenceMask
+
+    i, j = np.mgrid[0:rows, 0:cols]
+    return ReferenceMask.of((i + 2 * j) % 5 == 0)
+
+
 def predict_decode(data: bytes) -> bool:
     """zdt.predict chunks (docs/codecs/predict.md): header, zstd frame, symbols, raw values;
     format 2 (relative): the logarithms' chunk, the sign and exact maps, the exact values;
-    format 2 (masked): the mask stream, the values' chunk without the masked symbols."""
-    from zdt.codecs.predict import PredictConfig
+    format 2 (masked): the mask stream (looking back at a reference mask where its header says
+    so), the values' chunk without the masked symbols."""
+    from zdt.codecs.predict import PredictConfig, grid4
 
     inp = Input(data)
     # (integer types: the float64 chunk rounded back, escaped values, `keep`)
@@ -156,7 +166,10 @@ def predict_decode(data: bytes) -> bool:
     shape = _shape(inp)
     fill = inp.pick([None, 0.0, np.nan] if dtype.kind == "f" else [None, 0, 3])
     keep = [] if dtype.kind == "f" else inp.pick([[], [5]])
-    cfg = PredictConfig.create(abs_error=[1e-3, 0.5, 100.0][inp.byte() % 3], keep=keep)
+    grid = grid4(shape)
+    reference = predict_reference_mask(*grid[2:]) if grid[2] * grid[3] else None
+    cfg = PredictConfig.create(abs_error=[1e-3, 0.5, 100.0][inp.byte() % 3], keep=keep,
+                               mask=reference)
     try:
         out = cfg.decode(inp.rest(), dtype, shape, fill)
     except ACCEPTED:
@@ -317,6 +330,21 @@ def _level_steps_chunk(x: np.ndarray, abs_error: float, entropy: str) -> bytes:
         predictor, x.dtype, prediction, entropy, shape, steps=(1.25, 2.0))
 
 
+def _looking_back_chunk(x: np.ndarray) -> bytes:
+    """A masked chunk of the (6, 8) float64 `x` with NaN where the target's reference mask is
+    set, its mask stream looking back at that reference (the header's field 1)."""
+    from zdt.codecs.predict import MASKED_HEADER, PredictConfig
+    from zdt.kernels import _ans
+
+    reference = predict_reference_mask(6, 8)
+    y = np.where(reference.bits.reshape(6, 8) == 1, np.nan, x)
+    chunk = PredictConfig.create(abs_error=0.5, mask=reference).encode_floats(
+        y, np.nan, formats=("masked",))[0]
+    values = chunk[24 + int.from_bytes(chunk[16:24], "little"):]
+    stream = _ans.mask_encode(reference.bits, (1, 1, 6, 8), reference.bits)
+    return MASKED_HEADER.pack(b"ZPR2", 2, 8, 1, int(reference.bits.sum()), len(stream)) + stream + values
+
+
 def seeds(name: str) -> list[bytes]:
     """Valid inputs for a target (choice bytes, then a well-formed chunk): where the fuzzer
     starts, so its mutations are near-misses of real chunks."""
@@ -383,7 +411,10 @@ def seeds(name: str) -> list[bytes]:
                     np.where(np.arange(48).reshape(6, 8) % 8 < 3, 3,
                              np.round(np.nan_to_num(x) * 10)).astype("i2"), 3)] + [
                 # format 3 (a step for each interpolation level), stage 3 and zstd
-                bytes([1, 2, 6, 8, 0, 1]) + _level_steps_chunk(x, 0.5, e) for e in ("ans", "zstd")]
+                bytes([1, 2, 6, 8, 0, 1]) + _level_steps_chunk(x, 0.5, e) for e in ("ans", "zstd")] + [
+                # a masked chunk looking back at the target's reference mask, float64 (6, 8)
+                # fill NaN
+                bytes([1, 2, 6, 8, 2, 1]) + _looking_back_chunk(x)]
     if name == "predict_numcodecs":
         from zdt.codecs.numcodecs.predict import Predict
 

@@ -32,12 +32,14 @@ part of the chunk (`part`) it is in.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import itertools
 import math
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,7 +76,12 @@ GROUPS = 4                              # stage 2: levels 1, 2, 4, and the rest
 STAGE_CHOICES = ("auto", *STAGES)
 PCO_LENGTH = struct.Struct("<Q")        # stage 1: the pcodec data's length, ahead of it
 PCODEC_LEVEL = 8
-KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep", "fill")
+KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep", "fill", "mask")
+# a masked chunk's header field at offset 6: 0, or LOOKS_BACK: its mask stream's first slice
+# looks back at the configuration's reference mask (`mask`)
+LOOKS_BACK = 1
+# the most bits a reference mask may have (its stream is decoded when the codec is created)
+REFERENCE_BITS = 1 << 31
 # the JSON of a non-finite `fill`
 NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 DTYPES = (np.dtype("float32"), np.dtype("float64"))
@@ -138,6 +145,60 @@ def _pcodec() -> Any:
 
 
 @dataclass(frozen=True)
+class ReferenceMask:
+    """The configuration's `mask`: a reference for the masks of chunks whose last two extents
+    (as a 4-d grid) are its shape; their first slice's mask looks back at it as a later slice
+    looks back at the one before (a land mask repeated in every chunk along time then costs
+    next to nothing in each). JSON: {"shape": [n2, n3], "stream": base64 of its mask stream,
+    coded over the grid (1, 1, n2, n3)}."""
+
+    shape: tuple[int, int]
+    stream: bytes
+    bits: np.ndarray = field(compare=False, repr=False)    # uint8[n2 n3], 1: masked
+
+    @classmethod
+    def of(cls, mask: np.ndarray) -> ReferenceMask:
+        """The reference mask of a 2-d boolean array (a slice's mask)."""
+        mask = np.ascontiguousarray(mask, dtype=bool)
+        if mask.ndim != 2 or not mask.size:
+            raise ValueError(f"{CODEC}: a reference mask is 2-d and not empty, not of shape "
+                             f"{mask.shape}")
+        bits = mask.reshape(-1).view(np.uint8)
+        shape = (int(mask.shape[0]), int(mask.shape[1]))
+        return cls(shape, _ans.mask_encode(bits, (1, 1, *shape)), bits.copy())
+
+    @classmethod
+    def from_json(cls, value: object) -> ReferenceMask:
+        def bad(why: str) -> ConfigError:
+            return ConfigError(f"{CODEC}: mask must be {{\"shape\": [n2, n3], \"stream\": "
+                               f"base64 of a mask stream}}: {why}", config_key="mask")
+        if not isinstance(value, Mapping) or set(value) != {"shape", "stream"}:
+            raise bad(f"got {value!r}")
+        shape, text = value["shape"], value["stream"]
+        if (not isinstance(shape, (list, tuple)) or len(shape) != 2
+                or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in shape)
+                or shape[0] * shape[1] > REFERENCE_BITS):
+            raise bad(f"its shape {shape!r} is not two extents >= 1 (at most 2^31 bits)")
+        if not isinstance(text, str):
+            raise bad(f"its stream {text!r} is not a base64 string")
+        try:
+            stream = base64.b64decode(text.encode("ascii"), validate=True)
+            bits, _, rest = _ans.mask_decode(stream, (1, 1, int(shape[0]), int(shape[1])))
+        except (ValueError, UnicodeEncodeError, binascii.Error) as exc:
+            raise bad(f"its stream does not decode: {exc}") from None
+        if len(rest):
+            raise bad(f"{len(rest)} bytes after its stream")
+        return cls((int(shape[0]), int(shape[1])), bytes(stream), bits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "stream": base64.b64encode(self.stream).decode("ascii")}
+
+    def for_grid(self, shape: tuple[int, int, int, int]) -> np.ndarray | None:
+        """Its bits where a chunk of the 4-d grid `shape` looks back at it, else None."""
+        return self.bits if tuple(shape[2:]) == self.shape else None
+
+
+@dataclass(frozen=True)
 class PredictConfig:
     abs_error: float | None         # |decoded - x| <= abs_error (None: the bound is relative)
     predictor: str = "auto"
@@ -148,11 +209,12 @@ class PredictConfig:
     # float arrays: the value the fill-value symbol stands for, in place of the array's fill
     # value (a CF _FillValue the data hold where the zarr fill value is NaN)
     fill: float | None = None
+    mask: ReferenceMask | None = None   # masked chunks' reference (ReferenceMask)
 
     @classmethod
     def create(cls, *, abs_error: object = None, predictor: object = "auto", level: object = 3,
                entropy: object = "auto", keep: object = (), rel_error: object = None,
-               fill: object = None) -> PredictConfig:
+               fill: object = None, mask: object = None) -> PredictConfig:
         if (abs_error is None) == (rel_error is None):
             raise ConfigError(f"{CODEC}: give one of abs_error and rel_error (both together: not "
                               f"yet)", config_key="rel_error" if rel_error is not None else "abs_error")
@@ -184,10 +246,13 @@ class PredictConfig:
                 isinstance(fill, (int, float)) or (isinstance(fill, str) and fill in NONFINITE))):
             raise ConfigError(f"{CODEC}: fill must be a number, \"NaN\", \"Infinity\" or "
                               f"\"-Infinity\", got {fill!r}", config_key="fill")
+        reference = mask if isinstance(mask, ReferenceMask) or mask is None else \
+            ReferenceMask.from_json(mask)
         return cls(None if abs_error is None else float(abs_error), str(predictor), int(level),
                    str(entropy), tuple(sorted({int(v) for v in keep})),
                    None if rel_error is None else float(rel_error),
-                   None if fill is None else float(NONFINITE.get(fill, fill)))  # type: ignore[arg-type]
+                   None if fill is None else float(NONFINITE.get(fill, fill)),  # type: ignore[arg-type]
+                   reference)
 
     @classmethod
     def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
@@ -202,6 +267,8 @@ class PredictConfig:
             f = self.fill
             out["fill"] = f if math.isfinite(f) else ("NaN" if math.isnan(f) else
                                                       ("Infinity" if f > 0 else "-Infinity"))
+        if self.mask is not None:
+            out["mask"] = self.mask.to_json()
         return out
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
@@ -251,10 +318,16 @@ class PredictConfig:
         if mask is None:
             return self._encode_values(x, shape, dtype, fills)
         n_masked = int(np.count_nonzero(mask))
-        stream = _ans.mask_encode(mask, shape)
+        stream, looks = _ans.mask_encode(mask, shape), 0
+        reference = None if self.mask is None else self.mask.for_grid(shape)
+        if reference is not None:
+            # (the first slice looking back at the reference, where that codes it smaller)
+            back = _ans.mask_encode(mask, shape, reference)
+            if len(back) < len(stream):
+                stream, looks = back, LOOKS_BACK
         if formats is None:
             formats = mask_formats(len(stream), n_masked, x.size)
-        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, 0, n_masked,
+        head = MASKED_HEADER.pack(FORMAT2_MAGIC, MASKED_KIND, dtype.itemsize, looks, n_masked,
                                   len(stream)) + stream
         return self._encode_values(x, shape, dtype, fills, mask, head, formats)
 
@@ -341,7 +414,8 @@ class PredictConfig:
         """The configuration that codes an integer array's values as float64: the bound
         integer_bound(abs_error)."""
         assert self.abs_error is not None
-        return PredictConfig(integer_bound(self.abs_error), self.predictor, self.level, self.entropy)
+        return PredictConfig(integer_bound(self.abs_error), self.predictor, self.level, self.entropy,
+                             mask=self.mask)
 
     def _encode_integers(self, x: np.ndarray, fill: object) -> bytes:
         """The values as float64 within integer_bound; the values of `keep` escaped (stored
@@ -407,11 +481,20 @@ class PredictConfig:
         if len(buf) < MASKED_HEADER.size:
             raise corrupt(f"a masked chunk of {len(buf)} bytes is shorter than its "
                           f"{MASKED_HEADER.size}-byte header", "header")
-        _, _, size, reserved, n_masked, length = MASKED_HEADER.unpack_from(buf)
+        _, _, size, looks, n_masked, length = MASKED_HEADER.unpack_from(buf)
         if size != dtype.itemsize:
             raise corrupt(f"the chunk holds {size}-byte elements, the array {dtype}", "header")
-        if reserved:
-            raise corrupt(f"the masked chunk's reserved field is {reserved}, not 0", "header")
+        if looks not in (0, LOOKS_BACK):
+            raise corrupt(f"the masked chunk's reference field is {looks}, not 0 or "
+                          f"{LOOKS_BACK}", "header")
+        reference = None
+        if looks:
+            reference = None if self.mask is None else self.mask.for_grid(grid4(shape))
+            if reference is None:
+                raise corrupt(f"the chunk's mask looks back at a reference mask of "
+                              f"{' x '.join(map(str, grid4(shape)[2:]))}, and the codec has "
+                              f"{'none' if self.mask is None else 'one of ' + ' x '.join(map(str, self.mask.shape))}",
+                              "header")
         if not 1 <= n_masked <= n:
             raise corrupt(f"the chunk claims {n_masked} masked elements of {n}", "header")
         if fill is None:
@@ -420,7 +503,7 @@ class PredictConfig:
         if length > len(buf) - MASKED_HEADER.size:
             raise corrupt(f"the mask stream's length {length} runs past the chunk's end", "mask")
         end = MASKED_HEADER.size + length
-        mask, count, rest = _ans.mask_decode(buf[MASKED_HEADER.size:end], grid4(shape))
+        mask, count, rest = _ans.mask_decode(buf[MASKED_HEADER.size:end], grid4(shape), reference)
         if len(rest):
             raise corrupt(f"{len(rest)} bytes after the mask stream's words, within its "
                           f"length", "mask")

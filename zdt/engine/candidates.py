@@ -108,6 +108,9 @@ class Context:
     readers: Readers = Readers(("zdt",))
     in_memory: bool = False     # the filters only round values in memory (any type will do)
     fill_value: Any = None      # the output array's fill value
+    # the array's first slice along its leading dimensions, where its chunks span the last two
+    # and more than one lies along the others (zdt.predict's reference mask: _reference)
+    first_slice: Any = None
 
     @property
     def specials(self) -> list[str]:
@@ -394,12 +397,31 @@ def _predict(ctx: Context) -> list[Encoding]:
     if valid is not None and not (valid[0] <= lo and hi <= valid[1]):
         return []
     bound = {"rel_error": E} if ctx.bound.relative else {"abs_error": E}
+    reference = None if ctx.bound.relative else _reference(ctx, kept)
     config = {**bound, "predictor": "auto", "level": 3, "entropy": "auto",
-              **({"keep": keep} if keep else {}), **({"fill": marker} if marker is not None else {})}
+              **({"keep": keep} if keep else {}), **({"fill": marker} if marker is not None else {}),
+              **({"mask": reference} if reference is not None else {})}
     within = f"within {E:g} of each magnitude" if ctx.bound.relative else f"within {E:g}"
     return [Encoding(f"zdt.predict {within} (prediction from decoded neighbours)", (),
                      {"name": "zdt.predict", "configuration": config}, ctx.dtype.name, True,
                      preference=3)]
+
+
+def _reference(ctx: Context, kept: float) -> dict | None:
+    """zdt.predict's reference mask (its `mask` key): where the array's first slice holds the
+    value the codec masks (`kept`: the fill value, or the CF _FillValue the data hold), the
+    mask of that slice, which every chunk's first slice along the leading dimensions then
+    looks back at (a land mask repeated along time, chunks of a few time steps each). None
+    without a first slice (decide_array's), or where it masks nothing."""
+    first = ctx.first_slice
+    if first is None or first.ndim != 2 or min(first.shape) < 2:
+        return None
+    kept_array = np.asarray(kept, dtype=ctx.dtype)
+    bits = np.dtype(f"u{ctx.dtype.itemsize}")
+    mask = np.ascontiguousarray(first, dtype=ctx.dtype).view(bits) == kept_array.view(bits)
+    if not mask.any():
+        return None
+    return predict_codec.ReferenceMask.of(mask).to_json()
 
 
 class Grid(NamedTuple):

@@ -251,7 +251,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
         base["stored_bound"] = check
     ctx = cand.Context(dtype, s, check, declared.values, declared.fill_special,
                        arr.metadata.zarr_format, declared.masking, valid=declared.valid,
-                       readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value)
+                       readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value,
+                       first_slice=_first_slice(arr, readers, salvage))
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
         encodings = [e.rounded_in_memory(dtype) for e in encodings]
@@ -276,6 +277,22 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
         return Decision(action="copy", why=f"no encoding kept the {bound.describe()} "
                         f"(measured on {measured_on}: {tried})", **base)
     return _decision(arr, winner, runner_up, m, measured_on, packing, base, narrower)
+
+
+def _first_slice(arr: Any, readers: Readers, salvage: Any) -> np.ndarray | None:
+    """The array's first slice along its leading dimensions (for zdt.predict's reference
+    mask, zdt.engine.candidates._reference) where its chunks span its last two dimensions,
+    more than one chunk lies along the others, and every reader has zdt; else None (also
+    where that slice cannot be read: the survey reports a damaged chunk itself)."""
+    shape, chunks = tuple(arr.shape), tuple(arr.chunks)
+    if (arr.metadata.zarr_format != 3 or len(shape) < 3 or chunks[-2:] != shape[-2:]
+            or min(shape[-2:]) < 2 or all(n <= c for n, c in zip(shape[:-2], chunks[:-2]))
+            or not readers.decodes("zdt.predict") or salvage is not None):
+        return None
+    try:
+        return np.asarray(arr[(0,) * (len(shape) - 2)])
+    except Exception:       # (a damaged or missing store: the survey has read it, or failed)
+        return None
 
 
 def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,

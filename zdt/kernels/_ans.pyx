@@ -465,16 +465,18 @@ cdef inline void row_contexts(uint8_t* ctx, const uint8_t* up, const uint8_t* be
             ctx[k3] |= <uint8_t>((1 + before[k3]) << 4)
 
 
-def mask_encode(const uint8_t[::1] mask, tuple shape):
+def mask_encode(const uint8_t[::1] mask, tuple shape, const uint8_t[::1] reference=None):
     """The mask stream's bytes (state, word count, words) of `mask` (0 or 1 per element, flat C
     order) over the 4-d grid `shape`: each bit's probability first to last, then the bits coded
-    last to first."""
+    last to first. `reference` (shape[2] x shape[3] bits, 0 or 1): the slice the first slice
+    looks back at (a reference mask, as a later slice looks back at the one before it)."""
     cdef Py_ssize_t n0 = shape[0], n1 = shape[1], n2 = shape[2], n3 = shape[3]
     cdef Py_ssize_t n = mask.shape[0], i, k0, k1, k2, k3, top, cap = n + 2
     cdef Py_ssize_t s1 = n2 * n3, s0 = n1 * n2 * n3
     cdef uint16_t p[MASK_CONTEXTS]
     cdef uint32_t x = ANS_L, f, start, q, pc = MASK_HALF
     cdef int c, bit, cur = 0
+    cdef const uint8_t* ref = reference_of(reference, n2, n3)
     if n0 * n1 * n2 * n3 != n:
         raise ValueError(f"{CODEC}: {n} mask bits for the shape {shape}")
     for i in range(n):
@@ -499,7 +501,8 @@ def mask_encode(const uint8_t[::1] mask, tuple shape):
                 memset(&row[0], 0, n3 + 2)
                 for k2 in range(n2):
                     row_contexts(ctx, &row[0], &mask[i - s1] if k1 > 0 else (
-                        &mask[i - s0] if k0 > 0 else NULL), n3)
+                        &mask[i - s0] if k0 > 0 else (
+                            ref + k2 * n3 if ref != NULL else NULL)), n3)
                     bit = 0
                     for k3 in range(n3):
                         c = ctx[k3] | bit
@@ -543,11 +546,26 @@ cdef inline bint mask_refill(uint32_t* x, Py_ssize_t* pos, Py_ssize_t n_words,
     return 0
 
 
-def mask_decode(data, tuple shape):
+cdef const uint8_t* reference_of(const uint8_t[::1] reference, Py_ssize_t n2,
+                                 Py_ssize_t n3) except? NULL:
+    """The reference mask's bits (NULL for None); ValueError unless it has n2 x n3 of 0 or 1."""
+    cdef Py_ssize_t i
+    if reference is None:
+        return NULL
+    if reference.shape[0] != n2 * n3 or n2 * n3 == 0:
+        raise ValueError(f"{CODEC}: a reference mask of {reference.shape[0]} bits for slices of "
+                         f"{n2} x {n3}")
+    for i in range(reference.shape[0]):
+        if reference[i] > 1:
+            raise ValueError(f"{CODEC}: reference mask element {i} is {reference[i]}, not 0 or 1")
+    return &reference[0]
+
+
+def mask_decode(data, tuple shape, const uint8_t[::1] reference=None):
     """(mask uint8[n] (0 or 1 per element, flat C order), the number of set bits, what follows
-    the stream) from the mask stream at the start of `data` for the 4-d grid `shape`;
-    CorruptChunkError (part "mask") for a stream that runs out or does not end where it
-    began."""
+    the stream) from the mask stream at the start of `data` for the 4-d grid `shape` (with
+    `reference`: as mask_encode's); CorruptChunkError (part "mask") for a stream that runs out
+    or does not end where it began."""
     cdef Py_ssize_t n0 = shape[0], n1 = shape[1], n2 = shape[2], n3 = shape[3]
     cdef Py_ssize_t n = n0 * n1 * n2 * n3, i, k0, k1, k2, k3, pos = 0, count = 0
     cdef Py_ssize_t s1 = n2 * n3, s0 = n1 * n2 * n3, n_words
@@ -556,6 +574,7 @@ def mask_decode(data, tuple shape):
     cdef int c, bit, err = 0, cur = 0
     cdef uint16_t no_word = 0
     cdef const uint16_t* wp
+    cdef const uint8_t* ref = reference_of(reference, n2, n3)
     if len(data) < MASK_HEAD.size:
         raise mask_corrupt("the chunk ends inside the mask stream's state")
     x0, n_words_obj = MASK_HEAD.unpack_from(data)
@@ -584,7 +603,8 @@ def mask_decode(data, tuple shape):
                     memset(&row[0], 0, n3 + 2)
                     for k2 in range(n2):
                         row_contexts(ctx, &row[0], &m[i - s1] if k1 > 0 else (
-                            &m[i - s0] if k0 > 0 else NULL), n3)
+                            &m[i - s0] if k0 > 0 else (
+                                ref + k2 * n3 if ref != NULL else NULL)), n3)
                         bit = 0
                         k3 = 0
                         while k3 < n3:

@@ -28,7 +28,7 @@ from zdt.codecs.config_json import check_keys
 from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype, corrupt
 
 # (float arrays only: nothing to keep; and no fill value, a format 2 compressor never has one)
-FACE_KEYS = tuple(k for k in KEYS if k not in ("keep", "fill"))
+FACE_KEYS = tuple(k for k in KEYS if k not in ("keep", "fill", "mask"))
 
 EXTENT = struct.Struct("<Q")
 MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer

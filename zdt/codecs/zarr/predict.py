@@ -31,7 +31,9 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
     (zstd's), ``entropy`` ("auto", "ans", "zstd", "pcodec", "pcodec_levels"), ``keep``
     (integer arrays: values stored exactly, such as a CF _FillValue), ``fill`` (float arrays:
     the missing-data value the data hold, kept exactly and predicted around, when it is not
-    the array's fill value)."""
+    the array's fill value), ``mask`` (a reference for the masks of chunks whose last two
+    extents are its shape: {"shape": [n2, n3], "stream": base64}, or a ReferenceMask; a land
+    mask repeated in every chunk along time then costs next to nothing in each)."""
 
     is_fixed_size = False
 
@@ -39,10 +41,11 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
 
     def __init__(self, *, abs_error: float | None = None, predictor: str = "auto", level: int = 3,
                  entropy: str = "auto", keep: list[int] | tuple[int, ...] = (),
-                 rel_error: float | None = None, fill: float | str | None = None) -> None:
+                 rel_error: float | None = None, fill: float | str | None = None,
+                 mask: Any = None) -> None:
         object.__setattr__(self, "config", PredictConfig.create(
             abs_error=abs_error, predictor=predictor, level=level, entropy=entropy, keep=keep,
-            rel_error=rel_error, fill=fill))
+            rel_error=rel_error, fill=fill, mask=mask))
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
