@@ -170,12 +170,19 @@ def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
     config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
     data = config.encode_floats(x, fill, formats=("masked",))[0]     # (not format 1)
     assert data[:5] == b"ZPR2\x02"
+    check_masked_chunk(config, data, x, fill, E)
+
+
+def check_masked_chunk(config: PredictConfig, data: bytes, x: np.ndarray, fill: float,
+                       E: float) -> None:
+    """The masked chunk `data` of `x` decodes within E, its fill values exactly where x has
+    them, and as the reference decoder decodes it, bit for bit."""
     y = config.decode(data, x.dtype, x.shape, fill)
-    check_within(x, y, E, np.asarray(fill, dtype=dtype))
+    check_within(x, y, E, np.asarray(fill, dtype=x.dtype))
     bits = np.dtype(f"u{x.dtype.itemsize}")
-    fill_bits = np.asarray(fill, dtype=dtype).view(bits)
+    fill_bits = np.asarray(fill, dtype=x.dtype).view(bits)
     assert np.array_equal(y.view(bits) == fill_bits, x.view(bits) == fill_bits)
-    ref = predict_reference.decode(data, x.dtype, x.shape, E, np.asarray(fill, dtype=dtype))
+    ref = predict_reference.decode(data, x.dtype, x.shape, E, np.asarray(fill, dtype=x.dtype))
     assert np.array_equal(ref.view(bits), y.view(bits))
 
 
@@ -207,13 +214,7 @@ def test_masked_chunks_with_format_3_values_keep_the_bound_and_decode_as_the_ref
     values = config._pack(code, x.dtype, prediction, entropy, shape4, marks, (alpha, beta))
     data = MASKED_HEADER.pack(b"ZPR2", 2, x.dtype.itemsize, 0, int(mask.sum()), len(stream)) + stream + values
     assert values[:4] == b"ZPR3"
-    y = config.decode(data, x.dtype, x.shape, fill)
-    check_within(x, y, E, np.asarray(fill, dtype=dtype))
-    bits = np.dtype(f"u{x.dtype.itemsize}")
-    fill_bits = np.asarray(fill, dtype=dtype).view(bits)
-    assert np.array_equal(y.view(bits) == fill_bits, x.view(bits) == fill_bits)
-    ref = predict_reference.decode(data, x.dtype, x.shape, E, np.asarray(fill, dtype=dtype))
-    assert np.array_equal(ref.view(bits), y.view(bits))
+    check_masked_chunk(config, data, x, fill, E)
 
 
 def test_a_mask_repeated_along_time_in_a_4d_chunk_costs_next_to_nothing_after_the_first_step():
