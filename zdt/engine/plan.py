@@ -130,7 +130,7 @@ class Decision:
         m = self.measured
         if not m:                       # an entry written by hand (no measurement)
             return [f"{head}; {self.bound.describe() if self.bound else 'no bound'}",
-                    f"  encode   {self.why}", f"  codecs   {json.dumps(self.codecs)}"]
+                    f"  encode   {self.why}", f"  codecs   {_codecs_text(self.codecs)}"]
         now = m.get("bytes_now", 0)
         saved = (f" ({(now - m['bytes']) / now:.1%} fewer than the {fmt_bytes(now)} it holds now)"
                  if now else "")
@@ -139,7 +139,7 @@ class Decision:
         lines = [
             f"{head}; {self.bound.describe()}",
             f"  encode   {self.why}",
-            f"  codecs   {json.dumps(self.codecs)}",
+            f"  codecs   {_codecs_text(self.codecs)}",
             f"  on disk  {fmt_bytes(m['bytes'])}{saved}{comp}",
         ]
         if "runner_up" in m:
@@ -263,3 +263,16 @@ class Plan:
         if extra:
             raise InputError(f"{where}: the store has no array {sorted(extra)[0]} the plan names")
         return by_path
+
+
+def _codecs_text(codecs: Any) -> str:
+    """The codec chain as JSON for a person to read: a zdt.predict reference mask's stream
+    (base64 that may run to kilobytes) shown as its length; the plan file keeps it whole."""
+    def short(codec: Any) -> Any:
+        conf = codec.get("configuration") if isinstance(codec, dict) else None
+        if not (isinstance(conf, dict) and isinstance(conf.get("mask"), dict)
+                and isinstance(conf["mask"].get("stream"), str)):
+            return codec
+        mask = {**conf["mask"], "stream": f"<{len(conf['mask']['stream'])} base64 characters>"}
+        return {**codec, "configuration": {**conf, "mask": mask}}
+    return json.dumps([short(c) for c in codecs] if isinstance(codecs, list) else codecs)
