@@ -770,9 +770,15 @@ def level_variants(config: PredictConfig, x: np.ndarray, shape: tuple[int, int, 
     predictor whose symbols are at least LEVEL_ZEROS code 0 (fill-value symbols aside)."""
     if PREDICTORS[name] not in INTERPOLATING:
         return []
-    sym = prediction.symbols
-    coded = sym.size - int(np.count_nonzero(sym == 1))
-    if not coded or np.count_nonzero(sym == 2) < LEVEL_ZEROS * coded:
+    order = prediction.order
+    if order is not None:       # (stage 3's counts of each token: symbols 1 and 2 are tokens 1, 2)
+        coded = len(order.symbols) - int(order.counts[:, 1].sum())
+        zeros = int(order.counts[:, 2].sum())
+    else:
+        sym = prediction.symbols
+        coded = sym.size - int(np.count_nonzero(sym == 1))
+        zeros = int(np.count_nonzero(sym == 2))
+    if not coded or zeros < LEVEL_ZEROS * coded:
         return []
     record = config.entropy in ("auto", "ans")
     return [(steps, _predict.encode(x, shape, config.abs_error, PREDICTORS[name], fills, record,
