@@ -98,3 +98,32 @@ def test_the_nan_patterns_sentinels_get_survive_a_bitround_and_cost_pcodec_nothi
         canonical = len(PCodec(level=8).encode(x))
         x.view(uint)[np.isnan(x)] = patterns[0]
         assert len(PCodec(level=8).encode(x)) <= canonical * 1.001
+
+
+def test_the_recipe_s_step_of_exactly_2e_is_measured_through_float64_too(tmp_path):
+    """Behind the cast to float64 the engine offers the one-line recipe's step, exactly 2E,
+    as it does in float32 arithmetic, proven only by measurement (the way back to float32 may
+    round a value at E from its code past E): ORCA2's temperature at 0.01 degC wrote 16,446
+    bytes without it, the recipe 16,267 (pcodec's bytes move with the codes' offset). Where
+    it is chosen, every value reads back within E."""
+    from zdt.engine import candidates as cand
+    from zdt.engine.bounds import Bound
+    from zdt.engine.survey import survey
+
+    sst, land = masked_field()
+    marker = np.float32(9.969209968386869e36)
+    x = np.where(land, marker, sst - 285)           # (anomalies: float32 rounds finer there)
+    s = survey(lambda r: x[r], [slice(None)], x.dtype, sentinels=(float(marker),),
+               grid_digits=cand.GRID_DIGITS)
+    ctx = cand.Context(x.dtype, s, Bound("abs", 0.01), (float(marker),), None, 3,
+                       masking=(float(marker),), fill_value=np.nan)
+    exact = [e for e in cand.candidates(ctx) if e.label.startswith("cast_value float64 + ")
+             and "step 0.02: step 2E exactly (measured)" in e.label]
+    assert exact and not any(e.proven for e in exact), [e.label for e in cand.candidates(ctx)]
+    assert {e.filters[1]["configuration"]["scale"] for e in exact} == {50.0}
+    src, out = tmp_path / "src.zarr", tmp_path / "out.zarr"
+    write(src, sst - 285, land, float(marker))
+    zdt.convert(src, out, abs_error=0.01)
+    y = zarr.open_array(out / "sst", mode="r")[...]
+    assert np.array_equal(y == marker, land)
+    assert exact_error(np.where(land, np.nan, sst - 285), np.where(land, np.nan, y), False) <= 0.01

@@ -347,10 +347,18 @@ def _through_float64(ctx: Context) -> list[Encoding]:
         return []
     wide = replace(ctx, dtype=np.dtype("float64"), bound=Bound("abs", E - rounding))
     first = {"name": "cast_value", "configuration": {"data_type": "float64"}}
+    found = [e for e in _absolute_float(wide)
+             if e.filters and e.filters[0]["name"] == "scale_offset" and FORMATS[e.stored].bits <= 32]
+    # the one-line recipe's step, exactly 2E, in float64 too: proven only by measurement (the
+    # way back to float32 may round a value at E from its code past E)
+    exact = replace(wide, bound=ctx.bound)
+    for o in sorted({float(math.floor(float(s.lo))), float(s.lo)}):
+        enc = _quantized(exact, o, 1 / (2 * E), proven=False, why="step 2E exactly (measured)",
+                         preference=6)
+        if enc and FORMATS[enc.stored].bits <= 32:
+            found.append(enc)
     return [Encoding(f"cast_value float64 + {e.label}", (first, *e.filters), e.serializer,
-                     e.stored, e.proven, e.preference + 1)
-            for e in _absolute_float(wide)
-            if e.filters and e.filters[0]["name"] == "scale_offset" and FORMATS[e.stored].bits <= 32]
+                     e.stored, e.proven, e.preference + 1) for e in found]
 
 
 # (integers: their values as float64, rounded back: within the whole steps of the bound, so a
