@@ -651,6 +651,33 @@ def test_in_a_zarr_array_with_a_fill_value_and_missing_chunks(entropy):
         zarr.create_array(MemoryStore(), shape=(4,), dtype="f4", serializer=PredictCodec(abs_error=1, keep=[0]))
 
 
+def test_format_3_and_a_reference_mask_in_a_zarr_array(tmp_path):
+    """A land-masked smooth field at a coarse bound in a zarr array chunked along time, the
+    codec given the land as its reference mask: the chunks are masked chunks whose mask looks
+    back at it and whose values are of format 3, and they read back within the bound, the
+    land as the fill value, through zarr (a store on disk, opened again)."""
+    from zdt.codecs.predict import ReferenceMask
+
+    i, j = np.mgrid[0:90, 0:120]
+    land = (np.sin(i / 5) * np.cos(j / 7) + 0.6 * np.sin(i / 3.1 + j / 4.3)) > 0.4
+    x = np.stack([280 + np.sin(i / 40 + t) + np.cos(j / 50) for t in range(3)])
+    x[:, land] = np.nan
+    codec = PredictCodec(abs_error=0.2, mask=ReferenceMask.of(land).to_json())
+    a = zarr.create_array(tmp_path / "a.zarr", shape=x.shape, chunks=(1, 90, 120), dtype="f8",
+                          fill_value=np.nan, serializer=codec, compressors=None)
+    a[...] = x
+    chunks = sorted(p for p in (tmp_path / "a.zarr" / "c").rglob("*") if p.is_file())
+    assert len(chunks) == 3
+    for p in chunks:
+        data = p.read_bytes()
+        assert data[:7] == b"ZPR2\x02\x08\x01" and predict_reference.values_chunk(data)[:4] == b"ZPR3"
+    b = zarr.open_array(tmp_path / "a.zarr", mode="r")
+    assert b.metadata.codecs[0].to_dict() == codec.to_dict()
+    y = b[...]
+    assert np.array_equal(np.isnan(y), np.isnan(x))
+    check_within(x, y, 0.2, np.float64(np.nan))
+
+
 # --- the numcodecs face -------------------------------------------------------------------------
 
 def test_numcodecs_face_is_found_by_id_and_round_trips_its_config():
