@@ -252,7 +252,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     ctx = cand.Context(dtype, s, check, declared.values, declared.fill_special,
                        arr.metadata.zarr_format, declared.masking, valid=declared.valid,
                        readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value,
-                       first_slice=_first_slice(arr, readers, salvage))
+                       first_slice=_first_slice(arr, check, readers, salvage))
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
         encodings = [e.rounded_in_memory(dtype) for e in encodings]
@@ -279,13 +279,15 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     return _decision(arr, winner, runner_up, m, measured_on, packing, base, narrower)
 
 
-def _first_slice(arr: Any, readers: Readers, salvage: Any) -> np.ndarray | None:
+def _first_slice(arr: Any, bound: Bound, readers: Readers, salvage: Any) -> np.ndarray | None:
     """The array's first slice along its leading dimensions (for zdt.predict's reference
-    mask, zdt.engine.candidates._reference) where its chunks span its last two dimensions,
-    more than one chunk lies along the others, and every reader has zdt; else None (also
-    where that slice cannot be read: the survey reports a damaged chunk itself)."""
+    mask, zdt.engine.candidates._reference, under an absolute bound and for the types the
+    codec takes) where its chunks span its last two dimensions, more than one chunk lies along
+    the others, and every reader has zdt; else None, without reading anything (also where that
+    slice cannot be read: the survey reports a damaged chunk itself)."""
     shape, chunks = tuple(arr.shape), tuple(arr.chunks)
-    if (arr.metadata.zarr_format != 3 or len(shape) < 3 or chunks[-2:] != shape[-2:]
+    if (bound.relative or np.dtype(arr.dtype) not in cand.PREDICT_TYPES
+            or arr.metadata.zarr_format != 3 or len(shape) < 3 or chunks[-2:] != shape[-2:]
             or min(shape[-2:]) < 2 or all(n <= c for n, c in zip(shape[:-2], chunks[:-2]))
             or not readers.decodes("zdt.predict") or salvage is not None):
         return None
