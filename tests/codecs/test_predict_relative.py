@@ -133,20 +133,32 @@ def rounded(y: float, dtype: str) -> float:
 
 @settings(max_examples=examples(200), deadline=None)
 @given(values=element_lists, dtype=st.sampled_from(["float32", "float64"]),
-       fill=st.sampled_from([None, -7.0, 1e300]))
-def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill):
-    """zdt.kernels._logs.logarithms (the encoder's first pass, vectorised) against its
-    definition one element at a time: np.nan's bits for NaN (either sign) and for the fill
-    value's bits, -inf for a zero, +inf for an infinity, else log2 |x| as `log2` gives it for
-    that value alone; the sign bit of every element; the largest |log| and the counts."""
+       fill=st.sampled_from([None, -7.0, 1e300]), background=st.sampled_from([0, 300, 1100]),
+       at=st.integers(0, 1100), seed=st.integers(0, 2**16))
+def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill, background, at,
+                                                         seed):
+    """zdt.kernels._logs.logarithms (the encoder's first pass, vectorised, block by block)
+    against its definition one element at a time: np.nan's bits for NaN (either sign) and for
+    the fill value's bits, -inf for a zero, +inf for an infinity, else log2 |x| as `log2` gives
+    it for that value alone; the sign bit of every element; the largest |log| and the counts.
+    The values drawn stand alone or among `background` positive normal ones (so that blocks
+    of the pass with and without odd or negative elements meet)."""
     from zdt.kernels import _logs
 
-    x = as_type(values, dtype)
+    rng = np.random.default_rng(seed)
+    plain = (rng.random(background) * 2.0 ** rng.integers(-60, 60, background)).tolist()
+    at = min(at, len(plain))
+    x = as_type(plain[:at] + values + plain[at:], dtype)
     fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
     logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
-    largest, n_nan, n_zero = _logs.logarithms(x, logs, negative, fills)
+    largest, n_nan, n_zero, n_odd = _logs.logarithms(x, logs, negative, fills)
     bits = UINT[x.dtype.itemsize]
     want, most, nans, zeros = [], 0.0, 0, 0
+    # (odd: zero, infinite, NaN, the fill value, or a float64 subnormal; float32's subnormals
+    # are normal float64 numbers, whose bits give their logarithms as any other's)
+    odd = sum(1 for xi in x if not math.isfinite(float(xi)) or float(xi) == 0
+              or (fill is not None and xi.view(bits) == fills[0].view(bits))
+              or (dtype == "float64" and abs(float(xi)) < 2.0 ** -1022))
     for xi in x:
         a = abs(float(xi))
         if math.isnan(a) or (fill is not None and xi.view(bits) == fills[0].view(bits)):
@@ -163,7 +175,7 @@ def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill):
             most = max(most, abs(float(lg)))
     assert logs.view(np.uint64).tolist() == [int(w) for w in want]
     assert negative.tolist() == [int(np.signbit(xi)) for xi in x]
-    assert (largest, n_nan, n_zero) == (most, nans, zeros)
+    assert (largest, n_nan, n_zero, n_odd) == (most, nans, zeros, odd)
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -171,9 +183,9 @@ def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill):
                                             min_size=40, max_size=40),
        dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, -7.0]),
        R=st.sampled_from([1e-6, 1e-3, 0.3]), exact_every=st.sampled_from([0, 3]),
-       copies=st.sampled_from([1, 17]))
+       copies=st.sampled_from([1, 17]), plain=st.booleans())
 def test_the_check_marks_exactly_the_elements_that_miss(values, noise, dtype, fill, R, exact_every,
-                                                        copies):
+                                                        copies, plain):
     """predict_relative.exact_check (zdt.kernels._logs.check, vectorised, then rational
     arithmetic for what its screen leaves) against the rule one element at a time in
     Fractions: an element not yet exact, with a finite non-zero value and a finite logarithm,
@@ -181,20 +193,22 @@ def test_the_check_marks_exactly_the_elements_that_miss(values, noise, dtype, fi
     type, with x's sign) is not finite, is zero, equals the fill value, or is not within R |x|;
     no other element changes. The decoded logarithms stray from the true ones by up to 2000,
     so results outside the normal range (ldexp) are checked too. `copies` of the values in a
-    row run past the kernel's blocks of 256."""
+    row run past the kernel's blocks of 256. `plain`: the kernel told that no element is odd
+    (its loop that reads neither the logarithms nor the exact marks), where that is so."""
     from fractions import Fraction
 
     x = as_type(values * copies, dtype)
     noise = noise * copies
     logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
     fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
-    _logs_logarithms(x, logs, negative, fills)
+    n_odd = _logs_logarithms(x, logs, negative, fills)[3]
+    plain = plain and not n_odd and not exact_every
     decoded = np.where(np.isfinite(logs), logs + np.array(noise[:x.size]), 0.0)
     exact = np.isnan(logs)
     if exact_every:
         exact[::exact_every] = True
     before = exact.copy()
-    predict_relative.exact_check(x, logs, decoded, exact, R, fills)
+    predict_relative.exact_check(x, logs, decoded, exact, R, fills, plain)
     for i, xi in enumerate(x.tolist()):
         if before[i] or not math.isfinite(logs[i]) or xi == 0:
             assert exact[i] == before[i], i
@@ -256,6 +270,16 @@ def test_the_values_pass_is_each_element_s_value(logs, signs, exact_every, dtype
         want.append(-y if negative[i] else y)
     bits = UINT[np.dtype(dtype).itemsize]
     assert out.view(bits).tolist() == as_type(want, dtype).view(bits).tolist()
+    # a chunk without signs and exact values (both None): each element's value unsigned, the
+    # NaN logarithms counted (the decoder's check against the header's count of exact values)
+    from zdt.kernels import _logs
+
+    alone = np.empty(n, dtype=dtype)
+    assert _logs.powers(v, None, None, alone) == int(np.isnan(v).sum())
+    finite = ~np.isnan(v)
+    unsigned = [(rounded(predict_reference.spec_exp2(float(lg)), dtype) if math.isfinite(lg)
+                 else (math.inf if lg > 0 else 0.0)) for lg in v[finite].tolist()]
+    assert alone[finite].view(bits).tolist() == as_type(unsigned, dtype).view(bits).tolist()
     if n:       # (one stored value short of the exact elements: an error, not a read past)
         with pytest.raises(ValueError, match="stored values"):
             predict_relative.values(v, negative, np.ones(n, dtype=bool),

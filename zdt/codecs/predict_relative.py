@@ -87,14 +87,15 @@ def values(logs: np.ndarray, negative: np.ndarray, exact: np.ndarray, stored: np
 
 
 def exact_check(x: np.ndarray, logs: np.ndarray, decoded: np.ndarray, exact: np.ndarray,
-                rel_error: float, fills: np.ndarray) -> None:
+                rel_error: float, fills: np.ndarray, plain: bool = False) -> None:
     """Marks exact each element of the flat chunk `x` that its decoded logarithm (`decoded`,
     where `logs` is finite) misses: its value y not within R |x| (or not finite, or zero), or
     equal to the fill value (`fills`: one element, or empty). zdt.kernels._logs.check screens in
     float64 (fl(|y - x|) and fl(R |x|) are each within 2**-53 of the truth, so a margin of
     2**-50 settles an element; below 2**-1000 or on overflow the screen is not trusted); the
-    rest is settled here in rational arithmetic."""
-    unsure = _logs.check(x, logs, decoded, exact.view(np.uint8), rel_error, fills)
+    rest is settled here in rational arithmetic. `plain`: no element is odd (zero, subnormal,
+    infinite, NaN, the fill value: every logarithm finite, none exact yet)."""
+    unsure = _logs.check(x, logs, decoded, exact.view(np.uint8), rel_error, fills, plain)
     if not len(unsure):
         return
     y = values(decoded[unsure], x[unsure] < 0, np.zeros(len(unsure), dtype=bool),
@@ -120,7 +121,7 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     # those stored exactly, predicted around) and the signs, in one pass
     logs = np.empty(flat.shape, dtype=np.float64)
     negative = np.empty(flat.shape, dtype=np.uint8)
-    largest, n_exact, n_zero = _logs.logarithms(flat, logs, negative, fills)
+    largest, n_exact, n_zero, n_odd = _logs.logarithms(flat, logs, negative, fills)
     negative = negative.view(bool)
     exact = np.isnan(logs) if n_exact else np.zeros(flat.shape, dtype=bool)
     b = log_bound(R, dtype, largest)
@@ -135,7 +136,7 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     # knows: no decoding); an element they miss is stored exactly as well (its logarithm
     # stays: the chunk, and so every other element's value, is unchanged), and so is one that
     # would read back as the fill value
-    exact_check(flat, logs, decoded, exact, R, fills)
+    exact_check(flat, logs, decoded, exact, R, fills, plain=not n_odd)
     out = _pack(config, b, log_fill, chunk, logs if n_exact else None, negative, flat, exact)
     if len(out) > flat.nbytes // 2:
         # (a bound too fine for the logarithms' codes: every value stored exactly may be smaller,
@@ -221,13 +222,17 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
                                                      LOG_FILLS[log_fill]).reshape(-1)
     negative, at = _bitmap(data, at, n, "signs")
     exact, at = _bitmap(data, at, n, "exact map")
-    if negative is None:
-        negative = np.zeros(n, dtype=bool)
-    if exact is None:
-        exact = np.zeros(n, dtype=bool)
-    # the elements but the exact ones, and the exact marks with the NaN logarithms' added
     out = np.empty(n, dtype=dtype)
-    marks = _logs.powers(logs, negative.view(np.uint8), exact.view(np.uint8), out)
+    if negative is None and exact is None and not n_exact:
+        # (no sign, no exact value: the elements alone, the NaN logarithms only counted)
+        marks = _logs.powers(logs, None, None, out)
+    else:
+        if negative is None:
+            negative = np.zeros(n, dtype=bool)
+        if exact is None:
+            exact = np.zeros(n, dtype=bool)
+        # the elements but the exact ones, and the exact marks with the NaN logarithms' added
+        marks = _logs.powers(logs, negative.view(np.uint8), exact.view(np.uint8), out)
     if marks != n_exact:
         raise corrupt(f"the logarithms and the exact map mark {marks} elements "
                       f"exact, the header counts {n_exact} exact values", "exact map")
@@ -242,6 +247,6 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         raise corrupt(f"{len(rest)} bytes after the streams of a chunk without exact values",
                       "exact values")
     else:
-        stored = np.empty(0, dtype=dtype)
+        return out.reshape(shape)
     _logs.fill_exact(exact.view(np.uint8), stored, out)
     return out.reshape(shape)
