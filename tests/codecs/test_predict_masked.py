@@ -478,3 +478,30 @@ def test_a_relative_chunk_inside_a_relative_chunk_is_corrupt():
         rel.decode(nested, x.dtype, x.shape)
     assert info.value.part == "logarithms"
     assert "a format-2 chunk of kind 1, not a format-1 or a masked chunk" in str(info.value)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(n=st.integers(0, 1100), at=st.lists(st.integers(0, 1099), max_size=6),
+       dtype=st.sampled_from(["float32", "float64"]),
+       fill=st.sampled_from([None, math.nan, -math.nan, -9999.0, 0.0, -0.0]),
+       seed=st.integers(0, 2**16))
+def test_the_mask_of_a_chunk_is_each_element_equal_to_the_fill_value_bit_for_bit(n, at, dtype,
+                                                                                  fill, seed):
+    """_predict.fill_mask (a scan that writes nothing until the first fill value, 256 elements
+    at a time) against the rule one element at a time: 1 where the element's bits are the fill
+    value's (NaN of another sign or payload, or -0.0 for 0.0, is not it), None where none is;
+    fill values placed anywhere in chunks that span several of the scan's blocks."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n).astype(dtype)
+    others = np.array([np.nan, -np.nan, 0.0, -0.0, -9999.0], dtype=dtype)
+    for k in at:
+        if k < n:
+            x[k] = others[k % len(others)]
+    fills = np.empty(0, dtype) if fill is None else np.array([fill], dtype=dtype)
+    got = _predict.fill_mask(x, fills)
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    want = [] if fill is None else [int(v == fills.view(bits)[0]) for v in x.view(bits).tolist()]
+    if not any(want):
+        assert got is None
+    else:
+        assert got.dtype == np.uint8 and got.tolist() == want

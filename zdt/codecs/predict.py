@@ -945,12 +945,9 @@ def without_masked(prediction: Any) -> Any:
 
 def masked_elements(x: np.ndarray, fills: np.ndarray) -> np.ndarray | None:
     """A masked chunk's mask of the flat chunk `x`: 1 (uint8) where an element equals the fill
-    value (`fills`, one element or none) bit for bit; None when none does."""
-    if not fills.size:
-        return None
-    bits = np.dtype(f"u{x.dtype.itemsize}")
-    mask = (x.view(bits) == fills.view(bits)[0]).view(np.uint8)
-    return mask if mask.any() else None
+    value (`fills`, one element or none) bit for bit; None when none does (_predict.fill_mask:
+    a chunk without one is only read, 0.35 -> 0.1 ms per million float64)."""
+    return _predict.fill_mask(x, fills)
 
 
 def fill_array(fill: object, dtype: np.dtype) -> np.ndarray:

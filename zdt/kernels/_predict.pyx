@@ -53,6 +53,72 @@ Prediction = namedtuple("Prediction", ["symbols", "raw", "order", "values"], mod
 Order = namedtuple("Order", ["symbols", "contexts", "counts"], module=__name__)
 
 
+cdef extern from *:
+    """
+    /* the first i with x[i] == f (n if none): 256 elements at a time while none is equal
+       (branch-free within a block: it vectorises; AVX2 and AVX-512 clones as in _logs), then
+       one at a time in the block that has one */
+    #if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) \
+        && !defined(ZDT_PORTABLE)
+    #define ZDT_SCAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #else
+    #define ZDT_SCAN_CLONES
+    #endif
+    #define ZDT_FIRST_EQUAL(NAME, U) \
+    ZDT_SCAN_CLONES static Py_ssize_t NAME(const U* x, Py_ssize_t n, U f) { \
+        Py_ssize_t i = 0, k; \
+        for (; i + 256 <= n; i += 256) { \
+            U hits = 0; \
+            for (k = 0; k < 256; k++) \
+                hits += (U)(x[i + k] == f); \
+            if (hits) \
+                break; \
+        } \
+        for (; i < n; i++) \
+            if (x[i] == f) \
+                return i; \
+        return n; \
+    }
+    ZDT_FIRST_EQUAL(zdt_first_equal_64, uint64_t)
+    ZDT_FIRST_EQUAL(zdt_first_equal_32, uint32_t)
+    """
+    Py_ssize_t first_equal_64 "zdt_first_equal_64"(const uint64_t* x, Py_ssize_t n,
+                                                   uint64_t f) nogil
+    Py_ssize_t first_equal_32 "zdt_first_equal_32"(const uint32_t* x, Py_ssize_t n,
+                                                   uint32_t f) nogil
+
+
+def fill_mask(const real[::1] x, const real[::1] fill):
+    """A masked chunk's mask of the flat chunk `x`: uint8[n], 1 where x[i] equals the fill value
+    (`fill`: one element, or empty for none) bit for bit; None where no element does. One
+    pass that writes nothing up to the first such element (most chunks have none)."""
+    cdef Py_ssize_t n = x.shape[0], i, first = 0
+    cdef uint64_t f64 = 0
+    cdef uint32_t f32 = 0
+    if fill.shape[0] == 0 or n == 0:
+        return None
+    with nogil:
+        if real is float:
+            memcpy(&f32, &fill[0], 4)
+            first = first_equal_32(<const uint32_t*>&x[0], n, f32)
+        else:
+            memcpy(&f64, &fill[0], 8)
+            first = first_equal_64(<const uint64_t*>&x[0], n, f64)
+    if first == n:
+        return None
+    mask = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] m = mask
+    cdef const uint32_t* b32 = <const uint32_t*>&x[0]
+    cdef const uint64_t* b64 = <const uint64_t*>&x[0]
+    with nogil:
+        for i in range(first, n):
+            if real is float:
+                m[i] = b32[i] == f32
+            else:
+                m[i] = b64[i] == f64
+    return mask
+
+
 def corrupt(str message, str part):
     return CorruptChunkError(f"{CODEC}: {message}", codec=CODEC, part=part)
 
