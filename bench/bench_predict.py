@@ -159,10 +159,12 @@ def relative(chunks: list, R: float, repeat: int, floor: float) -> None:
     none of: a lower bound of that scheme's time)."""
     pos = [np.exp2(u / 300) for u in chunks]
     rel = PredictConfig.create(rel_error=R, predictor="interpolation")
+    auto = PredictConfig.create(rel_error=R)
     encoded = [rel.encode(u, np.nan) for u in pos]
     for u, b in zip(pos, encoded):
         assert np.all(np.abs(rel.decode(b, u.dtype, u.shape, np.nan) - u) <= R * np.abs(u))
-    enc = {"zdt.predict rel (1 thread)": lambda: [rel.encode(u, np.nan) for u in pos]}
+    enc = {"zdt.predict rel (1 thread)": lambda: [rel.encode(u, np.nan) for u in pos],
+           "zdt.predict rel auto (1 thread)": lambda: [auto.encode(u, np.nan) for u in pos]}
     dec = {"zdt.predict rel (1 thread)": lambda: [rel.decode(b, u.dtype, u.shape, np.nan)
                                                   for u, b in zip(pos, encoded)]}
     sizes = {"zdt.predict": sum(map(len, encoded))}
@@ -201,6 +203,7 @@ def warm(chunk: np.ndarray, times: int, E: float, R: float, repeat: int, floor: 
     pos = np.exp2(chunk / 300)
     cfg = PredictConfig.create(abs_error=E, predictor="interpolation")
     rel = PredictConfig.create(rel_error=R, predictor="interpolation")
+    auto, rel_auto = PredictConfig.create(abs_error=E), PredictConfig.create(rel_error=R)
     sza, szr = szConfig(), szConfig()
     sza.errorBoundMode = szr.errorBoundMode = szErrorBoundMode.ABS
     sza.absErrorBound = E
@@ -222,20 +225,21 @@ def warm(chunk: np.ndarray, times: int, E: float, R: float, repeat: int, floor: 
     tables = {
         "zdt.predict warm encode": {
             "zdt.predict (1 thread)": over(lambda: cfg.encode(chunk, np.nan)),
+            "zdt.predict auto (1 thread)": over(lambda: auto.encode(chunk, np.nan)),
             "SZ3 (pysz, 1 thread)": over(lambda: sz.compress(chunk, sza))},
         "zdt.predict warm decode": {
             "zdt.predict (1 thread)": over(lambda: cfg.decode(a, chunk.dtype, chunk.shape, np.nan)),
             "SZ3 (pysz, 1 thread)": over(lambda: sz.decompress(sa, chunk.dtype, chunk.shape))},
         "zdt.predict warm encode, relative bound": {
             "zdt.predict rel (1 thread)": over(lambda: rel.encode(pos, np.nan)),
+            "zdt.predict rel auto (1 thread)": over(lambda: rel_auto.encode(pos, np.nan)),
             "SZ3 log-domain (pysz, 1 thread)": over(lambda: sz.compress(np.log2(pos), szr))},
         "zdt.predict warm decode, relative bound": {
             "zdt.predict rel (1 thread)": over(lambda: rel.decode(r, pos.dtype, pos.shape, np.nan)),
             "SZ3 log-domain (pysz, 1 thread)": over(
                 lambda: np.exp2(sz.decompress(sr, pos.dtype, pos.shape)[0]))}}
     for title, impls in tables.items():
-        ours = next(k for k in impls if k.startswith("zdt"))
-        print_table(title, interleaved(impls, repeat), floor, ours, note)
+        print_table(title, interleaved(impls, repeat), floor, next(iter(impls)), note)
 
 if __name__ == "__main__":
     main()

@@ -754,6 +754,8 @@ def choose_predictors(config: PredictConfig, x: np.ndarray, shape: tuple[int, in
                 sampled[name] += order0_bits(p.symbols, p.raw)
             if k == 0:
                 sampled = {name: sampled[name] for name in within(sampled, EARLY_SLACK)}
+                if len(sampled) == 1:       # (one left: the other blocks cannot change that)
+                    break
         names = within(sampled, SAMPLE_SLACK)
     predictions = [(name, predict(x, shape, name, record)) for name in names]
     if len(predictions) > 1:
@@ -821,11 +823,7 @@ def sample_blocks(x: np.ndarray) -> list[np.ndarray]:
 
 def order0_bits(sym: np.ndarray, raw: np.ndarray) -> float:
     """Bits a chunk's symbols take at their order-0 entropy, plus its raw values' bits."""
-    counts = np.bincount(sym, minlength=1)
-    counts = counts[counts > 0].astype(np.float64)
-    n = counts.sum()
-    bits = float(n * np.log2(n) - (counts * np.log2(counts)).sum()) if n else 0.0
-    return bits + 8.0 * raw.nbytes + 1.0
+    return _ans.order0_bits(sym) + 8.0 * raw.nbytes + 1.0
 
 
 def zstd_exactly(frame: Any, expected: int) -> np.ndarray:

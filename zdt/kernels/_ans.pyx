@@ -95,6 +95,37 @@ def histogram(const uint16_t[::1] order_sym, const uint8_t[::1] order_ctx):
     return part.sum(axis=0).reshape(FINE, TOKENS)
 
 
+def order0_bits(const uint16_t[::1] sym):
+    """The bits `sym` takes at its order-0 entropy: n log2 n - sum over the symbols of
+    c log2 c (c: each symbol's count). Symbols below 4096 counted in a table on the stack,
+    the rare others (wide codes) sorted and counted in runs: no 64K-entry table to clear."""
+    cdef Py_ssize_t n = sym.shape[0], i, wide = 0, j
+    cdef uint32_t small[4096]
+    cdef double bits = 0.0, c
+    cdef uint16_t s
+    if n == 0:
+        return 0.0
+    large = np.empty(n, dtype=np.uint16)
+    cdef uint16_t[::1] big = large
+    with nogil:
+        memset(small, 0, sizeof(small))
+        for i in range(n):
+            s = sym[i]
+            if s < 4096:
+                small[s] += 1
+            else:
+                big[wide] = s
+                wide += 1
+        for i in range(4096):
+            if small[i]:
+                c = small[i]
+                bits -= c * log2(c)
+    if wide:
+        runs = np.unique(large[:wide], return_counts=True)[1].astype(np.float64)
+        bits -= float((runs * np.log2(runs)).sum())
+    return bits + <double>n * log2(<double>n)
+
+
 cdef void normalise(const int64_t* c, uint16_t* f) noexcept nogil:
     """Frequencies summing to 2^12 for the counts c[64], every counted token at least 1 (all 0
     for no counts): each count scaled and rounded, the largest count's token absorbing the
