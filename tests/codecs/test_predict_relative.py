@@ -417,6 +417,18 @@ def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
     with pytest.raises(CorruptChunkError) as info:
         config.decode(cases["logarithms' fill"][0], x.dtype, x.shape)
     assert str(info.value) == "zdt.predict: the logarithms' fill field is 2, not 0 (-inf) or 1 (NaN)"
+    # a chunk without signs and exact map whose one NaN logarithm the header does not count
+    # (the decoder's loop for chunks without signs or exact values still counts NaN logarithms)
+    monkeypatch.undo()      # (the true bound: no element misses, no exact map)
+    y = smooth_positive((20, 30))
+    y[3, 3] = np.nan
+    plain = PredictConfig.create(rel_error=1e-3).encode(y)
+    length = struct.unpack_from("<Q", plain, 24)[0]
+    assert struct.unpack_from("<QQ", plain, 32 + length) == (0, 0)     # (no signs, no map)
+    uncounted = plain[:16] + struct.pack("<Q", 0) + plain[24:32 + length + 16]
+    with pytest.raises(CorruptChunkError, match="mark 1 elements exact, the header counts 0") as info:
+        config.decode(uncounted, y.dtype, y.shape)
+    assert info.value.part == "exact map"
 
 
 def test_a_masked_field_s_missing_values_are_the_logarithms_fill():
