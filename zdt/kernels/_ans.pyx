@@ -99,7 +99,7 @@ def order0_bits(const uint16_t[::1] sym):
     """The bits `sym` takes at its order-0 entropy: n log2 n - sum over the symbols of
     c log2 c (c: each symbol's count). Symbols below 4096 counted in a table on the stack,
     the rare others (wide codes) sorted and counted in runs: no 64K-entry table to clear."""
-    cdef Py_ssize_t n = sym.shape[0], i, wide = 0, j
+    cdef Py_ssize_t n = sym.shape[0], i, wide = 0
     cdef uint32_t small[4096]
     cdef double bits = 0.0, c
     cdef uint16_t s

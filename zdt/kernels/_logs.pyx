@@ -57,22 +57,11 @@ cdef extern from *:
         return a;
     }
     #include <math.h>
-    #ifdef _MSC_VER
-    #define ZDT_RESTRICT __restrict
-    #else
-    #define ZDT_RESTRICT restrict
-    #endif
-    /* The whole-array passes, compiled for AVX-512 and AVX2 as well where gcc / clang make
-       ifunc clones (x86-64 ELF with glibc; not the portable build): each element is a chain of
+    /* ZDT_RESTRICT, and ZDT_CLONES for the whole-array passes: each element is a chain of
        dependent products and sums (Horner's rule), so wider vectors carry more elements
-       through one chain's latency. The same IEEE operations in the same order in every
-       clone (-ffp-contract=off: no fused multiply-add), so the same bits. */
-    #if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) \
-        && !defined(ZDT_PORTABLE)
-    #define ZDT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define ZDT_CLONES
-    #endif
+       through one chain's latency; the same IEEE operations in the same order in every clone
+       (-ffp-contract=off: no fused multiply-add), so the same bits. */
+    #include "_portable.h"
     /* 2**f for |f| <= 1/2: Horner's rule over c[0..13] (p = p * f, then p = p + c, each
        rounded) */
     static inline double zdt_exp2_poly(double f, const double* ZDT_RESTRICT c) {
@@ -273,17 +262,10 @@ cdef extern from *:
                 y[k] = zdt_exp2_poly(v[i + k] - kk, c) * zdt_pow2i(near[k] ? kk : 0.0); \
             } \
             if (plain) { \
-                /* (VERDICT's answer, from magnitudes: y and x have the same sign, and |y - x| \
-                   is then fl(|y| - |x|)'s magnitude; the sign only for the fill value) */ \
                 for (k = 0; k < m; k++) { \
-                    double ay = (double)(T)y[k], ax = fabs((double)x[i + k]); \
-                    double d = fabs(ay - ax), t = r * ax; \
-                    int64_t bad = (int64_t)!(ay - ay == 0) | (int64_t)(ay == 0) \
-                        | (int64_t)(has_fill & (COPYSIGN((T)y[k], x[i + k]) == fill)); \
-                    int64_t sure = (int64_t)(d - d == 0) & (int64_t)(t >= tiny) \
-                                   & (int64_t)(d <= t * margin); \
-                    int64_t verdict_k = bad ? 2 : (sure ? 0 : 1); \
-                    w[k] = near[k] ? verdict_k : 3; \
+                    T yt = COPYSIGN((T)y[k], x[i + k]);   /* (2**v >= 0) */ \
+                    w[k] = near[k] ? (int64_t)VERDICT(yt, x[i + k], r, has_fill, fill, tiny, \
+                                                      margin) : 3; \
                 } \
                 for (k = 0; k < m; k++) { \
                     verdict[i + k] = (uint8_t)w[k]; \
@@ -593,10 +575,9 @@ def powers(const double[::1] logs, const uint8_t[::1] negative, uint8_t[::1] exa
     cdef real yt
     cdef double k
     cdef bint plain = negative is None and exact is None
-    if negative is None or exact is None:
-        if not plain:
-            raise ValueError("powers: signs and exact marks both given or both None")
-    elif negative.shape[0] != n or exact.shape[0] != n:
+    if not plain and (negative is None or exact is None):
+        raise ValueError("powers: signs and exact marks both given or both None")
+    if not plain and (negative.shape[0] != n or exact.shape[0] != n):
         raise ValueError(f"powers: {n} logarithms, {negative.shape[0]} signs, "
                          f"{exact.shape[0]} exact marks")
     if out.shape[0] != n:

@@ -6,6 +6,8 @@
  *                                    (MSVC __cpuidex / _xgetbv, gcc/clang <cpuid.h> / asm;
  *                                    clang 14 has no "f16c" for __builtin_cpu_supports)
  *   restrict                         __restrict__ (gcc/clang), __restrict (MSVC), nothing
+ *   AVX2 / AVX-512 clones            gcc/clang target_clones on x86-64 ELF with glibc (ifunc),
+ *                                    else nothing (the baseline build only)
  *   touch a byte (atomic OR 0)       gcc/clang __atomic_fetch_or, MSVC _InterlockedOr8, else
  *                                    nothing (a page-fault ordering hint, never needed)
  *
@@ -38,6 +40,16 @@
 #define ZDT_RESTRICT __restrict
 #else
 #define ZDT_RESTRICT
+#endif
+
+/* A whole-array loop compiled for AVX-512 and AVX2 as well, the one run chosen when the module
+   loads (ifunc); the same C in each clone, so IEEE results are the same bits where the loop
+   keeps -ffp-contract=off's order. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) \
+    && !defined(ZDT_PORTABLE)
+#define ZDT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZDT_CLONES
 #endif
 
 /* ---------------------------------------------------------------- checked arithmetic */

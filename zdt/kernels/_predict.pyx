@@ -56,16 +56,11 @@ Order = namedtuple("Order", ["symbols", "contexts", "counts"], module=__name__)
 cdef extern from *:
     """
     /* the first i with x[i] == f (n if none): 256 elements at a time while none is equal
-       (branch-free within a block: it vectorises; AVX2 and AVX-512 clones as in _logs), then
+       (branch-free within a block: it vectorises; AVX2 and AVX-512 clones: _portable.h), then
        one at a time in the block that has one */
-    #if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) \
-        && !defined(ZDT_PORTABLE)
-    #define ZDT_SCAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define ZDT_SCAN_CLONES
-    #endif
+    #include "_portable.h"
     #define ZDT_FIRST_EQUAL(NAME, U) \
-    ZDT_SCAN_CLONES static Py_ssize_t NAME(const U* x, Py_ssize_t n, U f) { \
+    ZDT_CLONES static Py_ssize_t NAME(const U* x, Py_ssize_t n, U f) { \
         Py_ssize_t i = 0, k; \
         for (; i + 256 <= n; i += 256) { \
             U hits = 0; \
