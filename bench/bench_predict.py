@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Callable
 
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
@@ -214,7 +214,7 @@ def warm(chunk: np.ndarray, times: int, E: float, R: float, repeat: int, floor: 
     assert np.all(np.abs(cfg.decode(a, chunk.dtype, chunk.shape, np.nan) - chunk) <= E)
     assert np.all(np.abs(rel.decode(r, pos.dtype, pos.shape, np.nan) - pos) <= R * pos)
 
-    def over(f: Any) -> Any:
+    def over(f: Callable[[], object]) -> Callable[[], None]:
         def run() -> None:
             for _ in range(times):
                 f()
@@ -240,6 +240,7 @@ def warm(chunk: np.ndarray, times: int, E: float, R: float, repeat: int, floor: 
                 lambda: np.exp2(sz.decompress(sr, pos.dtype, pos.shape)[0]))}}
     for title, impls in tables.items():
         print_table(title, interleaved(impls, repeat), floor, next(iter(impls)), note)
+
 
 if __name__ == "__main__":
     main()

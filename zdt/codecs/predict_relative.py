@@ -237,16 +237,15 @@ def decode(data: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         raise corrupt(f"the logarithms and the exact map mark {marks} elements "
                       f"exact, the header counts {n_exact} exact values", "exact map")
     rest = data[at:]
-    if n_exact:
-        try:
-            payload = predict.zstd_exactly(rest, n_exact * size)
-        except CorruptChunkError as exc:
-            raise corrupt(f"the exact values: {exc}", "exact values") from None
-        stored = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
-    elif len(rest):
-        raise corrupt(f"{len(rest)} bytes after the streams of a chunk without exact values",
-                      "exact values")
-    else:
+    if not n_exact:
+        if len(rest):
+            raise corrupt(f"{len(rest)} bytes after the streams of a chunk without exact "
+                          f"values", "exact values")
         return out.reshape(shape)
+    try:
+        payload = predict.zstd_exactly(rest, n_exact * size)
+    except CorruptChunkError as exc:
+        raise corrupt(f"the exact values: {exc}", "exact values") from None
+    stored = payload.view(dtype.newbyteorder("<")).astype(dtype, copy=True)
     _logs.fill_exact(exact.view(np.uint8), stored, out)
     return out.reshape(shape)
