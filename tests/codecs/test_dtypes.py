@@ -247,7 +247,10 @@ def test_zarr_pipeline_writes_sub_byte_bytes_as_they_are_in_memory(tmp_path):
     to the same values."""
     for name in SUB_BYTE_WRITES:
         path = tmp_path / name
-        values = np.array([-1, 1, 0.5, 0], dtype=np.float32).astype(native(name))
+        # bit patterns as ml_dtypes holds them (the value in the low bits, high bits zero): all
+        # bits set, the lowest, the top one, none (int4: -1, 1, -8, 0)
+        bits = lp.MODELS[name].bits
+        values = np.array([(1 << bits) - 1, 1, 1 << (bits - 1), 0], dtype=np.uint8).view(native(name))
         a = zarr.create_array(store=path, shape=(4,), chunks=(4,), dtype=name, fill_value=0,
                               zarr_format=3, compressors=None)
         assert type(a.metadata.codecs[0]) is zarr.codecs.BytesCodec
@@ -343,6 +346,40 @@ def zdt_cast(arr, name):
     from zdt import cast_array
 
     return cast_array(arr, name, out_of_range="clamp")
+
+
+@pytest.mark.parametrize("source", ["float32", "float64"])
+@pytest.mark.parametrize("name", LOW_NAMES)
+def test_nan_infinities_and_values_beyond_the_range_warn_of_nothing(tmp_path, name, source):
+    """What the spec allows into each type (NaN, infinities, values beyond the range under
+    clamp, each mapped where the type cannot hold it) through cast_value in a zarr array and
+    back: zdt's kernels decide every element, so nothing warns (ml_dtypes' astype warns of NaN
+    and values beyond the range of its integer types from 0.7.0 on)."""
+    import warnings
+
+    m = lp.MODELS[name]
+    finite = lp.finite_values(name)
+    top, low = max(finite), min(finite)
+    has_nan = m.kind == "float" and (m.ieee or m.nan_all_ones or m.nan_neg_zero or m.e8m0)
+    pairs = [] if has_nan else [["NaN", 0]]
+    if not m.ieee:
+        pairs += [["Infinity", float(top)], ["-Infinity", float(low)]]
+    codec = {"name": "cast_value", "configuration": {"data_type": name, "out_of_range": "clamp",
+                                                    **({"scalar_map": {"encode": pairs}} if pairs else {})}}
+    beyond = min(4.0 * float(top) + 1, float(np.finfo(source).max))
+    x = np.array([1.0, beyond, -beyond, np.nan, np.inf, -np.inf], dtype=source)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        a = zarr.create_array(store=tmp_path / "a", shape=x.shape, chunks=(4,), dtype=source,
+                              fill_value=1.0, filters=[codec], compressors=None)
+        a[:] = x
+        got = zarr.open_array(tmp_path / "a", mode="r")[:]
+    assert [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)] == []
+    # (clamp: the type's infinity where it has one, else its largest or smallest value)
+    high, low = (math.inf, -math.inf) if m.ieee else (float(top), float(low))
+    expected = [1.0, high, low, math.nan if has_nan else 0.0, high, low]
+    assert got.tolist()[:3] == expected[:3] and got.tolist()[4:] == expected[4:]
+    assert math.isnan(got[3]) if has_nan else got[3] == 0.0
 
 
 # --- the numcodecs codecs name these types -----------------------------------------------------------

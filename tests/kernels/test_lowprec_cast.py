@@ -248,11 +248,11 @@ def test_sub_byte_sources_ignore_the_high_bits():
 
 def test_float64_is_rounded_once_into_float8():
     # 1.0625 + 2**-40 lies just above the midpoint between 1.0 and 1.125 in float8_e4m3fn;
-    # rounding through float32 first (as ml_dtypes' astype does) loses the 2**-40 and
-    # then rounds the tie to 1.0
-    x = np.array([1.0625 + 2.0**-40])
-    assert cast_array(x, "float8_e4m3fn").astype(np.float64).tolist() == [1.125]
-    assert x.astype(ml_dtypes.float8_e4m3fn).astype(np.float64).tolist() == [1.0]
+    # rounding through float32 first would lose the 2**-40 and round the tie to the even 1.0.
+    # Just below the midpoint it goes down, on it to the even 1.0 (the same for float32 data)
+    x = np.array([1.0625 + 2.0**-40, 1.0625 - 2.0**-40, 1.0625, -1.0625 - 2.0**-40])
+    assert cast_array(x, "float8_e4m3fn").astype(np.float64).tolist() == [1.125, 1.0, 1.0, -1.125]
+    assert cast_array(x.astype(np.float32), "float8_e4m3fn").astype(np.float64).tolist() == [1.0, 1.0, 1.0, -1.0]
 
 
 def test_int64_beyond_2_53_is_rounded_once_into_bfloat16():
