@@ -5,8 +5,12 @@
 10M float32 (and float64) values, nearest-even, into float16, bfloat16, float8_e4m3fn,
 float8_e5m2, float4_e2m1fn and int4 and back to float32. zdt is timed as its kernel with `out=`
 (every rule: overflow, NaN and infinity checked, rounded once) and allocating its output; the
-peer is ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates,
-float64 is rounded through float32), and for float16, a NumPy type, NumPy's own `astype`.
+peer is ml_dtypes' `astype` (allocating), which checks nothing (overflow gives NaN or saturates),
+and for float16, a NumPy type, NumPy's own `astype`. Whether the peer rounds as the spec does
+(once, to nearest, ties to even) is measured too, on values just off the midpoints between
+neighbouring values of each format (where rounding twice, through float32, goes wrong) and on
+random values: the count of results whose bits differ from zdt's, which the tests check against
+an exact reference.
 A saturating cast (clamp) with a tenth of the values beyond float8_e4m3fn's range; three casts
 in the other rounding modes (the peers have none: their nearest-even astype is shown); packbits of
 int4 (8x as many elements) against copying the int4 bytes. Ratios are to the peer and to
@@ -37,6 +41,34 @@ def data_for(target: str, n: int, dtype: str, rng: np.random.Generator) -> np.nd
     if target == "int4":
         x = np.clip(x, -8.4, 7.4)
     return x.astype(dtype)
+
+
+def rounding_probe(source: str, target: str, rng: np.random.Generator) -> np.ndarray:
+    """Values of `source` inside the target's finite range: every midpoint between neighbouring
+    finite values, the next value of `source` on either side of it (a tie, and just off one:
+    rounding through float32 first turns a float64 just off a tie into the tie), and random
+    values."""
+    fmt = FORMATS[target]
+    every = np.arange(1 << (8 * fmt.itemsize), dtype=np.uint8 if fmt.itemsize == 1 else np.uint16)
+    if fmt.is_sub_byte:
+        every = every[every < (1 << fmt.bits)]
+    values = np.array([float(v) for v in every.view(fmt.dtype)])
+    values = np.unique(values[np.isfinite(values)])
+    mid = (values[:-1] + values[1:]) / 2          # exact: float64 has bits to spare
+    mid = mid.astype(source)
+    off = np.concatenate([mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf)])
+    rand = rng.uniform(values[0], values[-1], 100_000).astype(source)
+    return np.concatenate([off, rand])
+
+
+def rounding_differences(source: str, target: str, rng: np.random.Generator) -> tuple[int, int]:
+    """(values whose peer result differs from zdt's in its bits, values probed)."""
+    x = rounding_probe(source, target, rng)
+    tdt = np.dtype(getattr(ml_dtypes, target, target))
+    ours = CastPlan(FORMATS[source], FORMATS[target]).cast(x)
+    theirs = x.astype(tdt)
+    width = np.uint8 if tdt.itemsize == 1 else np.uint16
+    return int((ours.view(width) != theirs.view(width)).sum()), x.size
 
 
 def main() -> None:
@@ -121,6 +153,15 @@ def main() -> None:
     name = "packbits int4 decode"
     rows.append((name, print_table(name, interleaved(impls, args.repeat), copy_floor(q, args.repeat),
                                    "zdt packbits decode")))
+
+    # the peer's rounding, measured: int4 is left out (its astype truncates towards zero, as
+    # NumPy's float -> int casts do; cast_value rounds)
+    print(f"\nrounding (nearest-even; {'ml_dtypes ' + ml_dtypes.__version__}, numpy {np.__version__} for float16):"
+          " results of the peer's astype whose bits differ from rounding once (zdt)")
+    for source in ("float32", "float64"):
+        for target in TARGETS[:-1]:
+            differ, probed = rounding_differences(source, target, rng)
+            print(f"  {source} -> {target:14s} {differ:6d} of {probed:7d} values")
 
     print("\nsummary (time ratios; < 1 means zdt is faster)")
     print(f"  {'workload':40s} {'zdt/peer':>9s} {'peer/zdt':>9s} {'zdt/copy f32':>13s}")

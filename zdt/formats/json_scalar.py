@@ -7,8 +7,8 @@ spec's own example uses, reads as "Infinity") or "0x" followed by the bit patter
 2 * itemsize hex digits (high bits a sub-byte format does not use must be 0). Anything else,
 including numeric strings like "5", is an error. Values are returned as bit patterns of the
 format, never through float64 for 64-bit integers, and a JSON number is rounded to a narrower
-float format exactly once (nearest, ties to even), by zdt's exact conversion (NumPy and
-ml_dtypes round float64 -> float8 through float32, which rounds twice).
+float format exactly once (nearest, ties to even), by zdt's exact conversion, whatever the
+installed ml_dtypes does (before 0.7.0 its float64 -> float8 went through float32: twice).
 """
 
 from __future__ import annotations
