@@ -293,6 +293,25 @@ def test_the_command_prints_a_table_and_one_line_errors(converted, capsys, tmp_p
     assert rc == 2 and "--slices" in err
 
 
+def test_the_command_is_a_gate_for_scripts_exit_1_when_a_bound_does_not_hold(converted, capsys):
+    src, dst = converted
+    # converted at 0.05: a tighter bound fails, and says so in its last line
+    rc, out, err = run_cmd(capsys, "compare", str(src), str(dst), "--abs-error", "0.01", "--quiet")
+    assert rc == 1 and err == "", err
+    assert out.splitlines()[-1] == "FAIL: /sst, /temp beyond their bound"
+    rc, out, _ = run_cmd(capsys, "compare", str(src), str(dst), "--bound", "/sst=abs:0.01",
+                         "--abs-error", "0.05", "--quiet", "--json")
+    assert rc == 1 and json.loads(out)["arrays"]["/temp"]["checks"]["bound"]["passed"] is True
+    # within the bound: exit 0, though the r2 check fails (informative unless --strict)
+    rc, out, _ = run_cmd(capsys, "compare", str(src), str(dst), "--abs-error", "0.05", "--quiet")
+    assert rc == 0 and out.splitlines()[-1].startswith("pass: every array within its bound; checks "
+                                                        "that failed (informative without --strict): /sst (rel_error_share), /sst (r2)")
+    rc, out, _ = run_cmd(capsys, "compare", str(src), str(dst), "--abs-error", "0.05", "--quiet", "--strict")
+    assert rc == 1 and out.splitlines()[-1].startswith("FAIL (--strict): /sst (rel_error_share), /sst (r2)")
+    rc, out, _ = run_cmd(capsys, "compare", str(src), str(dst), "/temp", "--quiet")
+    assert rc == 0 and out.splitlines()[-1].startswith("no bound given")
+
+
 def test_a_chunk_that_does_not_decode_is_one_line_naming_it(converted, capsys):
     src, dst = converted
     chunk = next(p for p in sorted((dst / "temp").rglob("*")) if p.is_file() and p.name != "zarr.json")

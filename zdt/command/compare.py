@@ -61,14 +61,35 @@ def run(args: argparse.Namespace) -> int:
     if not figures:
         print(f"zdt compare: no numeric array is in both {args.src} and {args.dst}", file=sys.stderr)
         return 1
-    if args.json:
-        return 0
-    for i, (name, f) in enumerate(figures.items()):
-        if i:
-            say("")
-        for line in lines_of(name, f):
-            say(line)
-    return 0
+    if not args.json:
+        for i, (name, f) in enumerate(figures.items()):
+            if i:
+                say("")
+            for line in lines_of(name, f):
+                say(line)
+    verdict, failed = summary(figures, args.strict)
+    if not args.json:
+        say("")
+        say(verdict)
+    return 1 if failed else 0
+
+
+def summary(figures: dict[str, Any], strict: bool) -> tuple[str, bool]:
+    """The last line: whether every bound holds (and, with --strict, every check passes),
+    and whether the comparison failed (exit 1: a script's gate)."""
+    over = [name for name, f in figures.items() if f["checks"]["bound"]["passed"] is False]
+    checks = [f"{name} ({key})" for name, f in figures.items() for key, c in f["checks"].items()
+              if key != "bound" and c["passed"] is False]
+    decided = any(f["checks"]["bound"]["passed"] is not None for f in figures.values())
+    if over:
+        return f"FAIL: {', '.join(over)} beyond {'its' if len(over) == 1 else 'their'} bound", True
+    if strict and checks:
+        return f"FAIL (--strict): {', '.join(checks)}", True
+    if not decided:
+        return (f"no bound given: nothing failed or passed ({len(figures)} array"
+                f"{'s' * (len(figures) != 1)} compared; --abs-error, --rel-error or --bound decide)"), False
+    note = f"; checks that failed (informative without --strict): {', '.join(checks)}" if checks else ""
+    return f"pass: every array within its bound{note}", False
 
 
 def add_parser(sub: Any) -> None:
@@ -80,7 +101,9 @@ def add_parser(sub: Any) -> None:
                     "PSNR, R^2, DSSIM and the spectral error of up to --slices 2-d slices, and "
                     "ClimateBenchPress's pass/fail checks. NaN, infinities and missing values "
                     "must sit at the same places in both (else one line naming the first "
-                    "difference, exit 1). docs/compare.md defines every figure.")
+                    "difference, exit 1). The last line says whether every array keeps its "
+                    "bound; exit 1 when one does not (a gate for scripts). docs/compare.md "
+                    "defines every figure.")
     p.add_argument("src", metavar="SRC", help="the original store (a directory, a .zip file or a "
                    "URL), optionally :ARRAY or :GROUP")
     p.add_argument("dst", metavar="DST", help="the store to compare with it (a zdt convert output)")
@@ -100,5 +123,8 @@ def add_parser(sub: Any) -> None:
                    help='print {"arrays": {PATH: {figure: value, ..., "checks": {...}}}}')
     p.add_argument("--html", metavar="FILE", help="also write a page of figures and pictures there "
                    "(maps, errors, histograms, spectra; needs matplotlib: pip install 'zdt[report]')")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a ClimateBenchPress check fails too (without it they inform; "
+                        "a bound that does not hold always exits 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
