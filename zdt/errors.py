@@ -3,6 +3,8 @@ working); the job's errors (JobError and below) carry the exit status of the com
 
 from __future__ import annotations
 
+import re
+
 
 class ZdtError(ValueError):
     """Base class of zdt's errors."""
@@ -96,9 +98,17 @@ DAMAGED = 4
 
 
 class JobError(Exception):
-    """Base class of the errors of a suggestion or a conversion; ``str(error)`` is one line."""
+    """Base class of the errors of a suggestion or a conversion; ``str(error)`` is one line.
+
+    The message speaks the Python API's language (its parameters as ``abs_error=``); the
+    command shows ``for_command(error)``: ``command`` when the command needs other words,
+    else the message with each parameter spelled as the command's option."""
 
     exit_status = 1
+
+    def __init__(self, *args: object, command: str | None = None) -> None:
+        super().__init__(*args)
+        self.command = command
 
 
 class UsageError(JobError, ValueError):
@@ -135,3 +145,28 @@ class MissingPackage(JobError, ImportError):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM during a conversion: handled like Ctrl-C (the partial copy is removed)."""
+
+
+# the API's parameters and the command's options that give them
+OPTIONS = {"abs_error": "--abs-error", "rel_error": "--rel-error", "bounds": "--bound",
+           "include": "--include", "exclude": "--exclude", "readers": "--readers",
+           "sample": "--sample", "compressor": "--compressor", "scheduler": "--scheduler",
+           "storage_options": "--storage-options", "on_damaged_chunk": "--on-damaged-chunk",
+           "codecs": "--codecs", "plan": "--plan", "branch": "--branch", "force": "--force",
+           "resume": "--resume", "slices": "--slices", "report": "--report", "html": "--html"}
+_PARAM = re.compile(r"(?<![\w./-])(" + "|".join(OPTIONS) + r")=(True\b)?(?=(.?))")
+
+
+def for_command(exc: BaseException) -> str:
+    """An error's message as the command shows it: ``abs_error=0.5`` -> ``--abs-error 0.5``,
+    ``force=True`` -> ``--force``, ``bounds=`` -> ``--bound``."""
+    given = getattr(exc, "command", None)
+    if given:
+        return given
+
+    def flag(m: re.Match) -> str:
+        option = OPTIONS[m.group(1)]
+        if m.group(2) or not m.group(3) or m.group(3) in " ,;:)":
+            return option
+        return option + " "
+    return _PARAM.sub(flag, str(exc))

@@ -123,7 +123,7 @@ def test_a_store_object_that_is_not_empty_is_refused_and_kept(plain):
     (lambda p: zdt.suggest(p / "plain.zarr", abs_error=1, compressor="lzma"), zdt.UsageError,
      "is not a compressor zdt knows"),
     (lambda p: zdt.convert(p / "plain.zarr", p / "o.zarr", "plan.json", abs_error=1), zdt.UsageError,
-     "give one of --codecs, --plan, or a bound"),
+     "give one of codecs=, plan=, or a bound"),
     (lambda p: zdt.convert(p / "plain.zarr", p / "o.zarr", str(p / "none.json")), zdt.InputError,
      "no such file"),
     (lambda p: zdt.suggest(42, abs_error=1), zdt.UsageError, "int is not a store"),

@@ -106,7 +106,7 @@ def test_the_output_keeps_the_bound_uses_the_readers_codecs_and_beats_the_recipe
     x = x.astype(dtype)
     kind, value = bound
     out = MemoryStore()
-    zdt.convert(store(x, dtype), out, readers=readers,
+    zdt.convert(store(x, dtype), out, readers=readers, force=True,
                 **({"abs_error": value} if kind == "abs" else {"rel_error": value}))
     y = zarr.open_array(out, mode="r")[...]
     assert y.dtype == np.dtype(dtype)

@@ -31,7 +31,8 @@ def no_progress(label: str, total: int):
 
 
 def decide(arr: zarr.Array, bound: Bound, sample=None) -> Decision:
-    return decide_array(arr, bound, Compression.parse(f"zstd:{LEVEL}"), sample, no_progress)
+    # (force: bounds drawn at any scale of the data are what these properties are about)
+    return decide_array(arr, bound, Compression.parse(f"zstd:{LEVEL}"), sample, no_progress, force=True)
 
 
 def stored_bytes(arr: zarr.Array) -> int:

@@ -205,7 +205,7 @@ def test_fill_is_refused_where_it_cannot_run_and_a_bad_value_is_usage(damaged, t
     assert stop.value.code == 2 and "invalid choice: 'skip'" in capsys.readouterr().err
     from zdt.errors import UsageError
 
-    with pytest.raises(UsageError, match="--on-damaged-chunk 'skip': stop or fill"):
+    with pytest.raises(UsageError, match="on_damaged_chunk='skip': stop or fill"):
         zdt.convert(str(damaged), str(tmp_path / "o.zarr"), abs_error=0.1, on_damaged_chunk="skip")
     with pytest.raises(UsageError, match="does not run on a dask cluster"):
         zdt.convert(str(damaged), str(tmp_path / "o.zarr"), abs_error=0.1, on_damaged_chunk="fill",

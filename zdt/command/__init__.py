@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         p.print_help(sys.stderr)
         return 2
-    from zdt.errors import JobError
+    from zdt.errors import JobError, for_command
 
     def fail(message: str, status: int) -> int:
         print(f"zdt {args.command}: {message}", file=sys.stderr)
@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()                        # a closed pipe shows here, not at exit
         return rc
     except JobError as exc:
-        return fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, exc.exit_status)
+        text = for_command(exc)
+        return fail(text.splitlines()[0] if text else type(exc).__name__, exc.exit_status)
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
         if not top or top == "zdt":

@@ -46,6 +46,9 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
                         "of an array up to ~4M values, else ~4M values' worth); the range, NaN "
                         "and infinities always come from all of it, and every chunk written is "
                         "checked")
+    p.add_argument("--force", action="store_true",
+                   help="use bounds that look like a mistake: an absolute bound above a tenth of an "
+                        "array's range (in other units?), a relative bound of 1 or more")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bars (and convert reports only where it wrote)")
 
@@ -71,7 +74,7 @@ def bound_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments zdt.suggest and zdt.convert share, from the options above."""
     return dict(abs_error=args.abs_error, rel_error=args.rel_error, bounds=args.bound,
                 include=args.include, exclude=args.exclude, sample=args.sample,
-                readers=args.readers)
+                readers=args.readers, force=args.force)
 
 
 def storage_kwargs(args: argparse.Namespace) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
             exclude: Sequence[str] | None = None, compressor: Any = "auto",
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             scheduler: str | None = None, storage_options: dict | None = None,
-            branch: str = "main", on_damaged_chunk: str = "stop",
+            branch: str = "main", on_damaged_chunk: str = "stop", force: bool = False,
             progress: Progress | None = None) -> Plan:
     """For every array of `source`, the encoding that writes the fewest bytes on disk and keeps
     its bound, measured on the data; arrays that are not data (coordinates, strings, integers
@@ -92,6 +92,10 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
         ``"stop"`` (the default): a source chunk that does not decode is an InputError naming
         it; ``"fill"``: it reads as the array's fill value, as ``convert(...,
         on_damaged_chunk="fill")`` writes it, and ``plan.damaged`` lists every one.
+    force
+        Use bounds that look like a mistake: an absolute bound above a tenth of an array's
+        range (in other units?), a relative bound of 1 or more. Without it they are a
+        UsageError naming the array, its range and units.
     progress
         ``progress(label, total)`` -> ``advance(n)``: called once per pass.
 
@@ -105,7 +109,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     from zdt.engine.decide import decide
     from zdt.stores.nodes import is_array, open_source, walk
 
-    selection = selection_of(abs_error, rel_error, bounds, include, exclude)
+    selection = selection_of(abs_error, rel_error, bounds, include, exclude, force=force)
     compression = Compression.parse(compressor)
     who = Readers.parse(readers)
     check_sample(sample)
@@ -137,12 +141,12 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
 def _salvage(on_damaged_chunk: str, scheduler: str | None) -> Any:
     """A Salvage for on_damaged_chunk="fill" (damaged chunks read as the fill value), else None."""
     if on_damaged_chunk not in ("stop", "fill"):
-        raise UsageError(f"--on-damaged-chunk {on_damaged_chunk!r}: stop or fill")
+        raise UsageError(f"on_damaged_chunk={on_damaged_chunk!r}: stop or fill")
     if on_damaged_chunk == "stop":
         return None
     if scheduler is not None:
-        raise UsageError("--on-damaged-chunk fill runs on this machine's threads; it does not "
-                         "run on a dask cluster (--scheduler) yet")
+        raise UsageError("on_damaged_chunk='fill' runs on this machine's threads; it does not "
+                         "run on a dask cluster (scheduler=) yet")
     from zdt.engine.damage import Salvage
 
     return Salvage()
@@ -198,7 +202,7 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             resume: bool = False, scheduler: str | None = None,
             storage_options: dict | None = None, branch: str = "main",
-            on_damaged_chunk: str = "stop", report: Any = None,
+            on_damaged_chunk: str = "stop", report: Any = None, force: bool = False,
             progress: Progress | None = None) -> Report:
     """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
     bounded memory; every unit written is checked against its bound.
@@ -232,8 +236,9 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
 
     bounds_given = abs_error is not None or rel_error is not None or bool(bounds)
     if (codecs is not None) + (plan is not None) + bounds_given != 1:
-        raise UsageError("give one of --codecs, --plan, or a bound (--abs-error, --rel-error, "
-                         "--bound; in Python codecs=, plan=, abs_error=, rel_error=, bounds=)")
+        raise UsageError("give one of codecs=, plan=, or a bound (abs_error=, rel_error=, bounds=)",
+                         command="give one of --codecs, --plan, or a bound (--abs-error, "
+                                 "--rel-error, --bound)")
     if plan is not None and (compressor is not None or readers is not None):
         raise UsageError("a plan names its compressors and readers; edit the plan to change them")
     check_sample(sample)
@@ -244,11 +249,12 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     salvage = _salvage(on_damaged_chunk, scheduler)
     from zdt.engine.writer import parse_codecs
 
-    chain = parse_codecs(codecs, "--codecs") if codecs is not None else None
+    chain = parse_codecs(codecs, "codecs=") if codecs is not None else None
     given_plan = _plan_of(plan) if plan is not None else None
     compression = Compression.parse(given_plan.compressor if given_plan else compressor)
     who = Readers.parse(given_plan.readers if given_plan else readers)
-    selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False)
+    selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False,
+                             force=force)
     from zdt.stores.nodes import require_zarr
 
     require_zarr()

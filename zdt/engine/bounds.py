@@ -31,8 +31,8 @@ class Bound:
         if self.kind not in KINDS:
             raise UsageError(f"a bound is abs:E or rel:R, not {self.kind}:{self.value}")
         if not (isinstance(self.value, float) and math.isfinite(self.value) and self.value > 0):
-            raise UsageError(f"{'--abs-error' if self.kind == 'abs' else '--rel-error'} must "
-                               f"be a positive finite number, not {self.value!r}")
+            raise UsageError(f"{self.kind}_error= must be a positive finite number, not "
+                             f"{self.value!r}")
 
     @property
     def relative(self) -> bool:

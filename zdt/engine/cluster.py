@@ -118,7 +118,7 @@ class Cluster:
             except ValueError:
                 n = 0
             if n < 1:
-                raise UsageError(f"--scheduler {spec}: local:N needs a worker count N >= 1")
+                raise UsageError(f"scheduler={spec}: local:N needs a worker count N >= 1")
             import logging
 
             # No dashboard, and the scheduler's own HTTP endpoints on a free loopback port:
@@ -133,7 +133,7 @@ class Cluster:
             try:
                 self.client = Client(spec, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"--scheduler {spec}: no dask scheduler answered within "
+                raise InputError(f"scheduler={spec}: no dask scheduler answered within "
                                    f"{CONNECT_TIMEOUT} s ({type(exc).__name__})") from None
 
     def survey(self, arr: Any, regions: list, dtype: Any, sentinels: Any, digits: list[int],

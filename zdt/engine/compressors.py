@@ -70,7 +70,7 @@ class Compression:
         if base in LEVELS and (not cname or base == "blosc"):
             lo, hi, default = LEVELS[base]
             if cname and cname not in BLOSC_CNAMES:
-                raise UsageError(f"--compressor {text!r}: blosc's compressors are "
+                raise UsageError(f"compressor={text!r}: blosc's compressors are "
                                    f"{', '.join(BLOSC_CNAMES)}")
             if not level_text:
                 level = default
@@ -78,22 +78,22 @@ class Compression:
                 try:
                     level = int(level_text)
                 except ValueError:
-                    raise UsageError(f"--compressor {text!r}: the level must be an integer "
+                    raise UsageError(f"compressor={text!r}: the level must be an integer "
                                        f"from {lo} to {hi}") from None
                 if not lo <= level <= hi:
-                    raise UsageError(f"--compressor {text!r}: {base} levels are {lo} to {hi}")
+                    raise UsageError(f"compressor={text!r}: {base} levels are {lo} to {hi}")
             return cls(base, level, cname or "zstd")
         if text.lstrip().startswith(("{", "[")):
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise UsageError(f"--compressor: not JSON ({exc})") from None
+                raise UsageError(f"compressor=: not JSON ({exc})") from None
             codecs = value if isinstance(value, list) else [value]
             if not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in codecs):
-                raise UsageError('--compressor JSON: codecs like {"name": "zstd", '
+                raise UsageError('compressor= JSON: codecs like {"name": "zstd", '
                                    '"configuration": {"level": 3}}')
             return cls("json", codecs=tuple(codecs))
-        raise UsageError(f"--compressor {text!r} is not a compressor zdt knows: use auto, keep, "
+        raise UsageError(f"compressor={text!r} is not a compressor zdt knows: use auto, keep, "
                          "none, zstd[:LEVEL], blosc[-CNAME][:LEVEL], gzip[:LEVEL] or zarr v3 codec "
                          "JSON")
 
@@ -129,7 +129,7 @@ class Compression:
             return []
         if self.kind == "json":
             if arr.metadata.zarr_format == 2:
-                raise UsageError(f"/{arr.path}: --compressor as JSON is zarr v3 codec JSON and "
+                raise UsageError(f"/{arr.path}: compressor= as JSON is zarr v3 codec JSON and "
                                  "this array is zarr format 2: use zstd[:LEVEL], blosc or gzip")
             return [dict(c) for c in self.codecs]
         if self.kind == "zstd":

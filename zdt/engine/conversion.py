@@ -131,12 +131,12 @@ class Conversion:
                               f"converting from the start")
             return None
         if earlier.get("fingerprint") != self.record["fingerprint"]:
-            raise InputError(f"--resume: the source {self.src.text} is not the store the stopped "
+            raise InputError(f"resume=True: the source {self.src.text} is not the store the stopped "
                              f"conversion read ({earlier.get('source')}, or it changed since): "
                              f"remove {dest.partial_name()} and convert again")
         if earlier.get("plan") is None:
             return None
-        recorded = Plan.from_json(earlier["plan"], f"--resume: {dest.partial_name()}")
+        recorded = Plan.from_json(earlier["plan"], f"resume=True: {dest.partial_name()}")
         self.compression = Compression.parse(recorded.compressor)
         self.readers = Readers.parse(recorded.readers)
         return recorded
@@ -150,6 +150,7 @@ class Conversion:
             decisions = [by_path["/" + a.path] for a in self.arrays]
         elif chain is not None:
             coords = coordinates(self.arrays)
+            selection.check_names(["/" + a.path for a in self.arrays], coords)
             decisions = []
             for a in self.arrays:
                 path = "/" + a.path
@@ -182,7 +183,7 @@ class Conversion:
                 if salvage is not None and arr.size and self._salvaged(arr):
                     continue
                 if not dest.holds_copy_of(arr.store_path.store, arr.store_path.path, arr.path):
-                    raise Mismatch(f"--resume: {path} in {dest.partial_name()} is not the source's "
+                    raise Mismatch(f"resume=True: {path} in {dest.partial_name()} is not the source's "
                                    f"copy (the source changed since, or the copy is damaged): {stale}")
                 continue
             written = open_written(dest.store, arr.path, "r")
@@ -191,13 +192,13 @@ class Conversion:
             read = arrays.reader(arr, salvage)
             for i in sorted(done, key=lambda k: int(k) if k.isdigit() else -1):
                 if not i.isdigit() or int(i) >= len(regions):
-                    raise Mismatch(f"--resume: {dest.partial_name()} records unit {i} of {path}, "
+                    raise Mismatch(f"resume=True: {dest.partial_name()} records unit {i} of {path}, "
                                    f"which has {len(regions)}: {stale}")
                 region = regions[int(i)]
                 want = np.ascontiguousarray(runner.values(read(region)))
                 got = np.ascontiguousarray(written[region])
                 if want.dtype != got.dtype or want.tobytes() != got.tobytes():
-                    raise Mismatch(f"--resume: {path} unit {unit_label(region)} in "
+                    raise Mismatch(f"resume=True: {path} unit {unit_label(region)} in "
                                    f"{dest.partial_name()} does not hold what the source encodes "
                                    f"to (the source changed since, or the copy is damaged): {stale}")
         dest.remove_torn_files()
@@ -217,7 +218,7 @@ class Conversion:
             same = (got.tobytes() == values.tobytes() if values.dtype.kind in "biufcmM"
                     else bool(np.array_equal(got, values)))
             if got.dtype != values.dtype or not same:
-                raise Mismatch(f"--resume: /{arr.path} unit {unit_label(region)} in "
+                raise Mismatch(f"resume=True: /{arr.path} unit {unit_label(region)} in "
                                f"{dest.partial_name()} does not hold what the source reads as: "
                                f"remove {dest.partial_name()} and convert again")
         return True

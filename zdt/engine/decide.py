@@ -32,6 +32,7 @@ from zdt.engine.readers import Readers
 from zdt.engine.plan import Decision
 from zdt.engine.selection import Selection, coordinates, fixed_reason
 from zdt.engine.survey import survey
+from zdt.errors import UsageError
 from zdt.formats import FORMATS
 from zdt.stores.nodes import array_type_name, stored_chunk_bytes
 
@@ -218,9 +219,11 @@ def screened(run: Callable, samples: list, trials: list[Trial], dtype: np.dtype,
 
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
                  progress: Progress, cluster: Any = None,
-                 readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> Decision:
+                 readers: Readers = Readers(("zarr-python",)), salvage: Any = None,
+                 force: bool = False) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module); with
-    `salvage`, damaged chunks read as the fill value (zdt.engine.damage)."""
+    `salvage`, damaged chunks read as the fill value (zdt.engine.damage); an absolute bound
+    above a tenth of the array's range is refused unless `force` (check_scale)."""
     from zdt.pipeline import workers
 
     path = "/" + arr.path
@@ -241,6 +244,8 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     else:
         s = survey(arrays.reader(arr, salvage), regions, dtype, sentinels=declared.values, grid_digits=digits,
                    keep=keep, workers=threads, progress=scan)
+    if not force:
+        check_scale(arr, bound, s, packing)
     base = dict(path=path, data_type=array_type_name(arr), shape=tuple(arr.shape), bound=bound)
     check = bound
     if packing is not None:
@@ -277,6 +282,24 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
         return Decision(action="copy", why=f"no encoding kept the {bound.describe()} "
                         f"(measured on {measured_on}: {tried})", **base)
     return _decision(arr, winner, runner_up, m, measured_on, packing, base, narrower)
+
+
+def check_scale(arr: Any, bound: Bound, s: Any, packing: Packing | None) -> None:
+    """An absolute bound above a tenth of the array's range (in the values a reader sees:
+    CF-packed ones unpacked) is most likely in other units (metres for millimetres): a
+    UsageError naming the array, its range and units, unless confirmed with force=True."""
+    if bound.relative or s.empty or not s.hi > s.lo:
+        return
+    lo, hi = float(s.lo), float(s.hi)
+    if packing is not None:
+        lo, hi = sorted((lo * packing.scale + packing.offset, hi * packing.scale + packing.offset))
+    if bound.value * 10 <= hi - lo:
+        return
+    units = arr.attrs.get("units")
+    unit = f" {units}" if isinstance(units, str) and units.strip() else ""
+    raise UsageError(f"/{arr.path}: the bound abs:{bound.value:g} is more than a tenth of the array's "
+                     f"range ({lo:.6g} to {hi:.6g}{unit}): every value could change by that much. "
+                     f"A bound is in the array's own units; give force=True to use this one")
 
 
 def _first_slice(arr: Any, bound: Bound, readers: Readers, salvage: Any) -> np.ndarray | None:
@@ -331,6 +354,8 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
            sample: int | None, progress: Progress, cluster: Any = None,
            readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> list[Decision]:
     coords = coordinates(arrays)
+    selection.check_names(["/" + a.path for a in arrays],
+                          {**coords, **{"/" + a.path: "0-d" for a in arrays if not a.shape}})
     decisions = []
     for arr in arrays:
         bound, named = selection.bound_for("/" + arr.path)
@@ -340,5 +365,5 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
                                       data_type=array_type_name(arr), shape=tuple(arr.shape)))
             continue
         decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers,
-                                      salvage))
+                                      salvage, selection.force))
     return decisions

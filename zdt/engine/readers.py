@@ -83,10 +83,10 @@ class Readers:
             elif name in READERS:
                 names.append(name)
             else:
-                raise UsageError(f"--readers {item!r}: not a reader zdt knows (choose from "
+                raise UsageError(f"readers={item!r}: not a reader zdt knows (choose from "
                                  f"{', '.join(READERS)}, any)")
         if not names:
-            raise UsageError("--readers: name at least one reader")
+            raise UsageError("readers=: name at least one reader")
         return cls(tuple(dict.fromkeys(names)))
 
     def __str__(self) -> str:

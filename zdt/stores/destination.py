@@ -182,7 +182,7 @@ class Destination:
         """Refuse what cannot be written, before anything is read or written."""
         if self.resume:
             if self.loc.inside(src) or src.inside(self.loc):
-                raise InputError(f"--resume: {self.loc.text} and the source {src.text} overlap")
+                raise InputError(f"resume=True: {self.loc.text} and the source {src.text} overlap")
             self.check_resumable()
             return
         self.check_new()
@@ -346,7 +346,7 @@ class _MarkedStore(Destination):
         except (AttributeError, ValueError):
             record = None
         if not isinstance(record, dict) or record.get("zdt convert") != "unfinished":
-            raise InputError(f"--resume: {PARTIAL_MARKER} in {self.loc.text} is not a zdt record")
+            raise InputError(f"resume=True: {PARTIAL_MARKER} in {self.loc.text} is not a zdt record")
         return record
 
     def mark(self, array: str, unit: str) -> None:
@@ -389,7 +389,7 @@ class StagedDirectory(_MarkedStore):
             raise InputError(f"{self.loc.text} exists; zdt convert writes a new store")
         if partial.exists():
             raise InputError(f"{partial} exists: an earlier convert was stopped; finish it with "
-                             f"--resume, or remove it")
+                             f"resume=True, or remove it")
 
     def check_writable(self) -> None:
         dst = self.loc.path
@@ -409,9 +409,9 @@ class StagedDirectory(_MarkedStore):
 
     def check_resumable(self) -> None:
         if self.loc.path.exists():
-            raise InputError(f"--resume: {self.loc.text} exists: that conversion finished")
+            raise InputError(f"resume=True: {self.loc.text} exists: that conversion finished")
         if not (self.staging.path / PARTIAL_MARKER).is_file():
-            raise InputError(f"--resume: nothing to resume at {self.loc.text} (no {self.staging.text})")
+            raise InputError(f"resume=True: nothing to resume at {self.loc.text} (no {self.staging.text})")
 
     def begin(self, record: dict) -> None:
         self.staging.path.mkdir()
@@ -495,7 +495,7 @@ class InPlace(_MarkedStore):
                                f"{environment_note(self.loc)}") from None
         if marked:
             raise InputError(f"{self.loc.text} holds {PARTIAL_MARKER}: an earlier convert was "
-                             f"stopped; finish it with --resume, or remove what is there")
+                             f"stopped; finish it with resume=True, or remove what is there")
         if not empty:
             raise InputError(f"{self.loc.text} exists; zdt convert writes a new store")
 
@@ -507,7 +507,7 @@ class InPlace(_MarkedStore):
             raise StorageError(f"{self.loc.text}: cannot reach it ({reason(exc)})"
                                f"{environment_note(self.loc)}") from None
         if not marked:
-            raise InputError(f"--resume: nothing to resume at {self.loc.text} (no {PARTIAL_MARKER})")
+            raise InputError(f"resume=True: nothing to resume at {self.loc.text} (no {PARTIAL_MARKER})")
 
     def begin(self, record: dict) -> None:
         self.reopen()

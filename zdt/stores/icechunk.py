@@ -113,7 +113,7 @@ class IcechunkBranch(Destination):
         repo = loc.icechunk_repository()
         if self.scratch in self._repository_call("listing branches", repo.list_branches):
             raise InputError(f"{self.partial_name()} holds an earlier convert that was "
-                             f"stopped; finish it with --resume, or delete that branch")
+                             f"stopped; finish it with resume=True, or delete that branch")
         # a missing branch starts as main
         start = loc.branch if loc.branch in loc.branches(repo) else "main"
         store = repo.readonly_session(branch=start).store
@@ -131,7 +131,7 @@ class IcechunkBranch(Destination):
         repo = loc.icechunk_repository() if loc.icechunk_exists() else None
         branches = set(repo.list_branches()) if repo is not None else set()
         if self.scratch not in branches:
-            raise InputError(f"--resume: nothing to resume at {loc.describe()} (no branch "
+            raise InputError(f"resume=True: nothing to resume at {loc.describe()} (no branch "
                                f"{self.scratch})")
         tip = repo.lookup_branch(self.scratch)
         info = next(iter(repo.ancestry(branch=self.scratch)))
@@ -140,14 +140,14 @@ class IcechunkBranch(Destination):
                 and isinstance(record, dict) and record.get("state") == "complete"):
             # killed after BRANCH was moved to the copy, before the scratch branch went
             repo.delete_branch(self.scratch)
-            raise InputError(f"--resume: {loc.describe()} is at the converted copy: that "
+            raise InputError(f"resume=True: {loc.describe()} is at the converted copy: that "
                                f"conversion finished (its leftover branch {self.scratch} is "
                                f"deleted now)")
         # where BRANCH was when the conversion began: recorded, or (before the first checkpoint)
         # where the scratch branch still is
         base = record.get("base") if isinstance(record, dict) else tip
         if loc.branch in branches and repo.lookup_branch(loc.branch) != base:
-            raise InputError(f"--resume: {loc.describe()} moved since the stopped conversion "
+            raise InputError(f"resume=True: {loc.describe()} moved since the stopped conversion "
                                f"began: delete the branch {self.scratch} and convert again")
 
     # --- the session the copy is written in ---------------------------------------------------
@@ -276,7 +276,7 @@ class IcechunkBranch(Destination):
         except ValueError as exc:           # Icechunk 1 forks only unchanged sessions
             import icechunk
 
-            raise MissingPackage(f"--scheduler into Icechunk needs icechunk >= 2 (here "
+            raise MissingPackage(f"scheduler= into Icechunk needs icechunk >= 2 (here "
                                  f"{icechunk.__version__}: {str(exc).splitlines()[0]})") from None
 
     def take_back(self, written: Any) -> None:

@@ -47,7 +47,7 @@ def parse_storage_options(text: str | None) -> dict:
     try:
         options = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"--storage-options is not JSON: {exc}") from None
+        raise UsageError(f"storage_options= is not JSON: {exc}") from None
     if not isinstance(options, dict):
         raise UsageError('--storage-options must be a JSON object, like {"anon": true}')
     return options
@@ -264,7 +264,7 @@ def check_options_used(options: dict, *locations: Location) -> None:
     """--storage-options given where no store is a URL is a mistake worth naming."""
     if options and all(loc.is_local for loc in locations):
         names = " and ".join(loc.text for loc in locations)
-        raise UsageError(f"--storage-options: {names} {'is a local path' if len(locations) == 1 else 'are local paths'} "
+        raise UsageError(f"storage_options=: {names} {'is a local path' if len(locations) == 1 else 'are local paths'} "
                            f"(the options are for URLs)")
 
 
