@@ -144,7 +144,7 @@ class MissingPackage(JobError, ImportError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM during a conversion: handled like Ctrl-C (the partial copy is removed)."""
+    """SIGTERM during a conversion: handled like Ctrl-C (the partial copy is kept for resume=True)."""
 
 
 # the API's parameters and the command's options that give them

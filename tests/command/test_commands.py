@@ -480,8 +480,10 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     assert proc.poll() is None, "convert finished before it could be terminated"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143 and err.strip().endswith("zdt convert: terminated")
-    assert not out.exists() and not partial.parent.exists()
+    assert proc.returncode == 143, err
+    assert err.strip().endswith(f"zdt convert: terminated; the partial copy {partial.parent} is "
+                                "kept: the same command with --resume finishes it (or remove it)")
+    assert not out.exists() and partial.exists()
 
 
 def test_progress_shows_before_the_first_unit_on_a_terminal(tmp_path):
@@ -520,9 +522,10 @@ def test_progress_shows_before_the_first_unit_on_a_terminal(tmp_path):
     assert b"0/30" in seen[seen.index(b"scan /"):]
 
 
-def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path):
-    """Ctrl-C mid-write: zarr's IO thread goes on with the chunk it was writing (which recreates
-    directories), so the partial output is only removed once that work has been stopped."""
+def test_an_interrupted_convert_is_kept_and_resumes_to_an_uninterrupted_runs_bytes(tmp_path):
+    """Ctrl-C mid-write: no complete-looking destination, the partial copy is kept and says how
+    to finish it, and --resume finishes it to the bytes of a run never stopped (zarr's IO
+    thread goes on with the chunk it was writing: a torn chunk is never one recorded)."""
     # (1000 units of 500 values: the write takes seconds, the survey before it less; the
     # per-unit cost, not the values, sets the time)
     a = zarr.create_array(tmp_path / "src", shape=(500_000,), chunks=(500,), dtype="float64",
@@ -553,8 +556,54 @@ def test_an_interrupted_convert_leaves_no_complete_looking_destination(tmp_path)
         assert proc.poll() is None, "convert finished before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130 and err.strip().endswith("zdt convert: interrupted")
-        assert not out.exists() and not partial.parent.exists(), f"attempt {attempt}"
+        assert proc.returncode == 130, err
+        assert err.strip().endswith(f"zdt convert: interrupted; the partial copy {partial.parent} "
+                                    "is kept: the same command with --resume finishes it (or "
+                                    "remove it)"), err
+        assert not out.exists() and partial.parent.exists(), f"attempt {attempt}"
+        again = subprocess.run([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(out),
+                                "--abs-error", "0.5", "--sample", "2", "--resume", "--quiet"],
+                               capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert not partial.parent.exists()
+        if attempt == 0:
+            whole = tmp_path / "whole"
+            ref = subprocess.run([str(SCRIPTS / "zdt"), "convert", str(tmp_path / "src"), str(whole),
+                                  "--abs-error", "0.5", "--sample", "2", "--quiet"],
+                                 capture_output=True, text=True, timeout=300)
+            assert ref.returncode == 0, ref.stderr
+        assert tree(out) == tree(whole), f"attempt {attempt}"
+
+
+def test_resume_with_other_settings_is_refused_naming_the_difference(tmp_path, capsys):
+    """Killed at 0.005, resumed at 0.001: the copy would hold the old bound's chunks."""
+    import sys
+
+    a = zarr.create_array(tmp_path / "src", shape=(40_000,), chunks=(4_000,), dtype="float64",
+                          fill_value=0)
+    a[:] = readings(40_000, nan=0)
+    out = tmp_path / "out"
+    args = ["convert", str(tmp_path / "src"), str(out), "--quiet"]
+    killed = subprocess.run([sys.executable, "-m", "zdt", *args, "--abs-error", "0.005"],
+                            env=dict(os.environ, ZDT_CONVERT_KILL_AT="unit:3"),
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert killed.returncode == -9, killed.stderr
+    partial = out.with_name(out.name + ".zdt-partial")
+    for other, said in ((["--abs-error", "0.001"], "--abs-error 0.005 then, --abs-error 0.001 now"),
+                        (["--rel-error", "0.001"], "--abs-error 0.005 then, no --abs-error now; "
+                                                   "no --rel-error then, --rel-error 0.001 now"),
+                        (["--abs-error", "0.005", "--readers", "zdt"],
+                         "--readers zarr-python then, --readers zdt now"),
+                        (["--abs-error", "0.005", "--exclude", "/x*"], "no --exclude then, --exclude /x* now")):
+        rc, stdout, err = zdt_cmd(capsys, *args, *other, "--resume")
+        assert rc == 2 and err == (f"zdt convert: --resume: the stopped conversion was asked "
+                                   f"otherwise ({said}): resume with its settings, or remove "
+                                   f"{partial} and convert again\n"), err
+        assert partial.exists() and not out.exists()
+    with pytest.raises(zdt.UsageError, match=r"\(abs_error=0.005 then, abs_error=0.001 now\)"):
+        zdt.convert(tmp_path / "src", out, abs_error=0.001, resume=True)
+    rc, _, err = zdt_cmd(capsys, *args, "--abs-error", "0.005", "--resume")
+    assert rc == 0 and not partial.exists(), err
 
 
 def test_convert_copies_a_root_array_it_does_not_reencode(tmp_path, capsys):

@@ -75,10 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         from zdt.errors import Terminated
 
         terminated = isinstance(exc, Terminated)
-        print(f"zdt {args.command}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        kept = getattr(exc, "zdt_kept", None)
+        print(f"zdt {args.command}: {'terminated' if terminated else 'interrupted'}"
+              + (f"; {kept}" if kept else ""), file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
-        # the work is cleaned up already (convert removes its partial output); leave now,
+        # the work is settled already (convert keeps its partial copy for --resume); leave now,
         # without the asyncio shutdown noise zarr's interrupted event loop would print
         os._exit(143 if terminated else 130)
     except Exception as exc:                      # noqa: BLE001 (the one-line rule)

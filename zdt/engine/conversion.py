@@ -20,7 +20,7 @@ from zdt.engine.readers import Readers
 from zdt.engine.selection import Selection, coordinates
 from zdt.engine.writer import (ArrayReport, kill_point, open_written, runner_for, unit_label,
                                write_array)
-from zdt.errors import InputError, JobError, KeptError, StorageError, Terminated
+from zdt.errors import InputError, JobError, KeptError, StorageError, Terminated, UsageError
 from zdt.stores.destination import Destination, copy_keys
 from zdt.stores.location import Location
 from zdt.stores.nodes import fingerprint, is_array, open_node, stored_chunk_bytes, walk
@@ -63,11 +63,14 @@ class Conversion:
        scratch branch's one commit (only if it has not moved) and the scratch branch deleted.
        Only now is DST a zarr store.
 
-    `abandon`: an error, Ctrl-C or SIGTERM in steps 2 to 7 removes everything this conversion
-    wrote (the staging directory and packed zip file; every object of the store, which was
-    empty before; the scratch branch), except after a `KeptError` (a `Mismatch`, or an
-    Icechunk branch that moved): that partial copy stays, for the user to look at. A SIGKILL
-    leaves the partial copy with its record; ``resume=True`` goes on from step 2.
+    `abandon`: an error in steps 2 to 7 removes everything this conversion wrote (the staging
+    directory and packed zip file; every object of the store, which was empty before; the
+    scratch branch), except after a `KeptError` (a `Mismatch`, or an Icechunk branch that
+    moved): that partial copy stays, for the user to look at. Ctrl-C, SIGTERM and SIGKILL leave
+    the partial copy with its record (the units recorded as written are whole: each is
+    recorded after it is written); ``resume=True`` goes on from step 2, with the same request
+    (the record holds it: bounds, names, readers, compressor, codecs or plan, sample; another
+    is refused, naming the difference).
     ``ZDT_CONVERT_KILL_AT`` (survey, unit:N, last, finish) kills the process at those
     points (zdt.engine.writer.kill_point).
     """
@@ -80,14 +83,17 @@ class Conversion:
         self.nodes = walk(open_node(src))
         dest.check(src)
         self.arrays = [n for _, n in self.nodes if is_array(n)]
-        self.record = {"source": src.text, "fingerprint": fingerprint(self.nodes)}
+        self.record: dict[str, Any] = {"source": src.text, "fingerprint": fingerprint(self.nodes)}
         self.notes: list[str] = []
+        self.begun = False              # the partial copy exists (begun or reopened)
         self.decisions: dict[str, Decision] = {}        # by path, once decided
 
     def run(self, plan: Plan | None, chain: list | None, selection: Selection,
             sample: int | None, scheduler: str | None) -> tuple[Plan, list[ArrayReport]]:
         """Every step, in order (see the class); (the plan carried out, what each array got)."""
         dest = self.dest
+        self.record["request"] = request_of(plan, chain, selection, sample, self.readers,
+                                            self.compression, self.salvage)
         # (before the try: a partial copy that cannot be resumed stays as it is)
         recorded = self.reopen() if dest.resume else None
         if recorded is not None:
@@ -119,12 +125,14 @@ class Conversion:
     def begin(self) -> None:
         """A new partial copy, holding the record."""
         self.dest.begin(self.record)
+        self.begun = True
 
     def reopen(self) -> Plan | None:
         """Resuming: the partial copy reopened; the plan the stopped run recorded (None: it
         recorded none, and the plan is made again), checked against this source."""
         dest = self.dest
         dest.reopen()
+        self.begun = True
         earlier = dest.record_of()
         if earlier is None:         # nothing recorded, nothing to check: from the start
             self.notes.append(f"{dest.partial_name()}: the stopped conversion recorded nothing; "
@@ -134,6 +142,14 @@ class Conversion:
             raise InputError(f"resume=True: the source {self.src.text} is not the store the stopped "
                              f"conversion read ({earlier.get('source')}, or it changed since): "
                              f"remove {dest.partial_name()} and convert again")
+        if "request" in earlier and earlier["request"] != self.record["request"]:
+            before, now = earlier["request"], self.record["request"]
+            keys = [k for k in dict.fromkeys([*before, *now]) if before.get(k) != now.get(k)]
+            said = "; ".join(f"{_setting(k, before.get(k))} then, {_setting(k, now.get(k))} now"
+                             for k in keys)
+            raise UsageError(f"resume=True: the stopped conversion was asked otherwise ({said}): "
+                             f"resume with its settings, or remove {dest.partial_name()} and "
+                             f"convert again")
         if earlier.get("plan") is None:
             return None
         recorded = Plan.from_json(earlier["plan"], f"resume=True: {dest.partial_name()}")
@@ -299,6 +315,14 @@ class Conversion:
             from zdt.zarr_compat import settle_zarr_io
 
             settle_zarr_io()        # a failed write's sibling chunk writes: let them end
+        if isinstance(exc, KeyboardInterrupt):
+            # Ctrl-C or SIGTERM: what is written stays, to be resumed (the command says so)
+            if self.begun:
+                kept = (f"the partial copy {self.dest.partial_name()} is kept: the same command "
+                        f"with --resume finishes it (or remove it)")
+                exc.zdt_kept = kept                         # type: ignore[attr-defined]
+                exc.add_note(f"zdt.convert: {kept.replace('--resume', 'resume=True')}")
+            return None
         failure = None if isinstance(exc, JobError) else self._storage_failure(exc)
         if not isinstance(exc, KeptError):          # e.g. a resumed copy that does not match
             self.dest.abandon()
@@ -322,6 +346,33 @@ class Conversion:
         text = str(exc).splitlines()[0] if str(exc) else ""
         return StorageError(f"{dest.loc.text}:{where} failed ({exc.__class__.__name__}"
                             f"{': ' + text if text else ''}){held}")
+
+
+def request_of(plan: Plan | None, chain: list | None, selection: Selection, sample: int | None,
+               readers: Readers, compression: Compression, salvage: Any) -> dict[str, Any]:
+    """What a conversion was asked, as JSON (its record: a resumed run must ask the same)."""
+    default = selection.default
+    return {"abs_error": default.value if default is not None and not default.relative else None,
+            "rel_error": default.value if default is not None and default.relative else None,
+            "bounds": {p: str(b) for p, b in selection.bounds.items()},
+            "include": list(selection.include), "exclude": list(selection.exclude),
+            "readers": str(readers), "compressor": str(compression), "sample": sample,
+            "codecs": chain, "plan": plan.to_json()["arrays"] if plan is not None else None,
+            "on_damaged_chunk": "fill" if salvage is not None else "stop"}
+
+
+def _setting(key: str, value: Any) -> str:
+    """One setting of a request as the API names it (the command shows its option)."""
+    if value in (None, [], {}):
+        return f"no {key}="
+    if key == "plan":
+        return "another plan=" if value else "plan="
+    if key == "bounds":
+        return "bounds=" + ",".join(f"{p}={b}" for p, b in value.items())
+    if isinstance(value, list):
+        return f"{key}=" + ",".join(map(str, value)) if all(isinstance(v, str) for v in value) \
+            else f"{key}=(other codecs)"
+    return f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
 
 
 def _terminate(signum: int, frame: Any) -> None:
