@@ -11,10 +11,14 @@ from zdt.command.options import add_storage_args, progress_bars, storage_kwargs
 
 
 def describe(arr: Any) -> dict[str, Any]:
+    from zdt.engine.readers import what_reads
     from zdt.stores import nodes
 
     logical = arr.nbytes
     stored = arr.nbytes_stored()
+    readers = None
+    if arr.metadata.zarr_format == 3:
+        readers = what_reads(arr.metadata.to_dict()["codecs"], nodes.array_type_name(arr))
     return {
         "path": "/" + arr.path,
         "zarr_format": arr.metadata.zarr_format,
@@ -26,6 +30,8 @@ def describe(arr: Any) -> dict[str, Any]:
         "logical_bytes": int(logical),
         "stored_bytes": int(stored),
         "ratio": round(logical / stored, 3) if stored else None,
+        # per reader (docs/readers.md): what to install to read it, or "no: why"
+        "readers": readers,
     }
 
 
@@ -74,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  codecs  {chain}")
         print(f"  bytes   {fmt_bytes(r['logical_bytes'])} logical, "
               f"{fmt_bytes(r['stored_bytes'])} stored, ratio {ratio}")
+        if r["readers"]:
+            print("  readers " + "; ".join(f"{name}: {how}" for name, how in r["readers"].items()))
         if "check" in r:
             bad = r["check"]["damaged"]
             n = r["check"]["chunks"]
@@ -86,7 +94,26 @@ def run(args: argparse.Namespace) -> int:
     if len(rows) > 1:
         print(f"\ntotal: {fmt_bytes(total_l)} logical, {fmt_bytes(total_s)} stored"
               + (f", ratio {total_l / total_s:.2f}x" if total_s else ""))
+    for line in readers_summary(rows):
+        print(line)
     return status
+
+
+def readers_summary(rows: list[dict]) -> list[str]:
+    """Which readers open every array of the store, with what to install, and which do not."""
+    v3 = [r for r in rows if r["readers"]]
+    if not v3:
+        return []
+    lines = ["", "to read this store:"]
+    for name in v3[0]["readers"]:
+        cant = [f"{r['path']}: {r['readers'][name][4:]}" for r in v3 if r["readers"][name].startswith("no")]
+        if cant:
+            lines.append(f"  {name}: no ({'; '.join(cant[:3])}{'; ...' if len(cant) > 3 else ''})")
+        else:
+            # (the union of what each array needs: one pip install line)
+            parts = dict.fromkeys(p for r in v3 for p in r["readers"][name].split()[2:])
+            lines.append(f"  {name}: pip install {' '.join(parts)}")
+    return lines
 
 
 def add_parser(sub: Any) -> None:

@@ -174,6 +174,22 @@ class Report:
     def bytes_after(self) -> int:
         return sum(a.bytes_after for a in self.arrays)
 
+    def readers_need(self) -> list[str]:
+        """What each reader named must install to read the encoded arrays (docs/readers.md)."""
+        from zdt.engine.readers import Readers, what_reads
+
+        encoded = [d for d in self.plan.decisions if d.action == "encode" and d.codecs]
+        lines = []
+        for name in Readers.parse(self.plan.readers).names:
+            needs = {}
+            for d in encoded:
+                how = what_reads(d.codecs, d.data_type).get(name, "")
+                if how.startswith("pip install "):
+                    needs.update(dict.fromkeys(how.split()[2:]))
+            if needs:
+                lines.append(f"to read it with {name}: pip install {' '.join(needs)}")
+        return lines
+
     def __getitem__(self, path: str) -> Any:
         for a in self.arrays:
             if a.path == "/" + path.strip("/"):
@@ -188,6 +204,7 @@ class Report:
         filled = [f"{d.array} chunk {d.key}: damaged, written as the fill value ({d.reason})"
                   for d in self.damaged]
         return "\n".join([*self.notes, *(a.line() for a in self.arrays), *filled,
+                          *self.readers_need(),
                           f"wrote {self.destination}: {fmt_bytes(after)} of chunks, "
                           f"{fmt_bytes(before)} before{change}"
                           + (f"; {len(self.damaged)} damaged source chunk"

@@ -228,10 +228,16 @@ def sentinel_map(ctx: Context, target: str, keepbits: int | None = None) -> tupl
     """scalar_map entries that keep the specials and sentinels through a cast from the array's
     type to a float `target` and, with `keepbits`, a bitround after it: a sentinel the two
     keep exactly needs nothing, the others become spare NaN patterns (and every other NaN the
-    canonical one); None when the target cannot hold them."""
+    canonical one); None when the target cannot hold them. One sentinel becomes +Infinity
+    instead where the data has none and the target has it: a decimal spelling, which every
+    reader parses (zarr-python 3.2-3.4 cannot read "0x.." patterns), and a bitround keeps it."""
     f = FORMATS[target]
     encode, decode = [], []
     lost = [v for v in ctx.sentinels if not _survives(v, ctx.dtype, target, keepbits)]
+    if len(lost) == 1 and f.inf_bits is not None and "Infinity" not in ctx.specials \
+            and ctx.holds_specials(f):
+        value = json_number(lost[0], ctx.dtype)
+        return [[value, "Infinity"]], [["Infinity", value]]
     spare = _spare_nans(target, len(lost))
     if spare is None:
         return None
@@ -325,6 +331,7 @@ def _absolute_float(ctx: Context) -> list[Encoding]:
     out += _bitround_absolute(ctx)
     out += _casts(ctx)
     out += _through_float64(ctx)
+    out += _sentinel_as_infinity(ctx)
     return out
 
 
@@ -358,6 +365,33 @@ def _through_float64(ctx: Context) -> list[Encoding]:
         if enc and FORMATS[enc.stored].bits <= 32:
             found.append(enc)
     return [Encoding(f"cast_value float64 + {e.label}", (first, *e.filters), e.serializer,
+                     e.stored, e.proven, e.preference + 1) for e in found]
+
+
+def _sentinel_as_infinity(ctx: Context) -> list[Encoding]:
+    """float32 data with one sentinel scale_offset's float32 arithmetic cannot carry, and no
+    +Infinity: the quantizations in float32 behind [cast_value float32] that maps the sentinel
+    to +Infinity and back (which scale_offset carries and the codes' scalar_map names in
+    decimal: readers that validate every codec as the array's type, or cannot parse "0x.."
+    patterns, read it; zarr-python's fill value NaN passes through untouched)."""
+    s, E = ctx.survey, ctx.bound.value
+    if ctx.dtype != np.dtype("float32") or s.empty or ctx.whole or "Infinity" in ctx.specials:
+        return []
+    with np.errstate(over="ignore"):
+        overflows = [v for v in ctx.sentinels
+                     if not np.isfinite((np.float32(v) - np.float32(s.lo)) * np.float32(1 / (2 * E)))]
+    if len(overflows) != 1:
+        return []
+    v = overflows[0]
+    others = tuple(x for x in ctx.sentinels if np.float32(x).tobytes() != np.float32(v).tobytes())
+    inner = replace(ctx, sentinels=others, survey=replace(s, specials={*s.specials, "Infinity"}),
+                    masking=tuple(x for x in ctx.masking if np.float32(x).tobytes() != np.float32(v).tobytes()))
+    value = json_number(v, ctx.dtype)
+    first = {"name": "cast_value", "configuration": {"data_type": "float32", "scalar_map": {
+        "encode": [[value, "Infinity"]], "decode": [["Infinity", value]]}}}
+    found = [e for e in _absolute_float(inner)
+             if e.filters and e.filters[0]["name"] == "scale_offset" and FORMATS[e.stored].bits <= 32]
+    return [Encoding(f"its sentinel as +Infinity first + {e.label}", (first, *e.filters), e.serializer,
                      e.stored, e.proven, e.preference + 1) for e in found]
 
 

@@ -261,6 +261,12 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
         encodings = [e.rounded_in_memory(dtype) for e in encodings]
+    else:
+        # a chain a reader of filters rejects (zarr-python's checks: zdt.engine.readers) keeps
+        # its rounding, applied in memory, or is left out where that cannot be done
+        encodings = [e if readers.reads_chain(e.filters, dtype.name) else e.rounded_in_memory(dtype)
+                     for e in encodings
+                     if readers.in_memory or readers.reads_chain(e.filters, dtype.name)]
     narrower = (None if encodings else f"no encoding narrower than {dtype} keeps the "
                 f"{bound.describe()} on this data")
     as_it_is = cand.Encoding(f"{narrower}; as it is (lossless)" if narrower else "as it is (lossless)",

@@ -21,12 +21,18 @@ table, the versions and the errors the others give.
 
 A reader that decodes no lossy filter still gets the bound: the values are rounded in memory
 (through the same filters, encoded and decoded) and stored as plain numbers with codecs it
-reads, which compress the rounded values well (pcodec finds the grid or the zeroed bits).
+reads, which compress the rounded values well (pcodec finds the grid or the zeroed bits). So
+does a chain that a reader of filters rejects (`Reader.reads_chain`): zarr-python 3.2-3.4
+validates every array -> array codec against the array's own data type, not the type the codec
+before it produced (so a ``scale_offset`` of scale 1/11 behind ``cast_value float64`` on an
+int16 array is refused), and cannot read a ``"0x.."`` bit pattern in ``scalar_map``
+(docs/upstream/ has the reports).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from zdt.errors import UsageError
 
@@ -46,20 +52,106 @@ class Reader:
     # "indexer references array indices [64, 48] which are out-of-bounds of array shape
     # [48, 64]"; whole chunks it reads)
     transposed_pcodec_edges: bool = True
+    # zarr-python 3.2.0-3.4.2: every array -> array codec's numbers are read as the array's
+    # data type, whatever type the codec before it produced
+    filters_in_array_type: bool = False
+    hex_maps: bool = True       # "0x.." bit patterns in cast_value's scalar_map
+    # the reader's own package (as pip names it) and what it needs beside it for a codec
+    package: str = ""
+    extras: tuple = ()          # (codec name, package) pairs
+
+    def reads_chain(self, filters: tuple | list, data_type: str) -> bool:
+        """Whether this reader opens an array of `data_type` whose array -> array codecs are
+        `filters` (zarr v3 JSON); the codec names are checked apart (Readers.decodes)."""
+        if not self.filters and filters:
+            return False
+        if not self.hex_maps and any(_hex_in_map(c) for c in filters):
+            return False
+        if self.filters_in_array_type:
+            first_cast = next((i for i, c in enumerate(filters) if c.get("name") == "cast_value"), None)
+            if first_cast is not None:
+                return all(_numbers_fit(c, data_type) for c in filters[first_cast + 1:])
+        return True
+
+
+def _hex_in_map(codec: dict) -> bool:
+    smap = (codec.get("configuration") or {}).get("scalar_map") or {}
+    return any(isinstance(v, str) and v.lower().startswith("0x")
+               for pairs in smap.values() for pair in pairs for v in pair)
+
+
+def _numbers_fit(codec: dict, data_type: str) -> bool:
+    """Whether the numbers a reader reads as the array's data type (scale_offset's offset and
+    scale; cast_value's source-side scalar_map entries) are values of it."""
+    from zdt.formats import FORMATS, json_scalar
+
+    conf = codec.get("configuration") or {}
+    if codec.get("name") == "scale_offset":
+        values = [conf[k] for k in ("offset", "scale") if k in conf]
+    elif codec.get("name") == "cast_value":
+        smap = conf.get("scalar_map") or {}
+        values = [p[0] for p in smap.get("encode", [])] + [p[1] for p in smap.get("decode", [])]
+    else:
+        return True
+    fmt = FORMATS.get(data_type)
+    if fmt is None:
+        return False
+    try:
+        for v in values:
+            json_scalar.decode(v, fmt, what="value", exact=codec.get("name") == "cast_value")
+    except ValueError:
+        return False
+    return True
 
 
 READERS = {
     "zarr-python": Reader("zarr-python", CORE | {"cast_value", "scale_offset", "numcodecs.bitround",
                                                  "numcodecs.pcodec", "numcodecs.shuffle"},
-                          True, NUMPY_TYPES),
+                          True, NUMPY_TYPES, filters_in_array_type=True, hex_maps=False,
+                          package="zarr>=3.2",
+                          extras=(("cast_value", "cast-value-rs"), ("numcodecs.pcodec", "pcodec"))),
     "zdt": Reader("zdt", CORE | {"cast_value", "scale_offset", "bitround", "numcodecs.bitround",
                                  "numcodecs.pcodec", "numcodecs.shuffle", "packbits",
                                  "zdt.predict"},
-                  True, None),
+                  True, None, package="zdt[zarr]"),
     "zarrs": Reader("zarrs", CORE | {"numcodecs.pcodec", "numcodecs.shuffle", "packbits"},
-                    False, NUMPY_TYPES, transposed_pcodec_edges=False),
-    "tensorstore": Reader("tensorstore", CORE, False, NUMPY_TYPES),
+                    False, NUMPY_TYPES, transposed_pcodec_edges=False, package="zarrs"),
+    "tensorstore": Reader("tensorstore", CORE, False, NUMPY_TYPES, package="tensorstore"),
 }
+
+
+def what_reads(codecs: list[dict], data_type: str) -> dict[str, str]:
+    """For an array with these zarr v3 codecs (JSON, shards' inner codecs included) and data
+    type: per reader, "pip install ..." of what reads it, or "no: ..." and why."""
+    names = _names(codecs)
+    filters = [c for c in codecs if c.get("name") in FILTER_NAMES]
+    out = {}
+    for r in READERS.values():
+        missing = sorted(n for n in names if n not in r.codecs)
+        if r.types is not None and data_type not in r.types:
+            out[r.name] = f"no: {data_type} data"
+        elif missing:
+            out[r.name] = f"no: {', '.join(missing)}"
+        elif not r.reads_chain(filters, data_type):
+            out[r.name] = "no: it rejects this chain (docs/readers.md)"
+        else:
+            extra = [p for codec, p in r.extras if codec in names]
+            out[r.name] = "pip install " + " ".join([f"'{r.package}'", *extra])
+    return out
+
+
+# array -> array codecs whose configuration a reader may reject (reads_chain)
+FILTER_NAMES = {"cast_value", "scale_offset", "bitround", "numcodecs.bitround", "transpose"}
+
+
+def _names(codecs: list[dict]) -> set[str]:
+    out = set()
+    for c in codecs:
+        out.add(c.get("name"))
+        conf = c.get("configuration") or {}
+        for key in ("codecs", "index_codecs"):
+            out |= _names(conf.get(key) or [])
+    return out
 ALIASES = {"zarr": "zarr-python", "zarr_python": "zarr-python", "ts": "tensorstore"}
 
 
@@ -68,6 +160,9 @@ class Readers:
     """The readers named: an encoding uses what all of them decode."""
 
     names: tuple[str, ...]
+    # a chain some reader rejects is rounded in memory instead (False: left out, for an
+    # encoding= that cannot round values before xarray writes them)
+    in_memory: bool = True
 
     @classmethod
     def parse(cls, value: str | list | tuple | None) -> Readers:
@@ -103,6 +198,13 @@ class Readers:
 
     def decodes(self, codec_name: str) -> bool:
         return all(codec_name in r.codecs for r in self.readers)
+
+    def reads_chain(self, filters: tuple | list, data_type: str) -> bool:
+        """Whether every reader opens these array -> array codecs on `data_type` (Reader.reads_chain)."""
+        return all(r.reads_chain(filters, data_type) for r in self.readers)
+
+    def without_in_memory(self) -> Readers:
+        return replace(self, in_memory=False)
 
     def type_ok(self, data_type: str) -> bool:
         """Whether a filter may produce this data type for every reader."""
