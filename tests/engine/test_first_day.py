@@ -150,3 +150,19 @@ def test_flag_variables_mesh_indices_and_formula_terms_are_kept_exact(tmp_path):
         assert by[f"/{name}"].why.startswith("a coordinate (a term of the 'formula_terms' of "
                                              "level_height): kept exact"), by[f"/{name}"].why
     assert by["/air_potential_temperature"].action == "encode"
+
+
+def test_a_packed_arrays_bound_is_said_in_its_physical_units(tmp_path):
+    """OSTIA's SST packed as int16 (0.01 K steps): zdt.predict keeps 5 stored steps at 0.05 K,
+    and says 0.05, the user's number."""
+    with xr.open_dataset(os.path.join(BASE, "ostia_monthly.nc")) as ds:
+        sst = ds[["surface_temperature"]].isel(time=slice(0, 6)).load()
+    src = str(tmp_path / "packed.zarr")
+    sst.to_zarr(src, zarr_format=3, consolidated=False, encoding={"surface_temperature": {
+        "dtype": "int16", "scale_factor": 0.01, "add_offset": 273.15, "_FillValue": np.int16(-32768)}})
+    for bound, said in (({"abs_error": 0.05}, "within 0.05 "), ({"rel_error": 1e-4}, "within 0.0001 of each magnitude")):
+        plan = zdt.suggest(src, readers="zdt", **bound)
+        d = plan["/surface_temperature"]
+        assert d.stored_bound is not None
+        labels = [c["label"] for c in d.measured["candidates"] if c["label"].startswith("zdt.predict")]
+        assert labels and all(said in label for label in labels), labels

@@ -111,6 +111,7 @@ class Context:
     # the array's first slice along its leading dimensions, where its chunks span the last two
     # and more than one lies along the others (zdt.predict's reference mask: _reference)
     first_slice: Any = None
+    asked: Bound | None = None  # the bound as the user gave it, where `bound` is the stored one
 
     @property
     def specials(self) -> list[str]:
@@ -443,7 +444,9 @@ def _predict(ctx: Context) -> list[Encoding]:
     config = {**bound, "predictor": "auto", "level": 3, "entropy": "auto",
               **({"keep": keep} if keep else {}), **({"fill": marker} if marker is not None else {}),
               **({"mask": reference} if reference is not None else {})}
-    within = f"within {E:g} of each magnitude" if ctx.bound.relative else f"within {E:g}"
+    # (in the user's units: a CF-packed array's stored bound is a number of stored steps)
+    shown = ctx.asked or ctx.bound
+    within = f"within {shown.value:g}" + (" of each magnitude" if shown.relative else "")
     return [Encoding(f"zdt.predict {within} (prediction from decoded neighbours)", (),
                      {"name": "zdt.predict", "configuration": config}, ctx.dtype.name, True,
                      preference=3)]

@@ -257,6 +257,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
     ctx = cand.Context(dtype, s, check, declared.values, declared.fill_special,
                        arr.metadata.zarr_format, declared.masking, valid=declared.valid,
                        readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value,
+                       asked=bound if packing is not None else None,
                        first_slice=_first_slice(arr, check, readers, salvage))
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
