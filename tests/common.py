@@ -36,14 +36,17 @@ def same_values(got: np.ndarray, expected: np.ndarray) -> bool:
 # --- the numcodecs face ---------------------------------------------------------------------
 
 def check_encode_decode(codec: numcodecs.abc.Codec, arr: np.ndarray,
-                        expected: np.ndarray | None = None) -> None:
+                        expected: np.ndarray | None = None, raw: bool = True,
+                        identity: bool = False) -> None:
     """Encode `arr` given as an ndarray, bytes, bytearray and array.array (raw bytes are read
-    as the codec's dtype), decode each result from bytes and into `out=`; every decoding
-    equals `expected` (default: `arr`, for a lossless configuration)."""
+    as the codec's dtype; `raw` False: a codec that needs the array's shape and type refuses
+    them), decode each result from bytes and into `out=`; every decoding equals `expected`
+    (default: `arr`, for a lossless configuration). `identity`: decoding is the identity, so
+    bytes decode to bytes (numcodecs' convention), viewed as the array's type here."""
     expected = arr if expected is None else expected
     encoded = codec.encode(arr)
     forms = [arr]
-    if arr.flags.c_contiguous:
+    if arr.flags.c_contiguous and raw:
         forms += [arr.tobytes(), bytearray(arr.tobytes())]
         if arr.dtype.char in array.typecodes and arr.dtype.isnative:
             forms.append(array.array(arr.dtype.char, arr.reshape(-1).tolist()))
@@ -53,6 +56,8 @@ def check_encode_decode(codec: numcodecs.abc.Codec, arr: np.ndarray,
         dec = codec.decode(enc).reshape(arr.shape)
         assert same_values(dec, expected), (type(form), dec, expected)
         dec = codec.decode(np.ascontiguousarray(enc).tobytes())
+        if identity:
+            dec = np.asarray(dec).view(expected.dtype)
         assert same_values(dec.reshape(arr.shape), expected), type(form)
         out = np.empty_like(expected)
         result = codec.decode(enc, out=out)

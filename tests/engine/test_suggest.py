@@ -250,27 +250,34 @@ def test_data_on_a_grid_keep_a_relative_bound_on_their_own_grid(dtype):
     assert nbytes < narrow
 
 
-@settings(max_examples=examples(60), deadline=None)
-@given(digits=st.integers(0, 3), start=st.integers(-10 ** 5, 10 ** 5), step=st.integers(1, 5000),
-       ks=st.lists(st.integers(0, 3000), min_size=2, max_size=60),
-       dtype=st.sampled_from(["float32", "float64"]),
-       R=st.sampled_from([1e-2, 1e-3, 1e-5, 1e-7]))
-def test_a_relative_grid_proven_by_the_survey_keeps_every_value(digits, start, step, ks, dtype, R):
+def test_a_relative_grid_proven_by_the_survey_keeps_every_value():
     """zdt.engine.candidates' grid codes under a relative bound: where the check point by
     point calls them proven, every value of data on a decimal grid (the type's nearest to
     (start + step k) 10**-d) reads back within R |x| in exact arithmetic, through the codecs
-    as zarr runs them."""
+    as zarr runs them; and some examples are proven (else this checks nothing)."""
     from zdt.engine import candidates as cand
     from zdt.engine.survey import survey
 
-    x = np.array([(start + step * k) / 10 ** digits for k in ks]).astype(dtype)
-    s = survey(lambda r: x[r], [slice(None)], x.dtype, grid_digits=cand.GRID_DIGITS)
-    ctx = cand.Context(x.dtype, s, Bound("rel", R), (), "NaN", 3)
-    for enc in cand._own_grid_relative(ctx):
-        if not enc.proven:
-            continue
-        back, _ = written(source(x, np.nan, chunks=(len(ks),)), enc.codecs)
-        assert exact_error(x, back, True) <= Fraction(R), enc.label
+    proven = []
+
+    @settings(max_examples=examples(60), deadline=None)
+    @given(digits=st.integers(0, 3), start=st.integers(-10 ** 5, 10 ** 5), step=st.integers(1, 5000),
+           ks=st.lists(st.integers(0, 3000), min_size=2, max_size=60),
+           dtype=st.sampled_from(["float32", "float64"]),
+           R=st.sampled_from([1e-2, 1e-3, 1e-5, 1e-7]))
+    def check(digits, start, step, ks, dtype, R):
+        x = np.array([(start + step * k) / 10 ** digits for k in ks]).astype(dtype)
+        s = survey(lambda r: x[r], [slice(None)], x.dtype, grid_digits=cand.GRID_DIGITS)
+        ctx = cand.Context(x.dtype, s, Bound("rel", R), (), "NaN", 3)
+        for enc in cand._own_grid_relative(ctx):
+            if not enc.proven:
+                continue
+            back, _ = written(source(x, np.nan, chunks=(len(ks),)), enc.codecs)
+            assert exact_error(x, back, True) <= Fraction(R), enc.label
+            proven.append(enc.label)
+
+    check()
+    assert len(proven) >= 3, f"only {len(proven)} proven candidates were checked"
 
 
 @pytest.mark.parametrize("bound, keepbits", [(1e-2, 6), (1e-3, 9)])
