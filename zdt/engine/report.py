@@ -3,7 +3,8 @@
 
 Per array: compare's figures and checks, then one picture: the source, the decoded copy and
 their difference on a representative slice (the middle one of those compare read; a window
-of a 1-d array), the difference on a diverging colour map centred on zero whose ends are the
+of a 1-d array), drawn on the slice's coordinates with north up (index axes and a note when
+it has none), the difference on a diverging colour map centred on zero whose ends are the
 bound (when one is known), a histogram of the errors against the bound, the radially averaged
 power spectra of source and copy, and for a conversion the bytes and largest error of every
 encoding measured (the decision's rate-distortion picture). Images are PNG inline (data:
@@ -90,18 +91,57 @@ def _figures_html(name: str, f: dict) -> str:
             f'<table class="checks">{_checks_html(f["checks"])}</table></div>')
 
 
+def _edges(v: np.ndarray) -> np.ndarray:
+    """The cell edges of ascending cell centres: midway between them, as far out at the ends."""
+    if v.size == 1:
+        return np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = (v[:-1] + v[1:]) / 2
+    return np.concatenate([[2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]])
+
+
+def draw_map(ax: Any, data: np.ndarray, grid: Any, **style: Any) -> Any:
+    """A 2-d slice on its axes (zdt.engine.compare.Grid): cells at their coordinates, each
+    axis increasing upward and rightward (so north is up however latitude is stored; an axis
+    marked `down`, such as depth, increases downward), a grid stored (x, y) drawn with y
+    upright, cells of uneven spacing at their own widths. Returns the artist (for a colour bar)."""
+    rows, cols = grid.rows, grid.cols
+    if cols.north and rows.east:            # (stored longitude x latitude)
+        data, rows, cols = data.T, cols, rows
+    y, x = rows.values, cols.values
+    if y.size > 1 and y[0] > y[-1]:
+        y, data = y[::-1], data[::-1]
+    if x.size > 1 and x[0] > x[-1]:
+        x, data = x[::-1], data[:, ::-1]
+    ye, xe = _edges(y), _edges(x)
+    # (pcolorfast: an image where the spacing is even, rectangles of their own sizes where not)
+    artist = ax.pcolorfast(xe, ye, np.ma.masked_invalid(data), **style)
+    ax.set_xlim(xe[0], xe[-1])
+    ax.set_ylim(*((ye[-1], ye[0]) if rows.down else (ye[0], ye[-1])))
+    ax.set_xlabel(cols.label)
+    ax.set_ylabel(rows.label)
+    return artist
+
+
 def picture(name: str, views: Any, measured: dict | None) -> bytes:
     """The PNG of one array (see the module docstring)."""
+    out = io.BytesIO()
+    figure(name, views, measured).savefig(out, format="png")
+    return out.getvalue()
+
+
+def figure(name: str, views: Any, measured: dict | None) -> Any:
+    """The matplotlib Figure of one array (picture's)."""
     mpl = require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     candidates = (measured or {}).get("candidates") or []
     bound = views.bound
     fig = Figure(figsize=(13.5, 7.6), dpi=80)      # (fixed margins: a constrained layout
     FigureCanvasAgg(fig)                            # takes most of the drawing time)
-    grid = fig.add_gridspec(2, 3, left=0.05, right=0.98, bottom=0.08, top=0.91, wspace=0.28, hspace=0.38)
+    grid = fig.add_gridspec(2, 3, left=0.06, right=0.93, bottom=0.08, top=0.9, wspace=0.36, hspace=0.4)
     # (copies of the colour maps with grey where the source has no value: the shared ones untouched)
     values_map = mpl.colormaps["viridis"].with_extremes(bad="#d9d9d9")
     errors_map = mpl.colormaps["RdBu_r"].with_extremes(bad="#d9d9d9")
@@ -118,15 +158,16 @@ def picture(name: str, views: Any, measured: dict | None) -> bytes:
         lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
         for k, (data, title) in enumerate(((x, "source"), (y, "decoded"))):
             ax = fig.add_subplot(grid[0, k])
-            im = ax.imshow(data, cmap=values_map, vmin=lo, vmax=hi, interpolation="nearest", aspect="auto")
+            im = draw_map(ax, data, views.grid, cmap=values_map, vmin=lo, vmax=hi)
             ax.set_title(f"{title} {views.where}")
             fig.colorbar(im, ax=ax, shrink=0.85)
         ax = fig.add_subplot(grid[0, 2])
-        im = ax.imshow(d, cmap=errors_map, norm=TwoSlopeNorm(0.0, -limit, limit), interpolation="nearest",
-                       aspect="auto")
+        im = draw_map(ax, d, views.grid, cmap=errors_map, norm=TwoSlopeNorm(0.0, -limit, limit))
         ax.set_title("decoded - source" + (f" (colour ends: the bound {limit:g})"
                                            if bound is not None and not bound.relative else ""))
         fig.colorbar(im, ax=ax, shrink=0.85)
+        if views.grid.note:
+            fig.text(0.5, 0.948, views.grid.note, ha="center", va="top", fontsize=9, color="#555")
     else:
         ax = fig.add_subplot(grid[0, :2])
         index = np.arange(x.size)
@@ -181,8 +222,6 @@ def picture(name: str, views: Any, measured: dict | None) -> bytes:
             ax.axvline(bound.value, color="#b2182b", ls="--", lw=1.0, label=f"bound {bound.value:g}")
         if b.max() > 10 * b.min():
             ax.set_yscale("log")
-        from matplotlib.ticker import MaxNLocator
-
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useOffset=False)
         ax.set_xlabel("largest error measured")
@@ -191,10 +230,8 @@ def picture(name: str, views: Any, measured: dict | None) -> bytes:
         ax.set_title("the decision: bytes against error")
     else:
         ax.set_axis_off()
-    fig.suptitle(name)
-    out = io.BytesIO()
-    fig.savefig(out, format="png")
-    return out.getvalue()
+    fig.suptitle(name, y=0.99)
+    return fig
 
 
 def page(title: str, result: dict, as_json: str, views: dict[str, Any],
