@@ -402,3 +402,67 @@ def test_an_array_without_dimension_names_is_drawn_on_index_axes_row_zero_at_the
     i = int(re.match(r"source \[(\d+), ", source.get_title()).group(1))
     rows, cols = np.arange(t.shape[1]), np.arange(t.shape[2])
     assert same_colour_share(png, source, rows, cols, t[i]) == 1.0
+
+
+@pytest.fixture(scope="module")
+def ostia(tmp_path_factory):
+    """OSTIA's monthly sea-surface temperature (5 S to 5 N, land as _FillValue; 6 months),
+    converted at abs:0.00025 with a report."""
+    import xarray as xr
+
+    ds = xr.open_dataset(sample_file("ostia_monthly.nc")).isel(time=slice(0, 6)).load()
+    root = tmp_path_factory.mktemp("ostia")
+    write_and_convert(root, "ostia", ds, 3, "--abs-error", "0.00025")
+    return root
+
+
+def decimals_shown(label: str) -> float:
+    """Half a unit of the label's last digit ("0.000125": 5e-7; "2.5e-07": 5e-9)."""
+    mantissa, _, exponent = label.partition("e")
+    digits = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - digits)
+
+
+def shown_ticks(axis) -> list[tuple[str, float]]:
+    """(label, tick) of the ticks inside the axis's view (minus signs as ASCII)."""
+    lo, hi = sorted(axis.get_view_interval())
+    return [(t.get_text().replace("\u2212", "-"), v)
+            for t, v in zip(axis.get_ticklabels(), axis.get_ticklocs(), strict=True) if lo <= v <= hi]
+
+
+@pytest.mark.parametrize("bound", [Bound("abs", 0.00025), Bound("rel", 1e-6), None])
+def test_colour_bar_labels_are_distinct_and_read_their_ticks_and_the_ends(ostia, bound):
+    """The colour bars of a real field (and the histogram's axis): every label a tick shows
+    reads that tick to its last digit, no two alike. The difference's bar ends at the bound
+    0.00025, its end labels reading it (not -0.0002); without an absolute bound, at the
+    largest error rounded up to two digits."""
+    fig = drawn(ostia / "ostia.zarr", ostia / "ostia.out", "/surface_temperature", bound)
+    bars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    assert len(bars) == 3
+    hist = next(ax for ax in fig.axes if ax.get_title().startswith("errors"))
+    for axis in [*(b.yaxis for b in bars), hist.xaxis]:
+        labels = [t for t, _ in shown_ticks(axis)]
+        assert len(labels) >= 3 and len(set(labels)) == len(labels), labels
+        for text, v in shown_ticks(axis):
+            assert abs(float(text) - v) <= decimals_shown(text) * (1 + 1e-9), (text, v)
+    lo, hi = sorted(bars[2].yaxis.get_view_interval())
+    ends = {float(t) for t, _ in shown_ticks(bars[2].yaxis)}
+    assert lo == -hi and {lo, hi} <= ends, ends
+    if bound is not None and not bound.relative:
+        assert hi == 0.00025
+    else:
+        worst = zdt.compare(ostia / "ostia.zarr", ostia / "ostia.out", "/surface_temperature")
+        worst = worst["arrays"]["/surface_temperature"]["max_abs_error"]
+        assert worst <= hi < worst * 1.1 and float(f"{hi:.2g}") == hi, (worst, hi)
+
+
+def test_tick_labels_have_the_digits_their_ticks_need():
+    assert report.tick_labels([-0.00025, -0.000125, 0.0, 0.000125, 0.00025]) == [
+        "-0.000250", "-0.000125", "0.000000", "0.000125", "0.000250"]
+    assert report.tick_labels([287.999, 287.9995, 288.0, 288.0005]) == [
+        "287.9990", "287.9995", "288.0000", "288.0005"]
+    assert report.tick_labels([1.0, 1.000001, 1.000002]) == ["1.000000", "1.000001", "1.000002"]
+    assert report.tick_labels([-2e-7, 0.0, 2e-7, 4e-7]) == ["-2e-07", "0", "2e-07", "4e-07"]
+    assert report.tick_labels([1e20, 1.5e20]) == ["1.0e+20", "1.5e+20"]
+    # a locator's ticks with rounding noise read as the round numbers they stand for
+    assert report.tick_labels([-0.1 * 3, -1e-17, 0.1 + 0.2]) == ["-0.3", "0.0", "0.3"]

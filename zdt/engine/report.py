@@ -91,6 +91,52 @@ def _figures_html(name: str, f: dict) -> str:
             f'<table class="checks">{_checks_html(f["checks"])}</table></div>')
 
 
+def tick_labels(values: Any) -> list[str]:
+    """Labels for ticks at `values`, all with the same number of decimals (or of a mantissa's
+    decimals, for magnitudes below 1e-4 or from 1e6 up): the fewest that keep the labels of
+    distinct ticks distinct and each label within a millionth of the ticks' spacing of its
+    tick, so 0.00025 reads 0.00025 (not 0.0002) and no offset is needed."""
+    v = [0.0 if x == 0 else float(x) for x in values]
+    finite = sorted({x for x in v if math.isfinite(x)})
+    if not finite:
+        return [fmt(x) for x in v]
+    top = max(abs(x) for x in finite)
+    gaps = np.diff(finite)
+    tol = 1e-6 * float(gaps.min()) if gaps.size else 1e-9 * top
+    pattern = "{:.%de}" if top and (top < 1e-4 or top >= 1e6) else "{:.%df}"
+    for digits in range(26):
+        labels = [(pattern % digits).format(x) if math.isfinite(x) else fmt(x) for x in v]
+        if (len(set(labels)) == len(set(v))
+                and all(abs(float(t) - x) <= tol for t, x in zip(labels, v) if math.isfinite(x))):
+            break
+    # zero reads 0 (not "-0.000" from rounding noise, nor "0e+00")
+    zero = "0" if pattern.endswith("e}") else None
+    return [(zero or t.lstrip("-")) if math.isfinite(x) and float(t) == 0 else t for t, x in zip(labels, v)]
+
+
+def _formatter() -> Any:
+    from matplotlib.ticker import Formatter
+
+    class Digits(Formatter):
+        """matplotlib's side of tick_labels (with its typographic minus)."""
+
+        def format_ticks(self, values: Any) -> list[str]:
+            return [self.fix_minus(t) for t in tick_labels(values)]
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return self.fix_minus(tick_labels([x])[0])
+
+    return Digits()
+
+
+def _nice_up(x: float) -> float:
+    """x rounded up to two significant digits (a colour scale's end that reads well)."""
+    if not (x > 0 and math.isfinite(x)):
+        return 1.0
+    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return float(f"{math.ceil(x / unit) * unit:.2g}")
+
+
 def _edges(v: np.ndarray) -> np.ndarray:
     """The cell edges of ascending cell centres: midway between them, as far out at the ends."""
     if v.size == 1:
@@ -150,9 +196,10 @@ def figure(name: str, views: Any, measured: dict | None) -> Any:
         d = y - x
     finite = np.isfinite(d)
     worst = float(np.abs(d[finite]).max()) if finite.any() else 0.0
-    # the error's colour scale: the bound at its ends (an absolute bound), else the largest error
-    limit = bound.value if bound is not None and not bound.relative else worst
-    limit = limit if limit > 0 else 1.0
+    # the error's colour scale: the bound at its ends (an absolute bound), else the largest
+    # error rounded up to two digits
+    by_bound = bound is not None and not bound.relative and bound.value > 0
+    limit = bound.value if by_bound else _nice_up(worst)
     if x.ndim == 2:
         vals = x[np.isfinite(x)]
         lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
@@ -160,12 +207,13 @@ def figure(name: str, views: Any, measured: dict | None) -> Any:
             ax = fig.add_subplot(grid[0, k])
             im = draw_map(ax, data, views.grid, cmap=values_map, vmin=lo, vmax=hi)
             ax.set_title(f"{title} {views.where}")
-            fig.colorbar(im, ax=ax, shrink=0.85)
+            fig.colorbar(im, ax=ax, shrink=0.85, format=_formatter())
         ax = fig.add_subplot(grid[0, 2])
         im = draw_map(ax, d, views.grid, cmap=errors_map, norm=TwoSlopeNorm(0.0, -limit, limit))
-        ax.set_title("decoded - source" + (f" (colour ends: the bound {limit:g})"
-                                           if bound is not None and not bound.relative else ""))
-        fig.colorbar(im, ax=ax, shrink=0.85)
+        ax.set_title("decoded - source" + (f" (colour ends: the bound {limit:g})" if by_bound else ""))
+        # ticks at the ends: where an error at the bound sits
+        fig.colorbar(im, ax=ax, shrink=0.85, ticks=[-limit, -limit / 2, 0.0, limit / 2, limit],
+                     format=_formatter())
         if views.grid.note:
             fig.text(0.5, 0.948, views.grid.note, ha="center", va="top", fontsize=9, color="#555")
     else:
@@ -194,6 +242,8 @@ def figure(name: str, views: Any, measured: dict | None) -> Any:
             ax.axvline(s * bound.value, color="#b2182b", ls="--", lw=1.0)
     ax.set_title(f"errors (sample of {e.size:,})" + (f", bound {bound}" if bound is not None else ""))
     ax.set_xlabel("decoded - source")
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.xaxis.set_major_formatter(_formatter())
     # the power spectra
     ax = fig.add_subplot(grid[1, 1])
     if views.spectra is not None:
