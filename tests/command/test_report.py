@@ -35,7 +35,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 class Page(html.parser.HTMLParser):
     """What the page holds: each figure cell's (array, key, value), the images (and each by the
-    array its section names), the links."""
+    array its section names), the links, the sections that say their array is identical."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -46,6 +46,7 @@ class Page(html.parser.HTMLParser):
         self.refs: list[str] = []
         self.sections = 0
         self.headings: list[str] = []
+        self.identical: dict[str, str] = {}
         self.json_text = ""
         self._in = None
 
@@ -64,6 +65,9 @@ class Page(html.parser.HTMLParser):
         if tag == "h2":
             self.headings.append("")
             self._in = "h2"
+        if tag == "p" and a.get("class") == "identical":
+            self.identical[self.headings[-1]] = ""
+            self._in = "identical"
         for k in ("src", "href"):
             if k in a and tag != "img":
                 self.refs.append(a[k])
@@ -71,7 +75,7 @@ class Page(html.parser.HTMLParser):
             self._in = "json"
 
     def handle_endtag(self, tag):
-        if tag in ("script", "h2"):
+        if tag in ("script", "h2", "p"):
             self._in = None
 
     def handle_data(self, data):
@@ -79,6 +83,8 @@ class Page(html.parser.HTMLParser):
             self.json_text += data
         elif self._in == "h2":
             self.headings[-1] += data
+        elif self._in == "identical":
+            self.identical[self.headings[-1]] += data
 
 
 @pytest.fixture(scope="module")
@@ -466,3 +472,28 @@ def test_tick_labels_have_the_digits_their_ticks_need():
     assert report.tick_labels([1e20, 1.5e20]) == ["1.0e+20", "1.5e+20"]
     # a locator's ticks with rounding noise read as the round numbers they stand for
     assert report.tick_labels([-0.1 * 3, -1e-17, 0.1 + 0.2]) == ["-0.3", "0.0", "0.3"]
+
+
+def test_arrays_copied_exactly_get_one_line_not_a_picture(ostia, tmp_path, capsys):
+    """compare --html of a conversion: the coordinates it copied say so in one line (no
+    figures, no picture), the field has its picture; the summary lists every array. A
+    conversion with lossless codecs: every array it encoded is one line."""
+    page = tmp_path / "compare.html"
+    rc, _, err = run_cmd(capsys, "compare", str(ostia / "ostia.zarr"), str(ostia / "ostia.out"),
+                         "--html", str(page), "--quiet")
+    assert rc == 0, err
+    p = read_page(page)
+    figures = json.loads(p.json_text)["arrays"]
+    exact = {name for name, f in figures.items() if f["max_abs_error"] == 0}
+    assert {"/latitude", "/longitude", "/time"} <= exact and "/surface_temperature" not in exact
+    assert set(p.identical) == exact and set(p.pictures) == {"/surface_temperature"}
+    assert set(p.cells) == {"/surface_temperature"} and p.sections == len(figures)
+    assert all(text.startswith("Identical to the source: every value equal") for text in p.identical.values())
+    assert sorted(r for r in p.refs if r.startswith("#a")) == sorted(f"#a{i}" for i in range(len(figures)))
+    lossless = json.dumps([{"name": "bytes", "configuration": {"endian": "little"}},
+                           {"name": "zstd", "configuration": {"level": 3}}])
+    rc, _, err = run_cmd(capsys, "convert", str(ostia / "ostia.zarr"), str(tmp_path / "exact.zarr"),
+                         "--codecs", lossless, "--report", str(tmp_path / "exact.html"), "--quiet")
+    assert rc == 0, err
+    p = read_page(tmp_path / "exact.html")
+    assert "/surface_temperature" in p.identical and p.images == [] and p.cells == {}

@@ -525,9 +525,10 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
                    progress: Progress | None, views: bool,
                    coords: Coordinates | None = None) -> tuple[dict[str, Any], Views | None]:
     """The figures and checks of one array and its decoded copy (zarr arrays), and with
-    `views` what the report draws of them; `coords` finds the arrays that give a map its
-    axes."""
+    `views` what the report draws of them (None for a copy whose every value is the
+    source's: nothing to draw); `coords` finds the arrays that give a map its axes."""
     from zdt.engine.arrays import storage_units
+    from zdt.engine.report import identical
     from zdt.pipeline import workers
     from zdt.stores.nodes import array_type_name
 
@@ -613,7 +614,7 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     figures = _figures(total, bound, ssims, spectra)
     if not views:
         return figures, None
-    if src.size == 0 or src.ndim == 0:  # (nothing to draw)
+    if src.size == 0 or src.ndim == 0 or identical(figures):     # (nothing to draw)
         return figures, None
     if drawn is None:                   # a 1-d array: its middle window; else the first slice
         region = ((crop_window(src.shape[0], WINDOW_1D),) if src.ndim == 1

@@ -7,9 +7,10 @@ of a 1-d array), drawn on the slice's coordinates with north up (index axes and 
 it has none), the difference on a diverging colour map centred on zero whose ends are the
 bound (when one is known), a histogram of the errors against the bound, the radially averaged
 power spectra of source and copy, and for a conversion the bytes and largest error of every
-encoding measured (the decision's rate-distortion picture). Images are PNG inline (data:
-URLs): the page needs no network and no other file. Drawn with matplotlib (the optional extra
-zdt[report]), without pyplot's global state.
+encoding measured (the decision's rate-distortion picture). An array whose copy is identical
+gets one line instead. Images are PNG inline (data: URLs): the page needs no network and no
+other file. Drawn with matplotlib (the optional extra zdt[report]), without pyplot's global
+state.
 """
 
 from __future__ import annotations
@@ -64,6 +65,12 @@ def fmt(v: Any) -> str:
             return "inf" if v > 0 else "-inf"
         return f"{v:.6g}"
     return str(v)
+
+
+def identical(figures: dict) -> bool:
+    """Whether compare found the copy equal to the source: no value differs (and the specials,
+    which compare matches by position, are where they were)."""
+    return figures["max_abs_error"] in (0.0, None)
 
 
 def _verdict(passed: bool | None) -> str:
@@ -307,12 +314,16 @@ def page(title: str, result: dict, as_json: str, views: dict[str, Any],
                                  for k in ("max_abs_error", "max_rel_error", "psnr", "r2", "dssim"))
                        + "".join(f"<td>{_verdict(c['passed'])}</td>" for c in f["checks"].values())
                        + "</tr>")
-        img = ""
-        if name in views:
-            png = picture(name, views[name], (measured or {}).get(name))
-            img = (f'<img alt="{html.escape(name)}: source, decoded, error, histogram, spectra" '
-                   f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')
-        sections.append(f'<section id="a{i}"><h2>{html.escape(name)}</h2>{_figures_html(name, f)}{img}</section>')
+        if identical(f):        # (a copy: one line, not a panel of zeros)
+            body = ('<p class="identical">Identical to the source: every value equal, and NaN, '
+                    'infinities and missing values at the same places.</p>')
+        else:
+            body = _figures_html(name, f)
+            if name in views:
+                png = picture(name, views[name], (measured or {}).get(name))
+                body += (f'<img alt="{html.escape(name)}: source, decoded, error, histogram, spectra" '
+                         f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')
+        sections.append(f'<section id="a{i}"><h2>{html.escape(name)}</h2>{body}</section>')
         advance(1)
     summary.append("</table>")
     if not figures:
