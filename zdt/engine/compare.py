@@ -356,6 +356,164 @@ class Views:
     spectra: tuple | None       # (source's, copy's) radially averaged power spectrum, the mean
                                 # over the slices read (those without NaN); None if none
     bound: Bound | None
+    grid: Grid | None           # the axes of a 2-d slice (None: 1-d)
+
+
+@dataclass
+class MapAxis:
+    """One axis of the slice drawn: a 1-d coordinate's values over it, or its indices."""
+
+    label: str                  # "latitude (degrees_north)", or "y (index)"
+    values: np.ndarray          # per row (column) of the slice, strictly monotonic
+    indices: bool = False       # values are the array's indices: no coordinate found
+    north: bool = False         # a latitude or Y axis, and
+    east: bool = False          # a longitude or X axis (stored x, y: drawn with y upward)
+    down: bool = False          # drawn increasing downward (positive="down", or row 0 north)
+
+
+@dataclass
+class Grid:
+    """The axes a map is drawn on; `note` says why an axis shows indices (None: both show a
+    coordinate's values)."""
+
+    rows: MapAxis
+    cols: MapAxis
+    note: str | None
+
+
+# CF's ways of saying an axis points north, or east
+_POINTS = {"Y": ({"latitude", "grid_latitude", "projection_y_coordinate"}, "north"),
+           "X": ({"longitude", "grid_longitude", "projection_x_coordinate"}, "east")}
+
+
+def _points(attrs: Any, axis: str) -> bool:
+    names, way = _POINTS[axis]
+    units = str(attrs.get("units", "")).lower().replace(" ", "_")
+    return (str(attrs.get("axis", "")).upper() == axis
+            or str(attrs.get("standard_name", "")).lower() in names
+            or units in {f"degrees_{way}", f"degree_{way}", f"degrees_{way[0]}", f"degree_{way[0]}",
+                         f"degrees{way[0]}", f"degree{way[0]}"})
+
+
+def _dimensions(arr: Any) -> tuple[str | None, ...] | None:
+    """The name of each axis (None where unnamed), or None when the array does not name one
+    per axis: zarr v3 ``dimension_names``, or format 2's ``_ARRAY_DIMENSIONS`` (xarray's)."""
+    names = getattr(arr.metadata, "dimension_names", None) or arr.attrs.get("_ARRAY_DIMENSIONS")
+    if not isinstance(names, (list, tuple)) or len(names) != arr.ndim:
+        return None
+    return tuple(n if isinstance(n, str) and n else None for n in names)
+
+
+def _coordinate_values(arr: Any, region: tuple[slice, ...]) -> np.ndarray:
+    """A coordinate's values at `region` in float64, unpacked; NaN stays NaN. (Not compare's
+    masking: a format 2 fill value of 0 is a real latitude or longitude there.)"""
+    from zdt.engine.arrays import reader
+    from zdt.engine.packing import Packing
+
+    v = np.asarray(reader(arr)(region)).astype(np.float64)
+    packing = Packing.of(arr)
+    return v if packing is None else v * packing.scale + packing.offset
+
+
+class Coordinates:
+    """The arrays that describe another's axes, by name: in its group or the nearest group
+    above it (netCDF's scoping of dimensions), among the arrays compare opened, else opened
+    from the store (a single array given: its group was not walked)."""
+
+    def __init__(self, node: Any, arrays: Sequence[Any]) -> None:
+        from zdt.stores.nodes import is_array
+
+        self.walked = None if is_array(node) else node.path    # every array under it is known
+        self.known = {a.path: a for a in arrays}
+        self.opened: dict[str, Any] = {}
+
+    def find(self, arr: Any, name: str) -> Any | None:
+        parts = arr.path.split("/")[:-1]
+        for k in range(len(parts), -1, -1):
+            found = self._array(arr, "/".join([*parts[:k], name]))
+            if found is not None:
+                return found
+        return None
+
+    def _array(self, arr: Any, path: str) -> Any | None:
+        if path in self.known:
+            return self.known[path]
+        if self.walked is not None and (self.walked == "" or path.startswith(self.walked + "/")):
+            return None
+        if path not in self.opened:
+            from zdt.stores.nodes import _open, is_array, reading_metadata, store_text
+
+            with reading_metadata(store_text(arr)):     # (a store's own error: one line)
+                try:
+                    node = _open(arr.store_path.store, path)
+                except (FileNotFoundError, KeyError):   # (zarr's NodeNotFoundError among them)
+                    node = None
+            self.opened[path] = node if node is not None and is_array(node) else None
+        return self.opened[path]
+
+
+def map_grid(arr: Any, region: tuple[slice, ...], coords: Coordinates | None) -> Grid:
+    """The axes of the 2-d slice `region` of `arr` (its last two): each the values of the 1-d
+    coordinate named like its dimension, over the slice; else its indices, and a note why."""
+    dims = _dimensions(arr)
+    axes: list[MapAxis] = []
+    notes: list[str] = []
+    for axis in (arr.ndim - 2, arr.ndim - 1):
+        r = region[axis]
+        name = dims[axis] if dims else None
+        coord = coords.find(arr, name) if name and coords is not None else None
+        if name is None:
+            why = "the array names no dimensions" if dims is None else f"axis {axis} has no name"
+        elif coord is None:
+            why = f"no 1-d coordinate named {name}"
+        elif coord.ndim != 1 or coord.shape[0] != arr.shape[axis] or np.dtype(coord.dtype).kind not in "iuf":
+            why = f"{name} is not a 1-d numeric array of {arr.shape[axis]}"
+        else:
+            v = _coordinate_values(coord, (r,))
+            step = np.diff(v)
+            if not ((step > 0).all() or (step < 0).all()):     # (NaN fails both)
+                why = f"{name} is not strictly monotonic"
+            else:
+                units = coord.attrs.get("units")
+                axes.append(MapAxis(f"{name} ({units})" if isinstance(units, str) and units else name, v,
+                                    north=_points(coord.attrs, "Y"), east=_points(coord.attrs, "X"),
+                                    down=str(coord.attrs.get("positive", "")).lower() == "down"))
+                continue
+        axes.append(MapAxis(f"{name or f'axis {axis}'} (index)", np.arange(r.start, r.stop, dtype=np.float64),
+                            indices=True))
+        notes.append(why)
+    rows, cols = axes
+    if not notes:
+        return Grid(rows, cols, None)
+    curvilinear = _curvilinear(arr, region, coords)
+    if curvilinear is not None:
+        names, north_first = curvilinear
+        notes = [f"{' and '.join(names)} are 2-d (a curvilinear grid)"]
+        rows.down = rows.down or (rows.indices and north_first)
+    return Grid(rows, cols, "index axes: " + "; ".join(dict.fromkeys(notes)))
+
+
+def _curvilinear(arr: Any, region: tuple[slice, ...],
+                 coords: Coordinates | None) -> tuple[list[str], bool] | None:
+    """(the 2-d coordinates over the array's last two axes that its ``coordinates`` attribute
+    names, whether their latitude is larger in the slice's first row than in its last), or
+    None when it names none."""
+    named = arr.attrs.get("coordinates")
+    if coords is None or not isinstance(named, str):
+        return None
+    found, north_first = [], False
+    rows, cols = region[-2], region[-1]
+    for name in named.split():
+        c = coords.find(arr, name)
+        if c is None or c.ndim != 2 or tuple(c.shape) != tuple(arr.shape[-2:]):
+            continue
+        found.append(name)
+        if _points(c.attrs, "Y") and np.dtype(c.dtype).kind in "iuf":
+            first = _coordinate_values(c, (slice(rows.start, rows.start + 1), cols))
+            last = _coordinate_values(c, (slice(rows.stop - 1, rows.stop), cols))
+            if np.isfinite(first).any() and np.isfinite(last).any():
+                north_first = float(np.nanmean(first)) > float(np.nanmean(last))
+    return (found, north_first) if found else None
 
 
 BLOCK = 1 << 18                 # elements per block of the pointwise figures (2 MB of float64)
@@ -364,10 +522,13 @@ WINDOW_1D = 4096                # values of a 1-d array drawn
 
 
 def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: int,
-                   progress: Progress | None, views: bool) -> tuple[dict[str, Any], Views | None]:
+                   progress: Progress | None, views: bool,
+                   coords: Coordinates | None = None) -> tuple[dict[str, Any], Views | None]:
     """The figures and checks of one array and its decoded copy (zarr arrays), and with
-    `views` what the report draws of them."""
+    `views` what the report draws of them (None for a copy whose every value is the
+    source's: nothing to draw); `coords` finds the arrays that give a map its axes."""
     from zdt.engine.arrays import storage_units
+    from zdt.engine.report import identical
     from zdt.pipeline import workers
     from zdt.stores.nodes import array_type_name
 
@@ -453,7 +614,7 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     figures = _figures(total, bound, ssims, spectra)
     if not views:
         return figures, None
-    if src.size == 0 or src.ndim == 0:  # (nothing to draw)
+    if src.size == 0 or src.ndim == 0 or identical(figures):     # (nothing to draw)
         return figures, None
     if drawn is None:                   # a 1-d array: its middle window; else the first slice
         region = ((crop_window(src.shape[0], WINDOW_1D),) if src.ndim == 1
@@ -466,7 +627,9 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     errors = np.concatenate(samples) if samples else np.zeros(0)
     if errors.size > ERROR_SAMPLE:      # (a unit gives at least one value per block)
         errors = errors[np.linspace(0, errors.size - 1, ERROR_SAMPLE).astype(np.int64)]
-    return figures, Views(where, x, y, errors, spectrum, bound)
+    grid = map_grid(src, region, coords) if src.ndim >= 2 else None
+    return figures, Views(where, x, y, errors, spectrum, bound, grid)
+
 
 
 def _slice_values(name: str, region: tuple[slice, ...], a: _Side, b: _Side) -> tuple[np.ndarray, np.ndarray]:
@@ -608,9 +771,10 @@ def compare_and_report(source: Any, decoded: Any, arrays: Sequence[str] | None,
         names = [p for p in in_a if p in in_b and is_numeric(in_a[p])]
     figures: dict[str, Any] = {}
     views: dict[str, Views] = {}
+    coords = Coordinates(a_node, list(in_a.values())) if html is not None else None
     for name in names:
         figures[name], v = _compare_array(name, in_a[name], in_b[name], bound_for(name), slices,
-                                          progress, views=html is not None)
+                                          progress, views=html is not None, coords=coords)
         if v is not None:
             views[name] = v
     result = {"arrays": figures}
