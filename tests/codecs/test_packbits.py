@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import lowprec_model as lp
 from zdt import PackBitsCodec
-from zdt.errors import ConfigError
+from zdt.errors import ConfigError, CorruptChunkError
 from zdt.codecs.packbits import PackBitsConfig
 
 # (data type, bits per component, components, signed)
@@ -186,17 +186,18 @@ def test_bits_outside_the_data_type_are_rejected_at_creation():
 
 # --- corrupt chunks -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("chunk", "padding", "match"), [
-    ("f870", "none", r"2 bytes, but 5 components of 4 bits take 3 \(truncated\)"),
-    ("f8700300", "none", r"4 bytes, but 5 components of 4 bits take 3 \(trailing bytes\)"),
-    ("03f87003", "first_byte", "padding byte \\(first byte\\) says 3 padding bits, but 5 components of 4 bits leave 4"),
-    ("f8700305", "last_byte", "padding byte \\(last byte\\) says 5"),
-    ("f87013", "none", "padding bits at the end of the stream are not zero"),
+@pytest.mark.parametrize(("chunk", "padding", "match", "part"), [
+    ("f870", "none", r"2 bytes, but 5 components of 4 bits take 3 \(truncated\)", "length"),
+    ("f8700300", "none", r"4 bytes, but 5 components of 4 bits take 3 \(trailing bytes\)", "length"),
+    ("03f87003", "first_byte", "padding byte \\(first byte\\) says 3 padding bits, but 5 components of 4 bits leave 4", "padding byte"),
+    ("f8700305", "last_byte", "padding byte \\(last byte\\) says 5", "padding byte"),
+    ("f87013", "none", "padding bits at the end of the stream are not zero", "padding bits"),
 ])
-def test_corrupt_chunks_are_errors_that_say_what_is_wrong(chunk, padding, match):
+def test_corrupt_chunks_are_errors_that_say_what_is_wrong(chunk, padding, match, part):
     c = PackBitsConfig.create(padding_encoding=padding)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(CorruptChunkError, match=match) as e:
         c.decode(bytes.fromhex(chunk), np.dtype(ml_dtypes.int4), (5,))
+    assert (e.value.codec, e.value.part) == ("packbits", part)
 
 
 # --- arrays through zarr --------------------------------------------------------------------------

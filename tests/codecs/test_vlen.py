@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from zdt import VLenArrowCodec, VLenBytesCodec, VLenUTF8Codec, use_string_codecs
 from zdt.codecs import vlen
-from zdt.errors import ConfigError
+from zdt.errors import ConfigError, CorruptChunkError
 
 SDT = np.dtypes.StringDType()
 texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
@@ -148,22 +148,23 @@ def vchunk(*items: bytes, count: int | None = None) -> bytes:
     return out
 
 
-@pytest.mark.parametrize(("buf", "n", "match"), [
-    (b"\x01\x00", 1, "the chunk is shorter than its header"),
-    (vchunk(b"ab", count=3), 3, r"element \(1,\): the chunk ends before its length"),
-    (vchunk(b"ab", b"cd", count=3), 2, "the chunk holds 3 elements but its shape needs 2"),
-    (vchunk(b"ab")[:-1], 1, r"element \(0,\): its length 2 runs past the end"),
-    (struct.pack("<II", 1, 0xFFFFFFFF) + b"x", 1, r"element \(0,\): its length 4294967295 runs past"),
-    (vchunk(b"ok", b"\xff\xfe"), 2, r"element \(1,\) is not valid UTF-8 \(byte 0 of it\)"),
-    (vchunk(b"a\xc3"), 1, r"element \(0,\) is not valid UTF-8 \(byte 1 of it\)"),
-    (vchunk(b"\xed\xa0\x80"), 1, "not valid UTF-8"),               # surrogate
-    (vchunk(b"\xc0\x80"), 1, "not valid UTF-8"),                   # overlong NUL
-    (vchunk(b"\xf4\x90\x80\x80"), 1, "not valid UTF-8"),           # beyond U+10FFFF
-    (vchunk(b"ab") + b"\0", 1, "1 bytes follow the last element"),
+@pytest.mark.parametrize(("buf", "n", "match", "part"), [
+    (b"\x01\x00", 1, "the chunk is shorter than its header", "header"),
+    (vchunk(b"ab", count=3), 3, r"element \(1,\): the chunk ends before its length", "lengths"),
+    (vchunk(b"ab", b"cd", count=3), 2, "the chunk holds 3 elements but its shape needs 2", "header"),
+    (vchunk(b"ab")[:-1], 1, r"element \(0,\): its length 2 runs past the end", "lengths"),
+    (struct.pack("<II", 1, 0xFFFFFFFF) + b"x", 1, r"element \(0,\): its length 4294967295 runs past", "lengths"),
+    (vchunk(b"ok", b"\xff\xfe"), 2, r"element \(1,\) is not valid UTF-8 \(byte 0 of it\)", "data"),
+    (vchunk(b"a\xc3"), 1, r"element \(0,\) is not valid UTF-8 \(byte 1 of it\)", "data"),
+    (vchunk(b"\xed\xa0\x80"), 1, "not valid UTF-8", "data"),               # surrogate
+    (vchunk(b"\xc0\x80"), 1, "not valid UTF-8", "data"),                   # overlong NUL
+    (vchunk(b"\xf4\x90\x80\x80"), 1, "not valid UTF-8", "data"),           # beyond U+10FFFF
+    (vchunk(b"ab") + b"\0", 1, "1 bytes follow the last element", "data"),
 ])
-def test_corrupt_vlen_chunks(buf, n, match):
-    with pytest.raises(ValueError, match=match):
+def test_corrupt_vlen_chunks(buf, n, match, part):
+    with pytest.raises(CorruptChunkError, match=match) as e:
         vlen.decode(buf, (n,), utf8=True)
+    assert (e.value.codec, e.value.part) == ("vlen-utf8", part)
 
 
 def test_corrupt_chunk_error_uses_the_nd_index():
@@ -182,20 +183,21 @@ def achunk(offsets, data=b"", width=4, pad=None):
     return head + padding + data
 
 
-@pytest.mark.parametrize(("buf", "n", "match"), [
-    (b"\0" * 63, 0, "the chunk is shorter than its header"),
-    (achunk([0, 2, 4])[:60], 2, "shorter than its header"),
-    (achunk([1, 2], b"ab"), 1, "the first offset is 1, not 0"),
-    (achunk([0, 3, 2], b"abc"), 2, r"offset number 2 \(2\) is smaller than the one before it"),
-    (achunk([0, 2, 9], b"abcd"), 2, r"element \(1,\): its length 7 runs past the end"),
-    (achunk([0, 2], b"abcd"), 1, r"the last offset \(2\) is not the length of the data"),
-    (achunk([0, 2], b"ab", pad=b"\0" * 55 + b"\x01"), 1, "padding byte 55 after the offsets is not zero"),
-    (achunk([0, 2, 4], b"ab\xff\xfe"), 2, r"element \(1,\) is not valid UTF-8"),
-    (achunk([0, -1], b""), 1, r"offset number 1 \(-1\) is smaller"),
+@pytest.mark.parametrize(("buf", "n", "match", "part"), [
+    (b"\0" * 63, 0, "the chunk is shorter than its header", "header"),
+    (achunk([0, 2, 4])[:60], 2, "shorter than its header", "header"),
+    (achunk([1, 2], b"ab"), 1, "the first offset is 1, not 0", "offsets"),
+    (achunk([0, 3, 2], b"abc"), 2, r"offset number 2 \(2\) is smaller than the one before it", "offsets"),
+    (achunk([0, 2, 9], b"abcd"), 2, r"element \(1,\): its length 7 runs past the end", "lengths"),
+    (achunk([0, 2], b"abcd"), 1, r"the last offset \(2\) is not the length of the data", "offsets"),
+    (achunk([0, 2], b"ab", pad=b"\0" * 55 + b"\x01"), 1, "padding byte 55 after the offsets is not zero", "padding"),
+    (achunk([0, 2, 4], b"ab\xff\xfe"), 2, r"element \(1,\) is not valid UTF-8", "data"),
+    (achunk([0, -1], b""), 1, r"offset number 1 \(-1\) is smaller", "offsets"),
 ])
-def test_corrupt_arrow_chunks(buf, n, match):
-    with pytest.raises(ValueError, match=match):
+def test_corrupt_arrow_chunks(buf, n, match, part):
+    with pytest.raises(CorruptChunkError, match=match) as e:
         vlen.decode(buf, (n,), utf8=True, layout=vlen.ARROW)
+    assert e.value.part == part
 
 
 def test_arrow_int64_offsets_are_read_as_64_bit():

@@ -16,6 +16,8 @@ only (zdt.codecs.packbits refuses big-endian ones before calling it).
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
+from zdt.errors import CorruptChunkError
+
 
 cdef inline uint64_t load_comp(const uint8_t* p, int nbytes) noexcept nogil:
     cdef uint64_t v = 0
@@ -192,10 +194,11 @@ def unpack(buf, Py_ssize_t ncomp, int nbytes, int first_bit, int b, int sign_bit
     size, pad = packed_size(ncomp, b)
     expected = size + (1 if padding else 0)
     if bv.shape[0] != expected:
-        raise ValueError(
+        raise CorruptChunkError(
             f"{codec}: corrupt chunk: {bv.shape[0]} bytes, but {ncomp} components of {b} bits "
             f"take {size}" + (" plus the padding byte" if padding else "")
-            + (" (trailing bytes)" if bv.shape[0] > expected else " (truncated)"))
+            + (" (trailing bytes)" if bv.shape[0] > expected else " (truncated)"),
+            codec=codec, part="length")
     if ov.shape[0] != ncomp * nbytes:
         raise ValueError("packbits: the output does not match the element count")
     start = 1 if padding == 1 else 0
@@ -203,11 +206,12 @@ def unpack(buf, Py_ssize_t ncomp, int nbytes, int first_bit, int b, int sign_bit
         stored = bv[0] if padding == 1 else bv[size]
         if stored != pad:
             where = "first" if padding == 1 else "last"
-            raise ValueError(f"{codec}: corrupt chunk: the padding byte ({where} byte) says "
-                             f"{stored} padding bits, but {ncomp} components of {b} bits leave {pad}")
+            raise CorruptChunkError(f"{codec}: corrupt chunk: the padding byte ({where} byte) says "
+                                    f"{stored} padding bits, but {ncomp} components of {b} bits "
+                                    f"leave {pad}", codec=codec, part="padding byte")
     if pad and bv[start + size - 1] >> (8 - pad):
-        raise ValueError(f"{codec}: corrupt chunk: the {pad} padding bits at the end of the "
-                         f"stream are not zero")
+        raise CorruptChunkError(f"{codec}: corrupt chunk: the {pad} padding bits at the end of "
+                                f"the stream are not zero", codec=codec, part="padding bits")
     if ncomp == 0:
         return out
     data = &bv[start]

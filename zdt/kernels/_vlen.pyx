@@ -20,6 +20,8 @@ other extension independent of NumPy's ABI.
 
 import numpy as np
 
+from zdt.errors import CorruptChunkError
+
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
@@ -91,6 +93,10 @@ cdef enum Problem:
     PADDING = 9              # arrow: padding bytes not zero
     NO_LENGTH = 10           # vlen: the chunk ends where an element's length should be
 
+# the part of the chunk each problem is in (CorruptChunkError.part)
+_PARTS = {TRUNCATED_HEADER: "header", COUNT_MISMATCH: "header", LENGTH_PAST_END: "lengths",
+          TRAILING: "data", BAD_UTF8: "data", FIRST_OFFSET: "offsets", DECREASING: "offsets",
+          LAST_OFFSET: "offsets", PADDING: "padding", NO_LENGTH: "lengths"}
 _PROBLEMS = {
     TRUNCATED_HEADER: "the chunk is shorter than its header",
     COUNT_MISMATCH: "the chunk holds {value} elements but its shape needs {n}",
@@ -320,7 +326,7 @@ cdef raise_found(Found* f, Py_ssize_t n, str codec, tuple shape):
     # header problems (an offset beyond the elements) keep the offset's flat position
     index = nd_index(f.index, shape) if 0 <= f.index < n else (f.index,)
     msg = _PROBLEMS[f.problem].format(index=index, value=f.value, n=n, offset=f.index)
-    raise ValueError(f"{codec}: corrupt chunk: {msg}")
+    raise CorruptChunkError(f"{codec}: corrupt chunk: {msg}", codec=codec, part=_PARTS[f.problem])
 
 
 def validate(buf, Py_ssize_t n, int layout, int width, bint utf8, str codec, tuple shape):
@@ -406,8 +412,8 @@ def decode_strings(buf, Py_ssize_t n, int layout, int width, str codec="vlen-utf
     if changed:
         raise ValueError(f"{codec}: the chunk's buffer changed while it was being decoded")
     if bad_at >= 0:
-        raise ValueError(f"{codec}: corrupt chunk: element {nd_index(bad_at, shape)} is not valid UTF-8 "
-                         f"(byte {bad_byte} of it)")
+        raise CorruptChunkError(f"{codec}: corrupt chunk: element {nd_index(bad_at, shape)} is not "
+                                f"valid UTF-8 (byte {bad_byte} of it)", codec=codec, part="data")
     if rc < 0:
         raise MemoryError("packing a string into StringDType failed")
     return out
@@ -437,8 +443,9 @@ def decode_objects(buf, Py_ssize_t n, int layout, int width, bint utf8, str code
                 try:
                     obj = PyUnicode_DecodeUTF8(<const char*>start, length, NULL)
                 except UnicodeDecodeError as e:
-                    raise ValueError(f"{codec}: corrupt chunk: element {nd_index(i, shape)} is not valid "
-                                     f"UTF-8 (byte {e.start} of it)") from None
+                    raise CorruptChunkError(f"{codec}: corrupt chunk: element {nd_index(i, shape)} "
+                                            f"is not valid UTF-8 (byte {e.start} of it)",
+                                            codec=codec, part="data") from None
         else:
             obj = PyBytes_FromStringAndSize(<const char*>start, length)
         Py_INCREF(obj)
