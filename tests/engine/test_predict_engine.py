@@ -252,9 +252,9 @@ def test_a_cf_fill_value_the_data_hold_becomes_the_codecs_fill(tmp_path):
 def test_the_write_takes_the_chunks_the_check_encoded_and_writes_the_same_bytes(tmp_path,
                                                                                 monkeypatch):
     """convert checks each unit by encoding and decoding its chunks; the write takes those
-    bytes (zdt.codecs.predict_memo) instead of encoding every chunk again: one encoding fewer
+    bytes (zdt.engine.predict_memo) instead of encoding every chunk again: one encoding fewer
     per chunk written, and the same store as with every chunk encoded twice."""
-    from zdt.codecs import predict_memo
+    from zdt.engine import predict_memo
 
     x = smooth()
     x[5, 7] = np.nan

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from zdt.codecs import predict_memo
-from zdt.engine import arrays, damage
+from zdt.codecs.zarr.predict import PredictCodec
+from zdt.engine import arrays, damage, predict_memo
 from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
@@ -153,6 +153,7 @@ class UnitWriter:
             return self._check_and_write(i, region, x)
         # (the check encodes every chunk of a lossy serializer: the write takes those bytes
         # instead of encoding each chunk again, predict_memo)
+        PredictCodec.encoded = predict_memo
         with predict_memo.session():
             return self._check_and_write(i, region, x)
 

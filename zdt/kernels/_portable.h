@@ -1,4 +1,4 @@
-/* zdt/_portable.h: the few things C leaves to the compiler, each with a portable fallback.
+/* zdt/kernels/_portable.h: the few things C leaves to the compiler, each with a portable fallback.
  *
  *   checked 64-bit add / sub / mul   gcc/clang __builtin_*_overflow, else plain C
  *   count leading zeros (64-bit)     gcc/clang __builtin_clzll, else plain C

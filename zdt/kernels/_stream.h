@@ -1,4 +1,4 @@
-/* zdt/_stream.h: float64 -> int32 with streaming (non-temporal) stores, for outputs far larger
+/* zdt/kernels/_stream.h: float64 -> int32 with streaming (non-temporal) stores, for outputs far larger
  * than the caches.
  *
  * A store to a line not in cache first reads the line (read for ownership); a streaming store

@@ -5,12 +5,11 @@ Spec: docs/codecs/predict.md; what it computes: zdt.codecs.predict."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
-from zdt.codecs import predict_memo
 from zdt.codecs.config_json import parse_envelope
 from zdt.codecs.predict import CODEC, PredictConfig
 from zdt.codecs.zarr._base import SyncCodec
@@ -34,6 +33,11 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
     the array's fill value), ``mask`` (a reference for the masks of chunks whose last two
     extents are its shape: {"shape": [n2, n3], "stream": base64}, or a ReferenceMask; a land
     mask repeated in every chunk along time then costs next to nothing in each)."""
+
+    # chunks encoded moments ago, to take instead of encoding again: take(config, arr, fill) ->
+    # bytes or None, keep(config, arr, fill, data); None here (zdt.engine.writer sets its
+    # convert-time memo, zdt.engine.predict_memo)
+    encoded: ClassVar[Any] = None
 
     is_fixed_size = False
 
@@ -68,11 +72,12 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
         arr = np.asarray(chunk_array.as_ndarray_like())
         arr = arr.astype(chunk_spec.dtype.to_native_dtype(), copy=False)
-        # (convert's check encoded this chunk moments ago: predict_memo)
-        data = predict_memo.take(self.config, arr, chunk_spec.fill_value)
+        memo = PredictCodec.encoded
+        data = memo.take(self.config, arr, chunk_spec.fill_value) if memo is not None else None
         if data is None:
             data = self.config.encode(arr, chunk_spec.fill_value)
-            predict_memo.keep(self.config, arr, chunk_spec.fill_value, data)
+            if memo is not None:
+                memo.keep(self.config, arr, chunk_spec.fill_value, data)
         return chunk_spec.prototype.buffer.from_bytes(data)
 
     def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:

@@ -1,4 +1,6 @@
-"""zdt.predict chunks encoded for convert's check, kept for the write that follows.
+"""zdt.predict chunks encoded for convert's check, kept for the write that follows (the zarr
+codec asks its `encoded` hook, which zdt.engine.writer points here: the codec itself knows
+nothing of conversions).
 
 convert checks a storage unit by encoding and decoding each of its chunks (the decision's
 chain as a reader decodes it: zdt.engine.measure.ChunkRunner), then writes the unit through

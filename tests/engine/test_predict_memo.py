@@ -1,4 +1,4 @@
-"""zdt.codecs.predict_memo: the chunks convert's check encoded, taken by the write that
+"""zdt.engine.predict_memo: the chunks convert's check encoded, taken by the write that
 follows: only inside a session, only for the same configuration, type, shape, fill value and
 values bit for bit, once, and nothing left when the session ends."""
 
@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from zdt.codecs import predict_memo
+from zdt.engine import predict_memo
 from zdt.codecs.predict import PredictConfig
 
 CONFIG = PredictConfig.create(abs_error=0.01)
