@@ -121,3 +121,35 @@ def test_zdt_predict_codes_the_stored_integers_with_the_bound_in_physical_units(
     a = xr.open_zarr(packed, consolidated=False).reflectivity.values
     b = xr.open_zarr(tmp_path / "small.zarr", consolidated=False).reflectivity.values
     assert np.array_equal(np.isnan(a), np.isnan(b)) and np.nanmax(np.abs(b - a)) <= bound + 1e-9
+
+
+@pytest.mark.parametrize(("encoding", "E"), [
+    ({"dtype": "int32", "scale_factor": 1e-4, "_FillValue": np.int32(-2 ** 31)}, 0.05),
+    ({"dtype": "int16", "scale_factor": 0.01, "add_offset": 273.15, "_FillValue": np.int16(-32768)}, 0.05),
+], ids=["int32 x 1e-4 at 500 steps", "int16 x 0.01 + 273.15 at 5 steps"])
+@pytest.mark.parametrize("readers", ["zarr-python", "zdt"])
+def test_the_bound_holds_as_a_reader_unpacks_a_scale_that_is_no_power_of_two(tmp_path, encoding, E, readers):
+    """A real SST (NEMO, iris-sample-data) packed with a scale that is no power of two, at a
+    bound of a whole number of steps: exact in stored integers, but unpacked in float64 (as
+    xarray does) the difference of two values 500 steps of 1e-4 apart can be
+    0.050000000000000044. What xarray reads back is within E by NumPy's own subtraction,
+    and zdt compare reports that very number and its check agrees."""
+    import os
+
+    iris = pytest.importorskip("iris_sample_data")
+    path = os.path.join(os.path.dirname(iris.__file__), "sample_data", "NEMO",
+                        "nemo_1m_20150101-20150201_grid-T.nc")
+    with xr.open_dataset(path) as ds:
+        tos = ds[["tos"]].load()
+    src, out = tmp_path / "src.zarr", tmp_path / "out.zarr"
+    tos.to_zarr(src, zarr_format=3, consolidated=False, encoding={"tos": encoding})
+    zdt.convert(src, out, abs_error=E, readers=readers)
+    x = xr.open_zarr(src, consolidated=False).tos.values
+    y = xr.open_zarr(out, consolidated=False).tos.values
+    assert x.dtype == y.dtype == np.float64
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    worst = float(np.nanmax(np.abs(y - x)))
+    assert 0.6 * E < worst <= E
+    figures = zdt.compare(src, out, ["tos"], abs_error=E, slices=0)["arrays"]["/tos"]
+    assert figures["max_abs_error"] == figures["checks"]["bound"]["largest_error"] == worst
+    assert figures["checks"]["bound"]["passed"] is True

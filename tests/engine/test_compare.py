@@ -205,7 +205,14 @@ def test_cf_packed_arrays_are_compared_in_physical_units():
     want = ref.pointwise((stored[keep] * 0.01 + 273.15).tolist(), (moved[keep] * 0.01 + 273.15).tolist())
     for key, value in want.items():
         assert close(got[key], value, 300.0), (key, got[key], value)
-    assert got["max_abs_error"] == pytest.approx(0.02) and got["checks"]["bound"]["passed"] is True
+    # 2 steps of 0.01 are 0.02 exactly, but not as a reader unpacks them (stored x 0.01 +
+    # 273.15 in float64): the check is on what the reader sees, the very figure reported
+    unpacked = np.abs((moved[keep] * 0.01 + 273.15) - (stored[keep] * 0.01 + 273.15)).max()
+    assert got["max_abs_error"] == unpacked > 0.02
+    bound = got["checks"]["bound"]
+    assert bound["largest_error"] == got["max_abs_error"] and bound["passed"] is False
+    again = zdt.compare(a, b, abs_error=float(unpacked), slices=0)["arrays"]["/"]
+    assert again["checks"]["bound"]["passed"] is True
 
 
 def test_masks_shapes_and_types_that_differ_are_one_line_naming_the_difference():
@@ -357,10 +364,11 @@ def test_constant_sources_empty_axes_and_no_slices_give_figures_not_errors(tmp_p
     assert (tmp_path / "noslice.html").read_text().count("data:image/png") == 1
 
 
-def test_packed_floats_and_cancelling_offsets_are_decided_exactly():
-    """A float array packed alike in both is checked on its stored numbers, as convert does:
-    errors of exactly 0.01 in physical units pass although the unpacked float64 differences
-    exceed 0.01; a relative bound where scale and offset cancel is settled in rationals."""
+def test_packed_arrays_are_checked_as_a_reader_unpacks_them():
+    """CF-packed data is checked on the values a reader unpacks (stored x scale + offset in
+    float64, each rounded), the figures compare reports: errors of exactly 0.01 in rationals
+    whose unpacked float64 differences exceed 0.01 fail at 0.01; a relative bound where scale
+    and offset cancel is decided on the reader's quotient."""
     from fractions import Fraction
 
     rng = np.random.default_rng(8)
@@ -369,14 +377,20 @@ def test_packed_floats_and_cancelling_offsets_are_decided_exactly():
     for i in range(xs.size):            # the largest y with |y - x| 0.1 <= 0.01 exactly
         while abs(Fraction(ys[i]) - Fraction(xs[i])) * Fraction(0.1) > Fraction(0.01):
             ys[i] = np.nextafter(ys[i], -np.inf)
-    attrs = {"scale_factor": 0.1, "add_offset": 0.0}
-    a, b = pair(xs, ys, attrs=attrs)
-    assert zdt.compare(a, b, abs_error=0.01)["arrays"]["/"]["checks"]["bound"]["passed"] is True
-    attrs = {"scale_factor": 0.1, "add_offset": 1e9}
+    unpacked = np.abs((ys * 0.1 + 0.0) - (xs * 0.1 + 0.0)).max()
+    assert unpacked > 0.01
+    a, b = pair(xs, ys, attrs={"scale_factor": 0.1, "add_offset": 0.0})
+    got = zdt.compare(a, b, abs_error=0.01)["arrays"]["/"]
+    assert got["max_abs_error"] == got["checks"]["bound"]["largest_error"] == unpacked
+    assert got["checks"]["bound"]["passed"] is False
     x = np.array([-9999999980, 5], dtype=np.int64)
-    a, b = pair(x, x + np.array([1, 0]), attrs=attrs)
-    # physical value 2 (exactly 1e9 - 999999998), error 0.1: relative 0.05 exactly, but the
-    # float sum gives 2.0000001192...; 0.0500000006939 is above the float ratio, below 0.05 + ...
-    exact = Fraction(1) * Fraction(0.1) / abs(Fraction(-9999999980) * Fraction(0.1) + Fraction(1e9))
-    got = zdt.compare(a, b, rel_error=0.0500000006939)["arrays"]["/"]["checks"]["bound"]
-    assert got["passed"] is (exact <= Fraction(0.0500000006939))
+    a, b = pair(x, x + np.array([1, 0]), attrs={"scale_factor": 0.1, "add_offset": 1e9})
+    # physical value 2 (exactly 1e9 - 999999998), error 0.1: relative 0.05 in rationals; the
+    # reader's unpacked value is 2.0000001192..., its quotient a little below 0.05
+    px = x.astype(np.float64) * 0.1 + 1e9
+    py = (x + np.array([1, 0])).astype(np.float64) * 0.1 + 1e9
+    reader = float(np.abs(py[0] - px[0]) / np.abs(px[0]))
+    for limit in (reader, np.nextafter(reader, 0.0)):
+        got = zdt.compare(a, b, rel_error=float(limit))["arrays"]["/"]
+        assert got["checks"]["bound"]["largest_error"] == got["max_rel_error"] == reader
+        assert got["checks"]["bound"]["passed"] is bool(reader <= limit)

@@ -3,10 +3,15 @@ add_offset`` (netCDF, radar and satellite products; CF conventions, section 8.1)
 the unpacked (physical) units; the engine works on the stored numbers, so the bound is turned
 into stored units here, exactly, and errors are reported back in physical units.
 
-For integers the stored bound is a whole number k, the largest with k |scale_factor| <= E, so
-that |stored error| <= k holds exactly when the physical error is within E (computed in
-rationals: no float rounding decides it). A relative bound R applies to the physical value,
-add_offset included: it is kept by the absolute bound R min |physical| over the data (so an
+The bound holds as a reader computes it: physical values ``fl(fl(stored x scale) + offset)``
+in float64, each operation rounded (xarray, netCDF-C), their difference rounded too, at most E.
+So the stored bound k (a whole number for integers) is the largest with
+``(k |scale| + 2u (T + P)(1 + u))(1 + u) <= E``, u = 2**-53, T and P the largest |stored x
+scale| and |physical| the data (and its errors) reach: the two readers' roundings and the
+difference's cannot then carry the error past E (500 steps of 1e-4 at E = 0.05 would:
+0.050000000000000044 in float64; 499 cannot). Computed in rationals. A relative bound R
+applies to the physical value, add_offset included: it is kept by the absolute bound R min
+|physical| over the data, less the same roundings and those of the reader's division (so an
 array whose physical values reach zero is kept exact). The output keeps the stored type and the
 attributes, so every CF reader unpacks it as before; _FillValue, missing_value and the valid
 range are in stored units and stay exact (zdt.engine.arrays.sentinels_of).
@@ -22,6 +27,11 @@ from typing import Any
 import numpy as np
 
 from zdt.engine.bounds import Bound
+
+
+# integer ranges up to this span have every pair of stored values k apart checked as a reader
+# decodes them (stored_bound); wider ones get the rounding analysis
+SCAN = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -61,15 +71,31 @@ class Packing:
         None then."""
         s = abs(Fraction(self.scale))
         exact = Bound("abs", 0.5) if np.dtype(dtype).kind in "iu" else None
+        u = Fraction(1, 2 ** 53)
+        p_lo = Fraction(lo) * Fraction(self.scale) + Fraction(self.offset)
+        p_hi = Fraction(hi) * Fraction(self.scale) + Fraction(self.offset)
         if bound.relative:
-            p_lo = Fraction(lo) * Fraction(self.scale) + Fraction(self.offset)
-            p_hi = Fraction(hi) * Fraction(self.scale) + Fraction(self.offset)
             if p_lo <= 0 <= p_hi or p_hi <= 0 <= p_lo:
                 return exact
-            limit = Fraction(bound.value) * min(abs(p_lo), abs(p_hi))
+            # (the reader divides by its own |physical|, rounded: R less 4u of itself)
+            limit = Fraction(bound.value) * min(abs(p_lo), abs(p_hi)) * (1 - 4 * u)
         else:
             limit = Fraction(bound.value)
-        if np.dtype(dtype).kind in "iu":
+        integers = np.dtype(dtype).kind in "iu"
+        if integers and hi - lo <= SCAN:
+            # every pair k steps apart decoded as a reader decodes it: k as large as it holds
+            k = math.floor(limit / s)
+            while k >= 1 and not self._reads_within(bound, k, int(lo), int(hi)):
+                k -= 1
+            return Bound("abs", float(k)) if k >= 1 else exact
+        # the reader's roundings, over the data's range widened by the error itself
+        reach = limit + s
+        t_max = max(abs(Fraction(lo)), abs(Fraction(hi))) * s + reach
+        p_max = max(abs(p_lo), abs(p_hi)) + reach
+        limit = limit / (1 + u) - 2 * u * (t_max + p_max) * (1 + u)
+        if limit <= 0:
+            return exact
+        if integers:
             k = math.floor(limit / s)
             return Bound("abs", float(k)) if k >= 1 else exact
         # floats: the largest float E' with E' |scale| <= limit
@@ -77,6 +103,25 @@ class Packing:
         while Fraction(e) * s > limit:
             e = float(np.nextafter(e, 0.0))
         return Bound("abs", e) if e > 0 else None
+
+    def _reads_within(self, bound: Bound, k: int, lo: int, hi: int) -> bool:
+        """Whether every stored x in [lo, hi] and x +- k, unpacked in float64 as a reader does
+        (x * scale, then + offset, each rounded), differ by at most the bound (relative: to
+        x's own unpacked value), the difference and quotient rounded as NumPy rounds them.
+        (Fewer steps apart are s below: no rounding of these magnitudes makes up a step.)"""
+        x = np.arange(lo - k, hi + k + 1, dtype=np.float64)
+        p = x * self.scale
+        p += self.offset
+        mid = p[k:len(p) - k]
+        for other in (p[:len(p) - 2 * k], p[2 * k:]):
+            d = np.abs(other - mid)
+            if bound.relative:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    if not (d / np.abs(mid) <= bound.value).all():
+                        return False
+            elif not (d <= bound.value).all():
+                return False
+        return True
 
     def physical_error(self, stored_error: float) -> float:
         return stored_error * abs(self.scale)
