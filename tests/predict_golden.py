@@ -12,7 +12,11 @@ format 2's pointwise-relative chunks (zeros, signs, exact values) and its masked
 repeated along the first axis; every predictor x stage, float32, integers, all masked) and
 format 3's chunks with a step for each interpolation level (each interpolating predictor x
 stage, float32, masked, relative, integers), and masked chunks whose mask looks back at the
-configuration's reference mask.
+configuration's reference mask; and (v2.8) what those never exercised: Lorenzo under stage 3's
+models 2 and 3, fill-value symbols (class 4) under models 2 and 3, a relative chunk's exact
+map, reference masks of chunks of 1, 2 and 4 dimensions (and 5 merged to 4), format 3 by
+slices whose first level is not the chunk's, stage 2 with extents of 1 dropped and five
+dimensions merged (tests/codecs/test_predict_golden_paths.py parses each chunk to show it).
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -237,6 +241,50 @@ def _cases() -> list[Case]:
                         {"abs_error": 0.01, "entropy": s, "mask": reference}, fill=FILL))
     out.append(Case("reference-mask-int16", make_masked_integers((2, 17, 23)), (2, 17, 23),
                     "int16", {"abs_error": 2.0, "mask": reference}, fill=-7))
+    # (v2.8) what the chunks above never exercise (issue 57): stage 3's models 2 and 3 under
+    # Lorenzo (every Lorenzo stage 3 chunk above has model 0, where contexts change nothing)
+    # and class 4 (fill-value symbols) under models 2 and 3, each predictor; chosen by the
+    # chunk's size and how its codes spread, as the models above (the encoder takes the model
+    # whose tables and symbols come out fewest: Lorenzo never takes model 1, which is model 0
+    # with three empty tables more)
+    models_fill = {"lorenzo-model2-fill": ((64, 64), 0.004, "lorenzo"),
+                   "lorenzo-model3-fill": ((192, 192), 0.001, "lorenzo"),
+                   "ans-model2-fill": ((128, 128), 0.004, "interpolation"),
+                   "ans-model3-fill": ((384, 384), 0.02, "interpolation")}
+    for name, (shape, E, p) in models_fill.items():
+        out.append(Case(name, make(shape, wave=64, patchy=True, fill=True), shape, "float32",
+                        {"abs_error": E, "predictor": p, "entropy": "ans"}, fill=FILL))
+    # a relative chunk with an exact map: float32's largest values, whose decoded values
+    # round past it to infinity (stored exactly, their logarithms left in the chunk)
+    out.append(Case("rel-exact-map", make_largest((21, 26)), (21, 26), "float32",
+                    {"rel_error": 0.01, "predictor": "interpolation", "entropy": "ans"},
+                    fill=FILL))
+    # reference masks for chunks of other dimension counts D (extents of 1 dropped, leading
+    # dimensions merged down to four): D = 1 (the reference 1 x n_0), 2 (an extent of 1
+    # dropped), 4 (the first time step's first level looks back at the reference, each later
+    # step's first level one step back along dimension 0), and a 5-d chunk merged to D = 4
+    # (the 1-d chunk's reference: its own gaps, make_masked's at hashed places)
+    row = {"shape": [1, 512], "stream": "6QQCABsAAAAAAAAAGsnAyYf8w+92LZuFes+kz+irrEjHQvdF"
+                                        "l62cx5aOXm6ru6/dZrEefO6EO56hz6LwXK4ySCtq"}
+    for name, shape, mask in (("reference-mask-1d", (512,), row),
+                              ("reference-mask-2d", (17, 1, 23), reference),
+                              ("reference-mask-4d", (2, 3, 17, 23), reference),
+                              ("reference-mask-5d", (2, 2, 2, 17, 23), reference)):
+        out.append(Case(name, make_masked(shape, FILL), shape, "float64",
+                        {"abs_error": 0.01, "entropy": "ans", "mask": mask}, fill=FILL))
+    # format 3 by slices whose first level (8: slices of 8 x 9) is not the chunk's (16: 17
+    # slices): each slice's first element takes its own first level's step
+    first = (17, 8, 9)
+    out.append(Case("levels-slices-first-level", make(first, wave=64, noise_amp=0), first,
+                    "float64", {"abs_error": 2.0, "predictor": "interpolation_slices",
+                                "entropy": "ans"}))
+    # stage 2 (level groups) on shapes with extents of 1 dropped and five dimensions merged
+    for label in ("ones", "5d"):
+        shape = shapes[label]
+        for p in predictors[1:]:
+            out.append(Case(f"{label}-{p}-pcodec_levels",
+                            make(shape, wave=16, noise_amp=2, specials=True), shape, "float64",
+                            {"abs_error": 0.003, "predictor": p, "entropy": "pcodec_levels"}))
     return out
 
 
@@ -254,12 +302,28 @@ def land(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def make_masked(shape: tuple[int, ...], fill: float) -> Callable[[str], np.ndarray]:
-    """`make`'s field (with specials) with `fill` on the land of `land`."""
+    """`make`'s field (with specials) with `fill` on the land of `land` (its last two axes
+    those of extent > 1); in a 1-d chunk, at hashed places (a quarter of the elements)."""
     base = make(shape, wave=64, noise_amp=3, specials=True)
+    dims = [n for n in shape if n != 1]
+    where = noise(shape, 61) < -256 if len(dims) == 1 else land(tuple(dims))
 
     def data(dtype: str) -> np.ndarray:
         x = base("float64")
-        x[land(shape)] = fill
+        x[where.reshape(shape)] = fill
+        return x.astype(dtype)
+    return data
+
+
+def make_largest(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
+    """`make_relative`'s chunk with float32's largest values, (2^24 - k) 2^104 for k = 1 ..
+    31, at hashed places."""
+    base = make_relative(shape)
+
+    def data(dtype: str) -> np.ndarray:
+        x = base("float64")
+        where = noise(shape, 47)
+        x[where > 480] = np.ldexp((2 ** 24 + 480 - where[where > 480]).astype(np.float64), 104)
         return x.astype(dtype)
     return data
 
