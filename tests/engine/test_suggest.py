@@ -366,16 +366,34 @@ def test_integers_within_an_absolute_bound(values, bound, dtype, fill):
 
 def test_an_odd_whole_step_for_integers():
     """The issue's integer images: an elevation model in int16 at 1 m keeps every value within
-    1 m through a step of 3 (v - lo = 3c + r, |r| <= 1), fewer bytes than as it is."""
+    1 m through a step of 3 (v - lo = 3c + r, |r| <= 1), fewer bytes than as it is. For
+    zarr-python the step is numcodecs' FixedScaleOffset (a codec it reads by itself); the edge
+    chunk's padding, the fill value 0, lies below the codes' range (NumPy's cast wraps it)."""
+    rng = np.random.default_rng(8)
+    x = (600 + np.cumsum(rng.integers(-3, 4, 40_000))).astype(np.int16)
+    arr = source(x, 0, chunks=(15_000,))
+    d = decide(arr, Bound("abs", 1.0))
+    assert d.action == "encode" and "odd whole step" in d.why, d.why
+    assert [c["name"] for c in d.codecs][0] == "numcodecs.fixedscaleoffset"
+    conf = d.codecs[0]["configuration"]
+    assert conf["offset"] == x.min() and conf["scale"] == 1 / 3 and not d.round_with
+    back, nbytes = written(arr, d.codecs)
+    assert back.dtype == np.int16 and np.abs(back.astype(np.int64) - x).max() <= 1
+    assert len(np.unique((back.astype(np.int64) - x.min()) % 3)) == 1
+    assert nbytes < stored_bytes(arr)
+
+
+def test_an_odd_whole_step_rounded_in_memory_for_readers_without_it():
+    """zarrs reads neither FixedScaleOffset nor cast_value: the chain [cast_value float64,
+    scale_offset(1/3), cast_value] is applied in memory and the int16 values on the step's grid
+    are stored as they are."""
     rng = np.random.default_rng(8)
     x = (600 + np.cumsum(rng.integers(-3, 4, 40_000))).astype(np.int16)
     arr = source(x, 0, chunks=(10_000,))
-    # the chain [cast_value float64, scale_offset(1/3), cast_value], applied in memory: zarr-python
-    # 3.2-3.4 rejects it as stored codecs (scale 1/3 read as an int16), and the int16 values
-    # on the step's grid cost fewer bytes than the array as it is
-    d = decide(arr, Bound("abs", 1.0))
+    d = decide(arr, Bound("abs", 1.0), readers=("zarrs",))
     assert d.action == "encode" and "odd whole step" in d.why and "rounded in memory" in d.why, d.why
-    assert not any(c["name"] in ("cast_value", "scale_offset") for c in d.codecs)
+    assert not any(c["name"] in ("cast_value", "scale_offset", "numcodecs.fixedscaleoffset")
+                   for c in d.codecs)
     assert [c["name"] for c in d.round_with] == ["cast_value", "scale_offset", "cast_value"]
     from zdt.engine.writer import runner_for
 
@@ -384,6 +402,23 @@ def test_an_odd_whole_step_for_integers():
     assert len(np.unique((rounded.astype(np.int64) - rounded.min()) % 3)) == 1
     _, nbytes = written(source(rounded, 0, chunks=(10_000,)), d.codecs)
     assert nbytes < stored_bytes(arr)
+
+
+@pytest.mark.parametrize("sentinel", [-32768, -999])
+def test_a_fixedscaleoffset_step_keeps_the_missing_value_marker(sentinel):
+    """A declared _FillValue present in the data is FixedScaleOffset's offset: it is code 0 and
+    decodes to exactly itself, and no value decodes to it (xarray would hide it)."""
+    rng = np.random.default_rng(11)
+    x = (1200 + np.cumsum(rng.integers(-9, 10, 30_000))).astype(np.int16)
+    x[::53] = sentinel
+    arr = source(x, sentinel, chunks=(7_000,), attrs={"_FillValue": sentinel})
+    d = decide(arr, Bound("abs", 4.0))
+    assert d.action == "encode" and d.codecs[0]["name"] == "numcodecs.fixedscaleoffset", d.why
+    assert d.codecs[0]["configuration"]["offset"] == sentinel
+    back, _ = written(arr, d.codecs)
+    mark = x == sentinel
+    assert np.array_equal(back == sentinel, mark)
+    assert np.abs(back[~mark].astype(np.int64) - x[~mark]).max() <= 4
 
 
 @pytest.mark.parametrize("relative", [False, True])

@@ -212,6 +212,29 @@ class StageRunner:
         raise NotImplementedError
 
 
+def fused_equivalent(filters: Sequence[Any]) -> list[Any]:
+    """The filters with numcodecs.fixedscaleoffset on integers as the zdt chain that computes
+    the same codes and values (cast_value float64, scale_offset, cast_value to its astype:
+    numcodecs rounds (x - o) * s in float64 half to even, and its decoding, c / s + o then
+    truncated, is exact where zdt.engine.candidates offers it), which zdt's fused pipeline
+    runs; the output's metadata keeps numcodecs.fixedscaleoffset."""
+    out: list[Any] = []
+    for c in filters:
+        conf = c.get("configuration", {}) if isinstance(c, dict) else {}
+        if isinstance(c, dict) and c.get("name") == "numcodecs.fixedscaleoffset" \
+                and np.dtype(conf["dtype"]).kind in "iu":
+            # (the padding of an edge chunk, the fill value, may lie outside the codes' range:
+            # NumPy's astype in numcodecs wraps it, as "wrap" does; decoded, no reader looks at it)
+            out += [{"name": "cast_value", "configuration": {"data_type": "float64", "out_of_range": "clamp"}},
+                    {"name": "scale_offset", "configuration": {"offset": conf["offset"],
+                                                                "scale": conf["scale"]}},
+                    {"name": "cast_value", "configuration": {"data_type": np.dtype(conf["astype"]).name,
+                                                             "out_of_range": "wrap"}}]
+        else:
+            out.append(c)
+    return out
+
+
 class ZarrStage(StageRunner):
     """Zarr format 3: the encoding's codecs, resolved once for chunks of the output's shape
     (zdt.pipeline.ChunkCodecs)."""
@@ -219,8 +242,15 @@ class ZarrStage(StageRunner):
     def __init__(self, encoding: Encoding, dtype: np.dtype, output: Output) -> None:
         super().__init__(encoding, dtype)
         serializer = None if encoding.rounding else encoding.serializer
-        self.codecs = resolve_chunk_codecs(encoding.rounding or encoding.filters, serializer, None,
-                                           self.dtype, output.chunk_shape, output.fill_value)
+        filters = encoding.rounding or encoding.filters
+        fill = output.fill_value
+        for c in filters:
+            # (numcodecs.fixedscaleoffset never looks at the fill value, which only pads edge
+            # chunks; the zdt chain standing for it checks its round trip: its offset passes)
+            if isinstance(c, dict) and c.get("name") == "numcodecs.fixedscaleoffset":
+                fill = c["configuration"]["offset"]
+        self.codecs = resolve_chunk_codecs(fused_equivalent(filters), serializer, None, self.dtype,
+                                           output.chunk_shape, fill)
 
     def _there_and_back(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         stored = self.codecs.to_stored(x)

@@ -106,13 +106,14 @@ def _numbers_fit(codec: dict, data_type: str) -> bool:
 
 READERS = {
     "zarr-python": Reader("zarr-python", CORE | {"cast_value", "scale_offset", "numcodecs.bitround",
-                                                 "numcodecs.pcodec", "numcodecs.shuffle"},
+                                                 "numcodecs.pcodec", "numcodecs.shuffle",
+                                                 "numcodecs.fixedscaleoffset"},
                           True, NUMPY_TYPES, filters_in_array_type=True, hex_maps=False,
                           package="zarr>=3.2",
                           extras=(("cast_value", "cast-value-rs"), ("numcodecs.pcodec", "pcodec"))),
     "zdt": Reader("zdt", CORE | {"cast_value", "scale_offset", "bitround", "numcodecs.bitround",
                                  "numcodecs.pcodec", "numcodecs.shuffle", "packbits",
-                                 "zdt.predict"},
+                                 "zdt.predict", "numcodecs.fixedscaleoffset"},
                   True, None, package="zdt[zarr]"),
     "zarrs": Reader("zarrs", CORE | {"numcodecs.pcodec", "numcodecs.shuffle", "packbits"},
                     False, NUMPY_TYPES, transposed_pcodec_edges=False, package="zarrs"),
@@ -141,7 +142,8 @@ def what_reads(codecs: list[dict], data_type: str) -> dict[str, str]:
 
 
 # array -> array codecs whose configuration a reader may reject (reads_chain)
-FILTER_NAMES = {"cast_value", "scale_offset", "bitround", "numcodecs.bitround", "transpose"}
+FILTER_NAMES = {"cast_value", "scale_offset", "bitround", "numcodecs.bitround", "transpose",
+                "numcodecs.fixedscaleoffset"}
 
 
 def _names(codecs: list[dict]) -> set[str]:
