@@ -40,7 +40,7 @@ class DatasetSource:
                          else Location(text, STORE, {}, "main", root.store))
         self.root = SourceGroup(root, self)
         self.nodes: list[tuple[str, Any]] = [
-            (p, ArrayView(n, self.lazy, p in eager) if is_array(n) else
+            (p, ArrayView(n, self.lazy, p in eager, file) if is_array(n) else
              (self.root if n is root else n)) for p, n in walk(root)]
 
     @property
@@ -80,10 +80,13 @@ class ArrayView:
 
     zdt_view = True             # (zdt.stores.nodes.is_array)
 
-    def __init__(self, array: Any, lazy: Any, eager: bool) -> None:
+    def __init__(self, array: Any, lazy: Any, eager: bool, file: str | None = None) -> None:
         self.array = array
         self.eager = eager          # its chunks are in the template already (index coordinates)
+        self.file = file            # the netCDF file it is read from (None: a Dataset)
         self.variable = _encoded(lazy, array.path)
+        # how the source stores it (a netCDF file's chunks, filters, CF packing: zdt inspect)
+        self.source_encoding = dict(lazy.variables[array.path].encoding)
         self._dask = _is_dask(self.variable.data)
         self._unit_index: dict[tuple, int] | None = None
         self._sizes: dict[int, int] = {}

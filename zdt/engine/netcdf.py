@@ -34,10 +34,12 @@ def netcdf_kind(path: str) -> str | None:
 def engine_for(kind: str, text: str) -> str:
     """The xarray backend that reads this kind of file here, or MissingPackage naming the
     extra."""
-    order = {"hdf5": ("h5netcdf", "netCDF4"), "classic": ("netCDF4", "scipy")}[kind]
-    for package in order:
-        if find_spec(package) is not None and find_spec("xarray") is not None:
-            return package.lower()
+    # (netCDF4 first: the reference library; h5netcdf needs h5py beside it)
+    order = {"hdf5": ("netCDF4", "h5netcdf"), "classic": ("netCDF4", "scipy")}[kind]
+    if find_spec("xarray") is not None:
+        for package in order:
+            if find_spec(package) is not None and (package != "h5netcdf" or find_spec("h5py")):
+                return package.lower()
     raise MissingPackage(f"{text}: reading a netCDF file needs xarray with h5netcdf or netCDF4: "
                          f"{INSTALL}")
 
@@ -119,3 +121,48 @@ def dataset_source(source: Any, zarr_format: int | None = None) -> tuple[Any, st
     from zdt.engine.dataset_source import DatasetSource
 
     return DatasetSource(open_netcdf(path, path), path, zarr_format, file=path), inner
+
+
+def describe_variable(view: Any) -> dict[str, Any]:
+    """What ``zdt inspect`` shows of a variable of a netCDF file (or Dataset): its stored type
+    and shape, the file's chunks and filters (from xarray's encoding), and the zarr array a
+    plain to_zarr, and zdt convert, write of it."""
+    import numpy as np
+
+    from zdt.stores.nodes import array_type_name
+
+    enc = view.source_encoding
+    chunks = enc.get("chunksizes")
+    codecs = []
+    if enc.get("shuffle"):
+        codecs.append({"name": "shuffle"})
+    compression = enc.get("compression") or ("zlib" if enc.get("zlib") else None)
+    if compression:
+        level = enc.get("complevel")
+        codecs.append({"name": compression, **({"level": int(level)} if level is not None else {})})
+    if enc.get("fletcher32"):
+        codecs.append({"name": "fletcher32"})
+    packed = {k: _plain(enc[k]) for k in ("scale_factor", "add_offset", "_FillValue",
+                                          "missing_value") if k in enc}
+    return {
+        "path": "/" + view.path,
+        "source": "netCDF" if view.file is not None else "xarray Dataset",
+        "shape": list(view.shape),
+        "data_type": array_type_name(view),
+        "chunks": list(chunks) if chunks else None,     # None: contiguous
+        "codecs": codecs,
+        "cf": packed,
+        "logical_bytes": int(np.dtype(view.dtype).itemsize * view.size),
+        "zarr_chunks": list(view.chunks),
+    }
+
+
+def _plain(v: Any) -> Any:
+    """A netCDF attribute value as JSON takes it."""
+    import numpy as np
+
+    v = np.asarray(v)
+    if v.ndim:
+        return [_plain(x) for x in v]
+    x = v.item()
+    return None if isinstance(x, float) and x != x else x
