@@ -326,7 +326,6 @@ class Conversion:
         from zdt.engine.decide import THREADS
         from zdt.pipeline import workers
 
-        new = open_written(self.dest.store, arr.path, "r+")
         regions = arrays.storage_units(arr)
         advance = self.progress(f"copy /{arr.path}", len(regions))
 
@@ -334,8 +333,13 @@ class Conversion:
             new[region] = arr.values(region)
             advance(1)
 
-        with ThreadPoolExecutor(workers(most=THREADS), thread_name_prefix="zdt-copy") as pool:
-            list(pool.map(one, regions))
+        with warnings.catch_warnings():
+            # zarr's notes on data types without a v3 spec (fixed-length bytes): the source's
+            # types, written as a plain to_zarr writes them
+            warnings.simplefilter("ignore")
+            new = open_written(self.dest.store, arr.path, "r+")
+            with ThreadPoolExecutor(workers(most=THREADS), thread_name_prefix="zdt-copy") as pool:
+                list(pool.map(one, regions))
 
     # --- 7. finish ----------------------------------------------------------------------------
     def finish(self, plan: Plan) -> None:

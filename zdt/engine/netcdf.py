@@ -6,7 +6,7 @@ output is a re-encoded copy of."""
 from __future__ import annotations
 
 import os
-from importlib.util import find_spec
+from importlib import import_module
 from typing import Any
 
 from zdt.errors import InputError, MissingPackage
@@ -36,12 +36,20 @@ def engine_for(kind: str, text: str) -> str:
     extra."""
     # (netCDF4 first: the reference library; h5netcdf needs h5py beside it)
     order = {"hdf5": ("netCDF4", "h5netcdf"), "classic": ("netCDF4", "scipy")}[kind]
-    if find_spec("xarray") is not None:
+    if _importable("xarray"):
         for package in order:
-            if find_spec(package) is not None and (package != "h5netcdf" or find_spec("h5py")):
+            if _importable(package) and (package != "h5netcdf" or _importable("h5py")):
                 return package.lower()
     raise MissingPackage(f"{text}: reading a netCDF file needs xarray with h5netcdf or netCDF4: "
                          f"{INSTALL}")
+
+
+def _importable(name: str) -> bool:
+    try:
+        import_module(name)
+    except ImportError:
+        return False
+    return True
 
 
 def open_netcdf(path: str, text: str) -> Any:

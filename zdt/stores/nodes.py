@@ -162,7 +162,9 @@ def array_type_name(arr: Any) -> str:
     3), NumPy's (format 2)."""
     meta = arr.metadata
     if meta.zarr_format == 3:
-        name = meta.data_type.to_json(zarr_format=3)
+        with warnings.catch_warnings():     # (zarr's note on types without a v3 spec: a name)
+            warnings.simplefilter("ignore")
+            name = meta.data_type.to_json(zarr_format=3)
         return name if isinstance(name, str) else json_name(name)
     return str(arr.dtype)
 
