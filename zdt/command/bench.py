@@ -45,6 +45,8 @@ FAMILIES: dict[str, tuple[str, str, list[str]]] = {
     "bitround": ("bench_bitround.py", "bitround", ["--n", "8000000", "--repeat", "3"]),
     "convert": ("bench_convert.py", "zdt convert against a plain zarr rewrite",
                 ["--n", "5000000", "--chunk", "500000", "--repeat", "1"]),
+    "xarray": ("bench_xarray.py", "the Python API on a lazy Dataset against the command",
+               ["--n", "5000000", "--chunk", "500000", "--repeat", "1"]),
     # the prediction codec against SZ3 (not part of --quick: it has no committed baseline yet)
     "predict": ("bench_predict.py", "zdt.predict against SZ3", []),
     # bytes, not times: not part of --quick (nor of CI's speed check); a table and one

@@ -105,7 +105,7 @@ def add_parser(sub: Any) -> None:
                     "bound; exit 1 when one does not (a gate for scripts). docs/compare.md "
                     "defines every figure.")
     p.add_argument("src", metavar="SRC", help="the original store (a directory, a .zip file or a "
-                   "URL), optionally :ARRAY or :GROUP")
+                   "URL), optionally :ARRAY or :GROUP; or the netCDF file it was converted from")
     p.add_argument("dst", metavar="DST", help="the store to compare with it (a zdt convert output)")
     p.add_argument("arrays", metavar="ARRAY", nargs="*",
                    help="the arrays to compare, by path (/t2m; default: every numeric array in both)")

@@ -1,4 +1,5 @@
-"""``zdt convert SRC DST``: a re-encoded copy of a store (zdt.convert does the work).
+"""``zdt convert SRC DST``: a re-encoded copy of a store or netCDF file, as a zarr store
+(zdt.convert does the work).
 
 What to do with each array comes from ``--plan FILE`` (``zdt suggest --json``, applied as
 written), ``--codecs JSON`` (the same codecs for every numeric array), or a bound (decided as
@@ -49,7 +50,8 @@ def add_parser(sub: Any) -> None:
                     "left alone are copied as they are. DST appears only when the copy is "
                     "complete; the source is only read.")
     p.add_argument("src", metavar="SRC", help="a zarr store: a directory, a .zip file or a URL "
-                   "(s3://, gs://, az://, http(s)://, file://, icechunk://)")
+                   "(s3://, gs://, az://, http(s)://, file://, icechunk://); or a netCDF-4 / "
+                   "HDF5 / netCDF-3 file, read through xarray (CF-encoded as to_zarr writes it)")
     p.add_argument("dst", metavar="DST", help="the new store (must not exist, or be an empty "
                    "prefix of an object store)")
     add_storage_args(p)

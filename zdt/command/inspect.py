@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
 
     _, node, _ = open_source(args.path, **storage_kwargs(args))
     arrays = [n for _, n in nodes.walk(node) if nodes.is_array(n)]
+    if arrays and getattr(arrays[0], "zdt_view", False):
+        return run_netcdf(args, arrays)
     rows = [describe(n) for n in arrays]
     if args.check:
         with progress_bars(args.quiet) as progress:
@@ -99,6 +101,73 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def run_netcdf(args: argparse.Namespace, views: list[Any]) -> int:
+    """zdt inspect of a netCDF file: its variables as the file stores them, and the zarr
+    arrays zdt convert writes of them (what a plain to_zarr writes, CF-encoded)."""
+    import os
+
+    from zdt.engine.arrays import fmt_bytes
+    from zdt.engine.netcdf import describe_variable
+    from zdt.errors import DAMAGED
+
+    rows = [describe_variable(v) for v in views]
+    if args.check:
+        with progress_bars(args.quiet) as progress:
+            for row, view in zip(rows, views, strict=True):
+                row["check"] = check_values(view, progress)
+    damaged = [d for r in rows for d in r.get("check", {}).get("damaged", [])]
+    if damaged:
+        print(f"zdt inspect: {len(damaged)} unreadable part{'s' * (len(damaged) != 1)} in "
+              f"{len({d['array'] for d in damaged})} of {len(rows)} variables (listed on stdout)",
+              file=sys.stderr)
+    status = DAMAGED if damaged else 0
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        print()
+        return status
+    size = os.path.getsize(views[0].file)
+    print(f"{args.path}: {len(rows)} variable{'s' * (len(rows) != 1)}, {fmt_bytes(size)} file "
+          "(types as stored, CF packing undone by readers)")
+    for r in rows:
+        chunks = f"chunks {tuple(r['chunks'])}" if r["chunks"] else "contiguous"
+        print(f"\n{r['path']}  (netCDF)")
+        print(f"  shape {tuple(r['shape'])}, {r['data_type']}, {chunks}")
+        chain = " -> ".join(c["name"] + (f" {c['level']}" if "level" in c else "")
+                            for c in r["codecs"]) or "(none)"
+        print(f"  filters {chain}")
+        if r["cf"]:
+            print("  CF      " + ", ".join(f"{k} {v}" for k, v in r["cf"].items()))
+        print(f"  bytes   {fmt_bytes(r['logical_bytes'])} logical")
+        print(f"  as zarr chunks {tuple(r['zarr_chunks'])} (zdt convert, a plain to_zarr)")
+        if "check" in r:
+            bad = r["check"]["damaged"]
+            n = r["check"]["chunks"]
+            print(f"  check   {n} part{'s' * (n != 1)} read, "
+                  + (f"{len(bad)} unreadable:" if bad else "every one reads"))
+            for d in bad:
+                print(f"    {d['chunk']}: {d['reason']}")
+    return status
+
+
+def check_values(view: Any, progress: Any) -> dict[str, Any]:
+    """Every storage unit of a netCDF variable read through xarray: how many, and those that
+    fail (named by their region)."""
+    from zdt.engine.arrays import storage_units
+    from zdt.stores.location import reason
+
+    units = storage_units(view)
+    advance = progress(f"check /{view.path}", len(units))
+    bad = []
+    for region in units:
+        try:
+            view.values(region)
+        except Exception as exc:        # noqa: BLE001 (each failure listed, not the first only)
+            where = "(" + ", ".join(f"{s.start}:{s.stop}" for s in region) + ")"
+            bad.append({"array": "/" + view.path, "chunk": where, "reason": reason(exc)})
+        advance(1)
+    return {"chunks": len(units), "damaged": bad}
+
+
 def readers_summary(rows: list[dict]) -> list[str]:
     """Which readers open every array of the store, with what to install, and which do not."""
     v3 = [r for r in rows if r["readers"]]
@@ -121,9 +190,12 @@ def add_parser(sub: Any) -> None:
         "inspect", help="list the arrays of a zarr store: types, chunks, codecs, bytes",
         description="Every array in a zarr store or group (zarr v2 and v3): shape, data type, "
                     "chunks, the codec chain with the library that runs each codec here "
-                    "(zdt, zarr, numcodecs), logical and stored bytes and their ratio.")
+                    "(zdt, zarr, numcodecs), logical and stored bytes and their ratio. Of a "
+                    "netCDF file: each variable's stored type, chunks, filters and CF packing, "
+                    "and the chunks zdt convert writes it with.")
     p.add_argument("path", metavar="STORE[:ARRAY]", help="a zarr store (a directory, a .zip file "
-                   "or a URL: s3://, gs://, az://, http(s)://), optionally a group or array in it")
+                   "or a URL: s3://, gs://, az://, http(s)://), optionally a group or array in "
+                   "it; or a netCDF-4 / HDF5 / netCDF-3 file (FILE.nc[:VARIABLE])")
     add_storage_args(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--check", action="store_true",

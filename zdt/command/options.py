@@ -4,10 +4,9 @@ arguments), and their progress bars."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from zdt.engine.progress import progress_bars  # noqa: F401  (the commands' bars)
 
 
 def positive_int(text: str) -> int:
@@ -81,35 +80,6 @@ def storage_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     from zdt.stores.location import parse_storage_options
 
     return dict(storage_options=parse_storage_options(args.storage_options), branch=args.branch)
-
-
-@contextmanager
-def progress_bars(quiet: bool) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
-    """`make(label, total)` -> advance(n): one bar per pass (shown at once on a terminal,
-    never when --quiet or when stderr is not a terminal). Without tqdm installed (it comes with
-    zdt[zarr]), no bars: a nicety, never a reason to fail."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        yield lambda label, total: (lambda n: None)
-        return
-
-    bars: list[Any] = []
-
-    def make(label: str, total: int) -> Callable[[int], None]:
-        for bar in bars:
-            bar.close()
-        bars.clear()
-        bar = tqdm(total=total, desc=label, unit="unit", disable=True if quiet else None,
-                   leave=False, mininterval=0.2)
-        bars.append(bar)
-        return bar.update
-
-    try:
-        yield make
-    finally:
-        for bar in bars:
-            bar.close()
 
 
 def say(line: str) -> None:

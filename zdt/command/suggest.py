@@ -41,7 +41,8 @@ def add_parser(sub: Any) -> None:
                     "--json prints the plan `zdt convert --plan` applies as written.")
     p.add_argument("path", metavar="STORE[:ARRAY]",
                    help="a zarr store (a directory, a .zip file or a URL: s3://, gs://, az://, "
-                        "http(s)://) and optionally an array or group in it")
+                        "http(s)://) and optionally an array or group in it; or a netCDF-4 / "
+                        "HDF5 / netCDF-3 file (FILE.nc[:VARIABLE], read through xarray)")
     add_storage_args(p)
     add_selection_args(p)
     add_scheduler_arg(p, "the survey and the measurement")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from zdt.engine.compressors import Compression
 from zdt.engine.plan import Plan
+from zdt.engine.progress import progress_for
 from zdt.engine.readers import Readers
 from zdt.engine.selection import check_sample, selection_of
 from zdt.errors import InputError, UsageError
@@ -53,7 +54,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             scheduler: str | None = None, storage_options: dict | None = None,
             branch: str = "main", on_damaged_chunk: str = "stop", force: bool = False,
-            progress: Progress | None = None) -> Plan:
+            progress: Progress | bool | None = None) -> Plan:
     """For every array of `source`, the encoding that writes the fewest bytes on disk and keeps
     its bound, measured on the data; arrays that are not data (coordinates, strings, integers
     under a relative bound) or that no encoding shrinks are copied.
@@ -62,7 +63,9 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     ----------
     source
         A store or a group or array in it (a path, a URL, ``"STORE:ARRAY"``, a zarr Store, a
-        ``zarr.Group``).
+        ``zarr.Group``); or an xarray Dataset (NumPy- or dask-backed: ``xr.open_zarr(...)``) or
+        a netCDF-4 / HDF5 / netCDF-3 file (``"FILE.nc"``, ``"FILE.nc:VARIABLE"``), read as the
+        store a plain ``to_zarr`` of it would write (CF-encoded as xarray writes it).
     abs_error, rel_error
         The bound of every numeric array: ``|decoded - x| <= abs_error``, or
         ``|decoded - x| <= rel_error * |x|``.
@@ -97,7 +100,8 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
         range (in other units?), a relative bound of 1 or more. Without it they are a
         UsageError naming the array, its range and units.
     progress
-        ``progress(label, total)`` -> ``advance(n)``: called once per pass.
+        None (the default): a bar per pass on a terminal, as the command shows them; False:
+        none; or ``progress(label, total)`` -> ``advance(n)``, called once per pass.
 
     Returns
     -------
@@ -129,13 +133,26 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     elif not arrays:
         raise InputError(f"{text}: no arrays")
     salvage = _salvage(on_damaged_chunk, scheduler)
-    with cluster_for(scheduler, loc) as cluster:
-        decisions = decide(arrays, selection, compression, sample, progress or _no_progress,
-                           cluster, who, salvage)
+    _check_dataset_options(text, node, scheduler, salvage)
+    with cluster_for(scheduler, loc) as cluster, progress_for(progress) as bars:
+        decisions = decide(arrays, selection, compression, sample, bars, cluster, who, salvage)
     plan = Plan(loc.text, str(compression), decisions, str(who))
     if salvage is not None:
         plan.damaged = salvage.found()
     return plan
+
+
+def _check_dataset_options(text: str, node: Any, scheduler: str | None, salvage: Any) -> None:
+    """A Dataset or netCDF source (zdt.engine.dataset_source) is read on this machine, and its
+    values come through xarray, not as zarr chunks that could be damaged."""
+    if not (hasattr(node, "zdt_nodes") or getattr(node, "zdt_view", False)):
+        return
+    if scheduler is not None:
+        raise UsageError(f"{text}: a Dataset or netCDF source is read on this machine's threads; "
+                         "scheduler= is for zarr stores")
+    if salvage is not None:
+        raise UsageError(f"{text}: on_damaged_chunk='fill' is for zarr stores (a Dataset or "
+                         "netCDF source has no zarr chunks to fill)")
 
 
 def _salvage(on_damaged_chunk: str, scheduler: str | None) -> Any:
@@ -220,9 +237,11 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
             resume: bool = False, scheduler: str | None = None,
             storage_options: dict | None = None, branch: str = "main",
             on_damaged_chunk: str = "stop", report: Any = None, force: bool = False,
-            progress: Progress | None = None) -> Report:
+            progress: Progress | bool | None = None) -> Report:
     """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
-    bounded memory; every unit written is checked against its bound.
+    bounded memory; every unit written is checked against its bound. `source` may also be an
+    xarray Dataset or a netCDF file (see `suggest`): `dest` is then a zarr store holding what a
+    plain ``to_zarr`` of it would, re-encoded.
 
     With `report` (a file name), the copy is then compared with its source (zdt.compare, the
     arrays that were encoded, each against its bound) and the page of figures and pictures is
@@ -272,10 +291,17 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     who = Readers.parse(given_plan.readers if given_plan else readers)
     selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False,
                              force=force)
-    from zdt.stores.nodes import require_zarr
+    from zdt.stores.nodes import dataset_source_of, require_zarr
 
     require_zarr()
-    src, inner = Location.of(source, storage_options, branch, check_options=False)
+    found = dataset_source_of(source, storage_options)
+    root = None
+    if found is not None:           # a Dataset or a netCDF file: the store to_zarr would write
+        dataset, inner = found
+        src, root = dataset.location, dataset.root
+        _check_dataset_options(dataset.text, root, scheduler, salvage)
+    else:
+        src, inner = Location.of(source, storage_options, branch, check_options=False)
     if inner:
         raise UsageError("convert copies a whole store: give the source without :ARRAY (or the "
                          "group's store)")
@@ -285,9 +311,9 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     check_options_used(storage_options or {}, src, dst)
     from zdt.engine.conversion import Conversion
 
-    job = Conversion(src, destination_at(dst, resume), compression, who,
-                     progress or _no_progress, salvage)
-    done, reports = job.run(given_plan, chain, selection, sample, scheduler)
+    with progress_for(progress) as bars:
+        job = Conversion(src, destination_at(dst, resume), compression, who, bars, salvage, root)
+        done, reports = job.run(given_plan, chain, selection, sample, scheduler)
     if report is not None:
         from zdt.engine.compare import MAX_SLICES, compare_and_report
 

@@ -76,11 +76,13 @@ class Conversion:
     """
 
     def __init__(self, src: Location, dest: Destination, compression: Compression,
-                 readers: Readers, progress: Progress, salvage: Any = None) -> None:
+                 readers: Readers, progress: Progress, salvage: Any = None,
+                 root: Any = None) -> None:
         self.src, self.dest = src, dest
         self.compression, self.readers, self.progress = compression, readers, progress
         self.salvage = salvage          # zdt.engine.damage.Salvage: --on-damaged-chunk fill
-        self.nodes = walk(open_node(src))
+        # `root`: a Dataset or netCDF file read as a store (zdt.engine.dataset_source)
+        self.nodes = walk(root if root is not None else open_node(src))
         dest.check(src)
         self.arrays = [n for _, n in self.nodes if is_array(n)]
         self.record: dict[str, Any] = {"source": src.text, "fingerprint": fingerprint(self.nodes)}
@@ -198,6 +200,9 @@ class Conversion:
             if d.action == "copy" or arr.size == 0:
                 if salvage is not None and arr.size and self._salvaged(arr):
                     continue
+                if _lazy_view(arr):
+                    self._verify_values(arr, stale)
+                    continue
                 if not dest.holds_copy_of(arr.store_path.store, arr.store_path.path, arr.path):
                     raise Mismatch(f"resume=True: {path} in {dest.partial_name()} is not the source's "
                                    f"copy (the source changed since, or the copy is damaged): {stale}")
@@ -218,6 +223,18 @@ class Conversion:
                                    f"{dest.partial_name()} does not hold what the source encodes "
                                    f"to (the source changed since, or the copy is damaged): {stale}")
         dest.remove_torn_files()
+
+    def _verify_values(self, arr: Any, stale: str) -> None:
+        """Resuming: a copied Dataset variable holds, unit by unit, the values it reads as now."""
+        written = open_written(self.dest.store, arr.path, "r")
+        for region in arrays.storage_units(arr):
+            want, got = np.asarray(arr.values(region)), np.asarray(written[region])
+            same = (got.tobytes() == want.tobytes() if want.dtype.kind in "biufcmM"
+                    else bool(np.array_equal(got, want)))
+            if got.dtype != want.dtype or not same:
+                raise Mismatch(f"resume=True: /{arr.path} unit {unit_label(region)} in "
+                               f"{self.dest.partial_name()} does not hold what the source reads "
+                               f"as (the source changed since, or the copy is damaged): {stale}")
 
     def _salvaged(self, arr: Any) -> bool:
         """Resuming with --on-damaged-chunk fill: a copied array whose copy records damaged
@@ -283,6 +300,9 @@ class Conversion:
         dest, salvage, path = self.dest, self.salvage, "/" + arr.path
         if "copied" not in dest.done(path):
             copy_keys(arr.store_path.store, arr.store_path.path, dest.store, arr.path)
+            if _lazy_view(arr):
+                # (the template holds its metadata only: its values come from the Dataset)
+                self._write_values(arr)
             if salvage is not None and arr.size:
                 new = open_written(dest.store, arr.path, "r+")
                 damage.salvage_copied(arr, new, salvage)
@@ -290,10 +310,36 @@ class Conversion:
             dest.mark(path, "copied")
             if dest.checkpoint_due():
                 dest.checkpoint()
+        if _lazy_view(arr):         # (as the plain write would store it: what was written)
+            size = after = stored_chunk_bytes(open_written(dest.store, arr.path, "r"))
+            return ArrayReport(path, "copy", d.why, size, after, None, d.bound)
         size = after = stored_chunk_bytes(arr)
         if salvage is not None and salvage.found(path):       # (rewritten units)
             after = stored_chunk_bytes(open_written(dest.store, arr.path, "r"))
         return ArrayReport(path, "copy", d.why, size, after, None, d.bound)
+
+    def _write_values(self, arr: Any) -> None:
+        """A Dataset variable copied as a plain to_zarr writes it: unit by unit, its values
+        through its own codecs, on the engine's threads."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from zdt.engine.decide import THREADS
+        from zdt.pipeline import workers
+
+        regions = arrays.storage_units(arr)
+        advance = self.progress(f"copy /{arr.path}", len(regions))
+
+        def one(region: tuple[slice, ...]) -> None:
+            new[region] = arr.values(region)
+            advance(1)
+
+        with warnings.catch_warnings():
+            # zarr's notes on data types without a v3 spec (fixed-length bytes): the source's
+            # types, written as a plain to_zarr writes them
+            warnings.simplefilter("ignore")
+            new = open_written(self.dest.store, arr.path, "r+")
+            with ThreadPoolExecutor(workers(most=THREADS), thread_name_prefix="zdt-copy") as pool:
+                list(pool.map(one, regions))
 
     # --- 7. finish ----------------------------------------------------------------------------
     def finish(self, plan: Plan) -> None:
@@ -346,6 +392,11 @@ class Conversion:
         text = str(exc).splitlines()[0] if str(exc) else ""
         return StorageError(f"{dest.loc.text}:{where} failed ({exc.__class__.__name__}"
                             f"{': ' + text if text else ''}){held}")
+
+
+def _lazy_view(arr: Any) -> bool:
+    """A Dataset variable whose chunks are not in the template (zdt.engine.dataset_source)."""
+    return getattr(arr, "zdt_view", False) and not arr.eager
 
 
 def request_of(plan: Plan | None, chain: list | None, selection: Selection, sample: int | None,

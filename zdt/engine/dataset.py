@@ -7,7 +7,8 @@ How: the engine decides on zarr arrays, so the dataset is first described as the
 in-memory store, with every other variable's data left lazy: a NumPy-backed variable is given
 the chunks zarr would pick for it (``chunks="auto"``), which xarray then passes on unchanged.
 The values those arrays would hold are the variables after xarray's own CF encoding
-(``scale_factor``, ``_FillValue``, ``dtype``, times as integers), read region by region. The
+(``scale_factor``, ``_FillValue``, ``dtype``, times as integers), read storage unit by storage
+unit (zdt.engine.dataset_source: the same source zdt.suggest and zdt.convert read). The
 engine's survey, candidates and measurement then run as for a store, including the bytes the
 plain write would store (each chunk through the array's own codecs; chunks zarr does not write
 because they hold only the fill value left out), and the plan becomes, per variable, the
@@ -24,7 +25,7 @@ import numpy as np
 
 from zdt.engine.compressors import Compression
 from zdt.engine.readers import Readers
-from zdt.errors import InputError, MissingPackage, UsageError
+from zdt.errors import MissingPackage, UsageError
 
 # what Dataset.to_zarr's `encoding` takes per variable, besides the CF keys xarray's coders use
 ZARR_KEYS = ("chunks", "shards", "compressors", "filters", "serializer", "write_empty_chunks",
@@ -44,7 +45,9 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
     Coordinates, strings and integers under a relative bound get their own encoding back
     unchanged (they are written as a plain ``to_zarr`` writes them). Variables are named as in
     the dataset; paths in `bounds` / `include` / `exclude` are ``/name``. `zarr_format` is the
-    format ``to_zarr`` will be asked for (default: zarr's default).
+    format ``to_zarr`` will be asked for (default: zarr's default). `progress`: None (the
+    default) shows a bar per pass on a terminal, as the command does; False shows none; or a
+    callable ``progress(label, total)`` -> ``advance(n)``.
     """
     try:
         import xarray as xr
@@ -55,7 +58,8 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
                          "(for a DataArray: da.to_dataset())")
     from zdt.engine.selection import check_sample, selection_of
     from zdt.engine.decide import decide
-    from zdt.stores.nodes import is_array, require_zarr, walk
+    from zdt.engine.dataset_source import DatasetSource
+    from zdt.stores.nodes import require_zarr
 
     require_zarr()
     selection = selection_of(abs_error, rel_error, bounds, include, exclude)
@@ -66,11 +70,11 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
                          "rounded before they are written, which an encoding cannot do: write "
                          "the dataset plainly and run zdt.convert (or zdt convert) on the store")
     check_sample(sample)
-    template, store = _template(dataset, zarr_format)
-    nodes = [n for _, n in walk(template) if is_array(n)]
-    views = [_VariableView(n, dataset) for n in nodes]
-    decisions = decide(views, selection, compression, sample,
-                       progress or (lambda label, total: (lambda n: None)), None, who)
+    from zdt.engine.progress import progress_for
+
+    views = DatasetSource(dataset, "the dataset", zarr_format).arrays
+    with progress_for(progress) as bars:
+        decisions = decide(views, selection, compression, sample, bars, None, who)
     out: dict[str, dict] = {}
     for view, d in zip(views, decisions, strict=True):
         name = view.path
@@ -80,105 +84,6 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
             enc.update(_codec_keys(view.array, d.codecs, compression))
         out[name] = enc
     return out
-
-
-def _template(dataset: Any, zarr_format: int | None) -> tuple[Any, Any]:
-    """The zarr group a plain ``dataset.to_zarr`` would create, metadata only (and index
-    coordinates, which xarray writes at once), in memory."""
-    import warnings
-
-    import zarr
-    from zarr.storage import MemoryStore
-
-    lazy = dataset.copy()
-    for name, var in dataset.variables.items():
-        if var.dtype.kind in "OSUT":
-            # strings: written as they are (xarray would load a lazy one all the same)
-            if var.chunks is not None:
-                lazy[name] = var.load()
-            continue
-        if name in dataset.indexes or var.chunks is not None or var.ndim == 0:
-            continue
-        lazy[name] = var.chunk(_zarr_chunks(var, dataset[name].encoding, zarr_format))
-    store = MemoryStore()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")      # e.g. zarr's note on v3 consolidated metadata
-        lazy.to_zarr(store, compute=False, zarr_format=zarr_format, consolidated=False)
-    return zarr.open_group(store=store, mode="r"), store
-
-
-def _zarr_chunks(var: Any, encoding: Mapping, zarr_format: int | None) -> Any:
-    """The chunks zarr gives this variable's array when to_zarr is not told any: the ones in
-    its encoding, else those of chunks="auto" (asked of zarr itself)."""
-    if encoding.get("chunks"):
-        return dict(zip(var.dims, encoding["chunks"], strict=True))
-    import zarr
-    from zarr.storage import MemoryStore
-
-    a = zarr.create_array(MemoryStore(), shape=var.shape, dtype=_stored_dtype(var, encoding),
-                          chunks="auto", zarr_format=zarr_format)
-    return dict(zip(var.dims, a.chunks, strict=True))
-
-
-def _stored_dtype(var: Any, encoding: Mapping) -> np.dtype:
-    if "dtype" in encoding:
-        return np.dtype(encoding["dtype"])
-    dtype = np.dtype(var.dtype)
-    return np.dtype("int64") if dtype.kind in "mM" else (dtype if dtype.kind != "O" else np.dtype("O"))
-
-
-class _VariableView:
-    """One template array, its values read from the dataset variable after xarray's CF
-    encoding: what the engine sees of an array a plain to_zarr writes."""
-
-    def __init__(self, array: Any, dataset: Any) -> None:
-        self.array = array
-        self.variable = _encoded(dataset, array.path)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.array, name)
-
-    def __getitem__(self, region: Any) -> np.ndarray:
-        return np.asarray(self.variable[region].values if hasattr(self.variable, "values")
-                          else self.variable[region])
-
-    def stored_bytes(self) -> int:
-        """The bytes of chunks a plain write stores: the array's metadata copied into a store
-        of its own, every storage unit written there and its chunks' sizes counted (so chunks
-        zarr leaves out, holding only the fill value, count nothing), then dropped."""
-        import zarr
-        from zarr.core.buffer import default_buffer_prototype
-        from zarr.core.sync import sync
-        from zarr.storage import MemoryStore
-
-        from zdt.engine.arrays import storage_units
-        from zdt.stores.nodes import METADATA_KEYS
-
-        src = self.array.store_path
-        held: dict = {}
-        scratch = MemoryStore(held)
-        for name in METADATA_KEYS:
-            key = f"{src.path}/{name}" if src.path else name
-            doc = sync(src.store.get(key, default_buffer_prototype()))
-            if doc is not None:
-                sync(scratch.set(name, doc))
-        clone = zarr.open_array(store=scratch, mode="r+")
-        total = 0
-        for region in storage_units(self.array):
-            clone[region] = self[region]
-            for key in [k for k in held if k not in METADATA_KEYS]:
-                total += len(held.pop(key))
-        return total
-
-
-def _encoded(dataset: Any, name: str) -> Any:
-    """The variable `name` as xarray's zarr backend stores it (CF-encoded), lazily."""
-    try:
-        from xarray.backends.zarr import encode_zarr_variable
-    except ImportError as exc:
-        raise InputError(f"zdt.encoding: this xarray has no encode_zarr_variable ({exc}); "
-                         "write the dataset plainly and run zdt convert on the store") from None
-    return encode_zarr_variable(dataset.variables[name], name=name)
 
 
 def _codec_keys(array: Any, codecs: list[dict], compression: Compression) -> dict:

@@ -312,8 +312,10 @@ def write_array(dest: Destination, arr: Any, d: Decision, compression: Compressi
     packing = Packing.of(arr)
     if error is not None and packing is not None and d.stored_bound is not None:
         error = packing.physical_error(error)
-    return ArrayReport(path, "encode", d.why, stored_chunk_bytes(arr), stored_chunk_bytes(written),
-                       error, d.bound, len(done))
+    # (a Dataset variable: what a plain to_zarr stores of it, counted as its units were read)
+    before = arr.stored_bytes() if getattr(arr, "zdt_view", False) else stored_chunk_bytes(arr)
+    return ArrayReport(path, "encode", d.why, before, stored_chunk_bytes(written), error, d.bound,
+                       len(done))
 
 
 def kill_point(where: str, unit: int | None = None) -> None:

@@ -22,8 +22,9 @@ def open_node(loc: Location, inner: str = "") -> Any:
         if not loc.path.exists():
             raise InputError(f"{loc.text}: no such file or directory")
         if not loc.path.is_dir():
-            raise InputError(f"{loc.text}: not a zarr store (a store is a directory, a .zip "
-                             f"file or a URL)")
+            raise InputError(f"{loc.text}: not a zarr store nor a netCDF file (a store is a "
+                             f"directory, a .zip file or a URL; netCDF-4, HDF5 and netCDF-3 "
+                             f"files are read through xarray)")
     elif loc.scheme == "zip":
         if not loc.path.exists():
             raise InputError(f"{loc.text}: no such file or directory")
@@ -86,22 +87,44 @@ def _open(store: Any, path: str) -> Any:
 
 
 def is_array(node: Any) -> bool:
+    """A zarr array, or a Dataset variable read as one (zdt.engine.dataset_source.ArrayView)."""
     import zarr
 
-    return isinstance(node, zarr.Array)
+    return isinstance(node, zarr.Array) or getattr(node, "zdt_view", False)
 
 
 def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple[Any, Any, str]:
-    """(location, node, the text messages name it by) of a store, group or array to read."""
+    """(location, node, the text messages name it by) of a store, group or array to read; an
+    xarray Dataset or a netCDF file is read as the store a plain to_zarr writes of it
+    (zdt.engine.netcdf)."""
     require_zarr()
+    found = dataset_source_of(source, storage_options)
+    if found is not None:
+        src, inner = found
+        return src.location, src.node(inner), src.text + (f":{inner}" if inner else "")
     loc, inner = Location.of(source, storage_options, branch)
     return loc, open_node(loc, inner), loc.text + (f":{inner}" if inner else "")
+
+
+def dataset_source_of(source: Any, storage_options: dict | None) -> tuple[Any, str] | None:
+    """(zdt.engine.dataset_source.DatasetSource, the variable named) for an xarray Dataset or a
+    local netCDF file; None for a zarr store."""
+    from zdt.engine.netcdf import dataset_source
+
+    found = dataset_source(source)
+    if found is not None and storage_options:
+        from zdt.errors import UsageError
+
+        raise UsageError(f"storage_options are for URLs; {found[0].text} is read here")
+    return found
 
 
 def walk(node: Any) -> list[tuple[str, Any]]:
     """(path inside the store, node) for node and everything below it, parents first."""
     import zarr
 
+    if hasattr(node, "zdt_nodes"):          # a Dataset read as a store (dataset_source)
+        return list(node.zdt_nodes)
     if not isinstance(node, zarr.Group):
         return [(node.path, node)]
     with warnings.catch_warnings(), reading_metadata(store_text(node)):
@@ -139,7 +162,9 @@ def array_type_name(arr: Any) -> str:
     3), NumPy's (format 2)."""
     meta = arr.metadata
     if meta.zarr_format == 3:
-        name = meta.data_type.to_json(zarr_format=3)
+        with warnings.catch_warnings():     # (zarr's note on types without a v3 spec: a name)
+            warnings.simplefilter("ignore")
+            name = meta.data_type.to_json(zarr_format=3)
         return name if isinstance(name, str) else json_name(name)
     return str(arr.dtype)
 

@@ -1,0 +1,155 @@
+"""netCDF files as sources of zdt convert, suggest, inspect and compare (and of the API): real
+model and analysis files of iris-sample-data (netCDF-4 and a netCDF-3 one), and files netCDF4
+writes with CF-packed int16 and _FillValue. Every copy is checked element by element against
+the source as xarray decodes it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+import zdt
+from zdt.command import main
+
+iris_sample_data = pytest.importorskip("iris_sample_data")
+netCDF4 = pytest.importorskip("netCDF4")
+BASE = os.path.join(os.path.dirname(iris_sample_data.__file__), "sample_data")
+OSTIA = os.path.join(BASE, "ostia_monthly.nc")             # netCDF-4, float32, land 1e20
+A1B = os.path.join(BASE, "A1B_north_america.nc")           # netCDF-4, a 360-day calendar
+SPACE = os.path.join(BASE, "space_weather.nc")             # netCDF-3 classic
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def within(source: str, copy: str, name: str, bound: float) -> None:
+    """Every value of `name` in the copy within `bound` of the source as xarray decodes it;
+    missing values (NaN once decoded) at the same places."""
+    with xr.open_dataset(source) as a:
+        x = np.asarray(a[name].values, dtype=np.float64)
+    y = np.asarray(xr.open_zarr(copy, consolidated=False)[name].values, dtype=np.float64)
+    assert x.shape == y.shape
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    assert np.nanmax(np.abs(x - y)) <= bound * (1 + 1e-12)
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    """OSTIA's SST CF-packed as int16 (0.01 K steps, offset 273.15), land as _FillValue -32768,
+    written by netCDF4 through xarray."""
+    path = str(tmp_path_factory.mktemp("packed") / "sst_packed.nc")
+    with xr.open_dataset(OSTIA) as ds:
+        ds = ds.load()
+    ds["surface_temperature"].encoding = {"dtype": "int16", "scale_factor": 0.01,
+                                          "add_offset": 273.15, "_FillValue": np.int16(-32768),
+                                          "zlib": True, "complevel": 4, "shuffle": True}
+    ds.to_netcdf(path, engine="netcdf4", format="NETCDF4")
+    return path
+
+
+def test_convert_a_netcdf4_file(capsys, tmp_path):
+    out = str(tmp_path / "ostia.zarr")
+    rc, stdout, err = run(capsys, "convert", OSTIA, out, "--abs-error", "0.01", "--quiet")
+    assert rc == 0 and err == "", err
+    assert stdout.startswith(f"wrote {out}: ")
+    within(OSTIA, out, "surface_temperature", 0.01)
+    # coordinates exact, attributes kept (the store a plain to_zarr writes, re-encoded)
+    z = xr.open_zarr(out, consolidated=False)
+    with xr.open_dataset(OSTIA) as src:
+        assert np.array_equal(z["latitude"].values, src["latitude"].values)
+        assert z["surface_temperature"].attrs["units"] == src["surface_temperature"].attrs["units"]
+    assert zarr.open_array(out, path="surface_temperature").metadata.to_dict()["codecs"][0]["name"] \
+        == "scale_offset"
+
+
+def test_cf_packed_int16_stays_packed_within_the_bound(packed, capsys, tmp_path):
+    out = str(tmp_path / "packed.zarr")
+    rc, stdout, _ = run(capsys, "convert", packed, out, "--abs-error", "0.05")
+    assert rc == 0
+    assert "/surface_temperature:" in stdout and "largest abs error" in stdout
+    a = zarr.open_array(out, path="surface_temperature")
+    assert a.dtype == np.int16 and a.attrs["scale_factor"] == 0.01     # as the zarr path has it
+    within(packed, out, "surface_temperature", 0.05)
+    # the same as converting the zarr store a plain to_zarr writes of the file
+    plain = str(tmp_path / "plain.zarr")
+    with xr.open_dataset(packed) as ds:
+        ds.to_zarr(plain, zarr_format=3, consolidated=False)
+    via_zarr = zdt.suggest(plain, abs_error=0.05, progress=False)
+    via_file = zdt.suggest(packed, abs_error=0.05, progress=False)
+    for d in via_zarr.decisions:
+        assert (via_file[d.path].action, via_file[d.path].codecs) == (d.action, d.codecs), d.path
+
+
+def test_other_real_files_and_netcdf3(capsys, tmp_path):
+    for src, name, bound in ((A1B, "air_temperature", 0.01), (SPACE, None, 0.01)):
+        out = str(tmp_path / (os.path.basename(src) + ".zarr"))
+        rc, _, err = run(capsys, "convert", src, out, "--abs-error", str(bound), "--quiet")
+        assert rc == 0, err
+        with xr.open_dataset(src) as ds:
+            names = [name] if name else [v for v in ds.data_vars if ds[v].dtype.kind == "f"]
+        for n in names:
+            within(src, out, n, bound)
+
+
+def test_suggest_inspect_and_compare(packed, capsys, tmp_path):
+    rc, out, _ = run(capsys, "suggest", f"{packed}:surface_temperature", "--abs-error", "0.05",
+                     "--quiet")
+    assert rc == 0 and out.startswith("/surface_temperature: int16 (54, 18, 432)")
+    rc, out, _ = run(capsys, "inspect", packed)
+    assert rc == 0
+    assert "/surface_temperature  (netCDF)" in out
+    assert "shuffle -> zlib 4" in out and "scale_factor 0.01" in out
+    assert "int16" in out and "as zarr chunks" in out
+    rc, out, _ = run(capsys, "inspect", packed, "--check", "--quiet")
+    assert rc == 0 and "every one reads" in out
+    copy = str(tmp_path / "c.zarr")
+    assert run(capsys, "convert", packed, copy, "--abs-error", "0.05", "--quiet")[0] == 0
+    rc, out, _ = run(capsys, "compare", packed, copy, "--abs-error", "0.05", "--quiet")
+    assert rc == 0 and out.splitlines()[-1].startswith("pass: every array within its bound")
+    rc, out, _ = run(capsys, "compare", packed, copy, "--abs-error", "0.001", "--quiet")
+    assert rc == 1 and "FAIL: /surface_temperature" in out
+    # the API alike
+    figures = zdt.compare(packed, copy, abs_error=0.05)["arrays"]["/surface_temperature"]
+    assert figures["max_abs_error"] <= 0.05 and figures["checks"]["bound"]["passed"]
+
+
+def test_groups_are_refused_naming_the_group(capsys, tmp_path):
+    path = str(tmp_path / "grouped.nc")
+    with netCDF4.Dataset(path, "w") as f:
+        f.createDimension("x", 4)
+        f.createVariable("a", "f4", ("x",))[:] = np.arange(4)
+        g = f.createGroup("forecast")
+        g.createVariable("b", "f4", ("x",))[:] = np.arange(4)
+    rc, out, err = run(capsys, "convert", path, str(tmp_path / "g.zarr"), "--abs-error", "0.1")
+    assert rc == 1 and out == "" and len(err.splitlines()) == 1
+    assert "the netCDF-4 group /forecast holds variables; groups are not supported yet" in err
+    assert not (tmp_path / "g.zarr").exists()
+
+
+def test_what_is_neither_zarr_nor_netcdf_says_so(capsys, tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("not data")
+    rc, _, err = run(capsys, "convert", str(f), str(tmp_path / "o.zarr"), "--abs-error", "0.1")
+    assert rc == 1 and err.startswith(f"zdt convert: {f}: not a zarr store nor a netCDF file")
+
+
+def test_without_a_netcdf_library_one_line_names_the_extra(tmp_path):
+    code = ("import sys\n"
+            "for m in ('netCDF4', 'h5netcdf', 'h5py', 'scipy'): sys.modules[m] = None\n"
+            "from zdt.command import main\n"
+            f"sys.exit(main(['suggest', {OSTIA!r}, '--abs-error', '0.01']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"zdt suggest: {OSTIA}: reading a netCDF file needs xarray with h5netcdf or netCDF4: "
+        "pip install 'zdt[netcdf]'"]
