@@ -208,3 +208,10 @@ def test_encoding_for_zarr_format_2(tmp_path):
     assert chunk_files(tmp_path / "direct.zarr") == chunk_files(tmp_path / "converted.zarr")
     assert [f.codec_id for f in encoding["temp"]["filters"]] == ["scale_offset", "cast_value"]
     read_back_and_check(tmp_path / "direct.zarr", ds, 0.05)
+
+
+def test_encoding_refuses_a_bound_in_the_wrong_units_unless_forced():
+    ds = dataset(500)
+    with pytest.raises(zdt.UsageError, match="force=True"):
+        zdt.encoding(ds, abs_error=5.0, include=["/temp"])
+    assert zdt.encoding(ds, abs_error=5.0, include=["/temp"], force=True)["temp"]["filters"]

@@ -38,7 +38,7 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
              bounds: Mapping[str, Any] | None = None, include: Sequence[str] | None = None,
              exclude: Sequence[str] | None = None, compressor: Any = "auto",
              readers: Any = None, sample: int | None = None, zarr_format: int | None = None,
-             progress: Any = None) -> dict[str, dict]:
+             progress: Any = None, force: bool = False) -> dict[str, dict]:
     """The ``encoding`` of ``dataset.to_zarr(store, encoding=...)`` that shrinks every data
     variable within its bound, as ``zdt convert`` would (the same plan, the same chunk bytes).
 
@@ -47,7 +47,11 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
     the dataset; paths in `bounds` / `include` / `exclude` are ``/name``. `zarr_format` is the
     format ``to_zarr`` will be asked for (default: zarr's default). `progress`: None (the
     default) shows a bar per pass on a terminal, as the command does; False shows none; or a
-    callable ``progress(label, total)`` -> ``advance(n)``.
+    callable ``progress(label, total)`` -> ``advance(n)``. `force`: accept a bound above a tenth
+    of a variable's range, or a relative bound of 1 or more.
+
+    A chain some reader rejects cannot be rounded in memory here (xarray writes the values
+    as given): such chains are left out, and the next best one is taken.
     """
     try:
         import xarray as xr
@@ -62,9 +66,9 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
     from zdt.stores.nodes import require_zarr
 
     require_zarr()
-    selection = selection_of(abs_error, rel_error, bounds, include, exclude)
+    selection = selection_of(abs_error, rel_error, bounds, include, exclude, force=force)
     compression = Compression.parse(compressor)
-    who = Readers.parse(readers)
+    who = Readers.parse(readers).without_in_memory()
     if not who.filters:
         raise UsageError(f"readers {who}: they decode no lossy filter, so the values must be "
                          "rounded before they are written, which an encoding cannot do: write "
