@@ -11,16 +11,26 @@
 #define ONE 65536u
 #define L 65536u
 
+/* the state below 2^16 takes the next word; 0 where none is left */
+static int refill(uint32_t *x, uint64_t *pos, uint64_t n_words, const uint8_t *words) {
+    if (*pos >= n_words)
+        return 0;
+    *x = (*x << 16) | zdt__le16(words + 2 * *pos);
+    (*pos)++;
+    return 1;
+}
+
 int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const uint8_t *reference,
                      uint8_t *bits, size_t *count, const char *part, zdt_predict_error *err) {
     const size_t n0 = g->n[0], n1 = g->n[1], n2 = g->n[2], n3 = g->n[3];
     const size_t s1 = n2 * n3, s0 = n1 * n2 * n3;
     uint32_t p[MASK_CONTEXTS];
-    uint32_t x;
+    uint32_t x, pc = 32768u;
     uint64_t n_words, pos = 0;
     const uint8_t *words;
+    uint8_t *ctx;
     size_t i = 0, k0, k1, k2, k3, set = 0;
-    int c;
+    int c, cur = 0;
     if (len < MASK_HEAD)
         return zdt__corrupt(err, part, "the chunk ends inside the mask stream's state");
     x = zdt__le32(buf);
@@ -35,52 +45,94 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
         return zdt__corrupt(err, part, "%zu bytes after the mask stream's words, within its "
                             "length", (size_t)(len - MASK_HEAD - 2 * n_words));
     words = buf + MASK_HEAD;
+    ctx = (uint8_t *)malloc(n3 ? n3 : 1);
+    if (ctx == NULL)
+        return zdt__nomem(err);
     for (c = 0; c < MASK_CONTEXTS; c++)
         p[c] = 32768u;
     for (k0 = 0; k0 < n0; k0++) {
         for (k1 = 0; k1 < n1; k1++) {
-            for (k2 = 0; k2 < n2; k2++) {
+            for (k2 = 0; k2 < n2; k2++, i += n3) {
                 /* the slice before: along dimension 1 of the grid, else (a first slice) along
                    dimension 0 at the same place of its first slice, else the reference mask */
                 const uint8_t *before = k1 > 0 ? bits + i - s1 : k0 > 0 ? bits + i - s0 :
                                         reference != NULL ? reference + k2 * n3 : NULL;
                 const uint8_t *up = k2 > 0 ? bits + i - n3 : NULL;
-                for (k3 = 0; k3 < n3; k3++, i++) {
-                    uint32_t w = k3 > 0 ? bits[i - 1] : 0, nn = 0, nw = 0, ne = 0, t = 0;
-                    uint32_t slot, f, pc;
-                    int bit;
-                    if (up != NULL) {
-                        nn = up[k3];
-                        nw = k3 > 0 ? up[k3 - 1] : 0;
-                        ne = k3 + 1 < n3 ? up[k3 + 1] : 0;
-                    }
+                uint32_t bit = 0;
+                /* each bit's context but for w (the bit before it, added as the row goes) */
+                for (k3 = 0; k3 < n3; k3++) {
+                    uint32_t t = 0;
+                    if (up != NULL)
+                        t = (uint32_t)up[k3] << 1 | (uint32_t)(k3 > 0 ? up[k3 - 1] : 0) << 2 |
+                            (uint32_t)(k3 + 1 < n3 ? up[k3 + 1] : 0) << 3;
                     if (before != NULL)
-                        t = 1 + before[k3];
-                    c = (int)(w + 2 * nn + 4 * nw + 8 * ne + 16 * t);
-                    pc = p[c];
+                        t |= (uint32_t)(1 + before[k3]) << 4;
+                    ctx[k3] = (uint8_t)t;
+                }
+                k3 = 0;
+                while (k3 < n3) {
+                    uint32_t slot, f;
+                    c = (int)(ctx[k3] | bit);
+                    if (c != cur) {
+                        /* (the context's probability in a register while it repeats) */
+                        p[cur] = pc;
+                        cur = c;
+                        pc = p[c];
+                    }
                     f = ONE - pc;
                     slot = x & 0xFFFFu;
                     bit = slot >= f;
                     if (bit) {
                         x = pc * (x >> 16) + slot - f;
-                        p[c] = pc + ((ONE - pc) >> 4);
+                        pc = pc + ((ONE - pc) >> 4);
                     } else {
                         x = f * (x >> 16) + slot;
-                        p[c] = pc - (pc >> 4);
+                        pc = pc - (pc >> 4);
                     }
-                    bits[i] = (uint8_t)bit;
-                    set += (size_t)bit;
-                    if (x < L) {
-                        if (pos >= n_words)
-                            return zdt__corrupt(err, part,
-                                                "the mask stream ends before the chunk's %zu "
-                                                "bits", g->count);
-                        x = (x << 16) | zdt__le16(words + 2 * pos);
-                        pos++;
+                    bits[i + k3] = (uint8_t)bit;
+                    set += bit;
+                    if (x < L && !refill(&x, &pos, n_words, words))
+                        goto ran_out;
+                    k3++;
+                    /* a run in a context whose probability has settled (a 0 after P < 16, a 1
+                       after 2^16 - P < 16: the update leaves P as it is) takes the state's
+                       steps alone while the context stays: the same arithmetic, bit for bit */
+                    if (!bit && pc < 16) {
+                        f = ONE - pc;
+                        while (k3 < n3 && ctx[k3] == (uint32_t)cur) {
+                            slot = x & 0xFFFFu;
+                            if (slot >= f)
+                                break;
+                            x = f * (x >> 16) + slot;
+                            bits[i + k3] = 0;
+                            if (x < L && !refill(&x, &pos, n_words, words))
+                                goto ran_out;
+                            k3++;
+                        }
+                    } else if (bit && pc > ONE - 16) {
+                        f = ONE - pc;
+                        while (k3 < n3 && (ctx[k3] | 1u) == (uint32_t)cur) {
+                            slot = x & 0xFFFFu;
+                            if (slot < f)
+                                break;
+                            x = pc * (x >> 16) + slot - f;
+                            bits[i + k3] = 1;
+                            set++;
+                            if (x < L && !refill(&x, &pos, n_words, words))
+                                goto ran_out;
+                            k3++;
+                        }
                     }
                 }
             }
         }
+    }
+    free(ctx);
+    if (0) {
+ran_out:
+        free(ctx);
+        return zdt__corrupt(err, part, "the mask stream ends before the chunk's %zu bits",
+                            g->count);
     }
     if (pos != n_words || x != L)
         return zdt__corrupt(err, part,

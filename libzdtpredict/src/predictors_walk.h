@@ -6,8 +6,11 @@
      WALK_ANS     1 where stage 3 decodes each symbol where its element is visited (else the
                   symbols are read from w->sym). */
 
-/* element i, predicted p, whose stage 3 table is `table` */
-static inline int WALK(visit)(zdt__walk *w, size_t i, double p, int table) {
+/* element i, predicted p, whose stage 3 table is `table` (a: the traversal's own copy of the
+   coder, w its own copy of the walk: locals, which no store to the chunk's arrays can alias,
+   so the compiler keeps their fields in registers; through the caller's pointers a byte
+   store to w->cls made it load them again for every element, 1.7x the time) */
+static inline int WALK(visit)(zdt__walk *w, zdt__ans *a, size_t i, double p, int table) {
     int k;
 #if WALK_ANS
     if (w->mask != NULL && w->mask[i]) {
@@ -20,12 +23,13 @@ static inline int WALK(visit)(zdt__walk *w, size_t i, double p, int table) {
 #endif
         return 0;
     }
-    k = zdt__ans_symbol(w->ans, table);
+    k = zdt__ans_symbol(a, table);
     if (ZDT_UNLIKELY(k < 0))
         return -1;
     w->cls[i] = k < 16 ? zdt__class16[k] : 3;
 #else
     (void)table;
+    (void)a;
     k = w->sym[i];
 #endif
     return RECONSTRUCT(w, i, p, k);
@@ -33,11 +37,16 @@ static inline int WALK(visit)(zdt__walk *w, size_t i, double p, int table) {
 
 /* Predictor 1, in C order: the sum of the Lorenzo terms, in the order of their bit masks.
    Stage 3: A one step back along the last real dimension, B along the one before it. */
-static int WALK(lorenzo)(zdt__walk *w, const zdt__grid *g) {
-    int count = 0, m, b, r1 = -1, r2 = -1, d;
+static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
+    int count = 0, m, b, r1 = -1, r2 = -1, d, rc = 0;
     int mask[15], add[15];
     size_t off[15], k[4], i = 0;
-    const double *v = w->v;
+    zdt__walk w = *wp;
+    zdt__ans a;
+    const double *v = w.v;
+#if WALK_ANS
+    a = *wp->ans;
+#endif
     for (m = 1; m < 16; m++) {
         int real = 1, bits = 0;
         size_t o = 0;
@@ -80,28 +89,40 @@ static int WALK(lorenzo)(zdt__walk *w, const zdt__grid *g) {
                         int has_a = r1 >= 0 && k[r1] > 0, has_b = r2 >= 0 && k[r2] > 0;
                         size_t ia = has_a ? i - g->st[r1] : 0, ib = has_b ? i - g->st[r2] : 0;
                         if (!has_a && !has_b)
-                            table = w->ans->ctx[0][0];
+                            table = a.ctx[0][0];
                         else {
                             if (!has_a)
                                 ia = ib;
                             if (!has_b)
                                 ib = ia;
-                            table = w->ans->ctx[0][(w->cls[ia] << 3) | w->cls[ib]];
+                            table = a.ctx[0][(w.cls[ia] << 3) | w.cls[ib]];
                         }
                     }
 #endif
-                    if (WALK(visit)(w, i, p, table) < 0)
-                        return -1;
+                    if (WALK(visit)(&w, &a, i, p, table) < 0) {
+                        rc = -1;
+                        goto done;
+                    }
                 }
-    return 0;
+done:
+    *wp = w;
+#if WALK_ANS
+    *wp->ans = a;
+#endif
+    return rc;
 }
 
 /* Predictors 2 and 3 (`reverse`: at each level the dimensions last to first) over the grid
    g, whose element (0, 0, 0, 0) is at flat index `base` (predictor 4: a slice). */
-static int WALK(interpolation)(zdt__walk *w, const zdt__grid *g, size_t base, int reverse) {
+static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, int reverse) {
     size_t s = 1, most = 1, first[4], step[4], k0, k1, k2, k3;
-    const double *v = w->v;
-    int d, f, kk, table = 0;
+    int d, f, kk, table = 0, rc = 0;
+    zdt__walk w = *wp;
+    zdt__ans a;
+    const double *v = w.v;
+#if WALK_ANS
+    a = *wp->ans;
+#endif
     for (d = 0; d < 4; d++) {
         if (g->n[d] == 0)
             return 0;
@@ -110,15 +131,17 @@ static int WALK(interpolation)(zdt__walk *w, const zdt__grid *g, size_t base, in
     }
     while (s < most - 1)
         s *= 2;
-    zdt__set_level(w, s);
+    zdt__set_level(&w, s);
 #if WALK_ANS
-    table = w->ans->ctx[3][0];
+    table = a.ctx[3][0];
 #endif
-    if (WALK(visit)(w, base, 0.0, table) < 0)
-        return -1;
+    if (WALK(visit)(&w, &a, base, 0.0, table) < 0) {
+        rc = -1;
+        goto done;
+    }
     for (; s >= 1; s /= 2) {
         int group = s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : 3;
-        zdt__set_level(w, s);
+        zdt__set_level(&w, s);
         for (kk = 0; kk < 4; kk++) {
             size_t nd, st, o, kd;
             d = reverse ? 3 - kk : kk;
@@ -165,18 +188,25 @@ static int WALK(interpolation)(zdt__walk *w, const zdt__grid *g, size_t base, in
                                 p = b;
                             }
 #if WALK_ANS
-                            table = w->ans->ctx[group][(w->cls[i - o] << 3) |
-                                                       w->cls[ahead ? i + o : i - o]];
+                            table = a.ctx[group][(w.cls[i - o] << 3) |
+                                                 w.cls[ahead ? i + o : i - o]];
 #else
                             (void)group;
 #endif
-                            if (WALK(visit)(w, i, p, table) < 0)
-                                return -1;
+                            if (WALK(visit)(&w, &a, i, p, table) < 0) {
+                                rc = -1;
+                                goto done;
+                            }
                         }
                     }
         }
     }
-    return 0;
+done:
+    *wp = w;
+#if WALK_ANS
+    *wp->ans = a;
+#endif
+    return rc;
 }
 
 /* Predictor 4: each slice along the first real dimension predicted on its own by predictor
