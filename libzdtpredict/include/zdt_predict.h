@@ -28,12 +28,12 @@ extern "C" {
 /* the library's version (MAJOR * 10000 + MINOR * 100 + PATCH), and its ABI's: the ABI number
    changes whenever a struct below or a function's signature changes */
 #define ZDT_PREDICT_VERSION_MAJOR 0
-#define ZDT_PREDICT_VERSION_MINOR 1
+#define ZDT_PREDICT_VERSION_MINOR 2
 #define ZDT_PREDICT_VERSION_PATCH 0
 #define ZDT_PREDICT_VERSION_NUMBER \
     (ZDT_PREDICT_VERSION_MAJOR * 10000 + ZDT_PREDICT_VERSION_MINOR * 100 + ZDT_PREDICT_VERSION_PATCH)
-#define ZDT_PREDICT_VERSION_STRING "0.1.0"
-#define ZDT_PREDICT_ABI_VERSION 1
+#define ZDT_PREDICT_VERSION_STRING "0.2.0"
+#define ZDT_PREDICT_ABI_VERSION 2
 /* the newest chunk format this library reads (the fourth byte of a chunk's magic) */
 #define ZDT_PREDICT_FORMAT_NEWEST 3
 
@@ -94,10 +94,35 @@ typedef struct {
        reference_shape[0] x reference_shape[1] bytes, 0 or 1, C order; NULL: none */
     const uint8_t *reference;
     uint64_t reference_shape[2];
+    /* --- the encoder's configuration (a decoder ignores these) --- */
+    /* the configuration's rel_error R (> 0, finite) in place of abs_error (then 0); 0: none */
+    double rel_error;
+    /* ZDT_PREDICT_PREDICTOR_AUTO (0, the default) or a chunk's predictor code 1 .. 4 */
+    int predictor;
+    /* ZDT_PREDICT_ENTROPY_AUTO (-1, the default), or a chunk's entropy stage: 0 zstd, 3 rANS
+       with contexts (1, 2: pcodec, ZDT_PREDICT_E_UNSUPPORTED) */
+    int entropy;
+    /* the zstd level, -7 .. 22 (3) */
+    int level;
+    /* integer arrays: the configuration's `keep`, values stored exactly (n_keep of them) */
+    const int64_t *keep;
+    size_t n_keep;
 } zdt_predict_params;
 
+/* predictor codes (the chunk header's), and auto */
+#define ZDT_PREDICT_PREDICTOR_AUTO 0
+#define ZDT_PREDICT_LORENZO 1
+#define ZDT_PREDICT_INTERPOLATION 2
+#define ZDT_PREDICT_INTERPOLATION_REVERSED 3
+#define ZDT_PREDICT_INTERPOLATION_SLICES 4
+/* entropy stages (the chunk header's), and auto */
+#define ZDT_PREDICT_ENTROPY_AUTO (-1)
+#define ZDT_PREDICT_ENTROPY_ZSTD 0
+#define ZDT_PREDICT_ENTROPY_ANS 3
+
 #define ZDT_PREDICT_PARAMS_INIT \
-    { sizeof(zdt_predict_params), ZDT_PREDICT_FLOAT64, 0, {0}, 0.0, 0, 0.0, NULL, {0, 0} }
+    { sizeof(zdt_predict_params), ZDT_PREDICT_FLOAT64, 0, {0}, 0.0, 0, 0.0, NULL, {0, 0}, \
+      0.0, ZDT_PREDICT_PREDICTOR_AUTO, ZDT_PREDICT_ENTROPY_AUTO, 3, NULL, 0 }
 
 /* What went wrong: the status again, the part of the chunk found wrong (as zdt's
    CorruptChunkError.part: "header", "symbols", "ANS stream", "raw values", "zstd frame",
@@ -147,6 +172,24 @@ ZDT_PREDICT_API int zdt_predict_numcodecs_header(const void *src, size_t src_siz
 ZDT_PREDICT_API int zdt_predict_reference_decode(const void *stream, size_t stream_size,
                                                  uint64_t rows, uint64_t cols, uint8_t *bits,
                                                  zdt_predict_error *err);
+
+/* --- encoding ------------------------------------------------------------------------------- */
+
+/* The most bytes zdt_predict_encode writes for an array of these parameters (its shape, data
+   type and bound); 0 for parameters the encoder does not take. */
+ZDT_PREDICT_API size_t zdt_predict_encode_bound(const zdt_predict_params *params);
+
+/* Encodes the array src (src_size bytes: the shape's elements of the data type, C order,
+   native byte order, aligned for the type) into dst (dst_capacity bytes; the caller owns it):
+   exactly the chunk zdt's Python encoder writes for this array and configuration (abs_error
+   or rel_error, predictor, entropy, level, fill / has_fill: the configuration's `fill` where
+   it has one, else the array's fill value; reference: the configuration's `mask`; keep).
+   *written: the chunk's length, also on ZDT_PREDICT_E_DST_SIZE (then nothing is written).
+   Returns ZDT_PREDICT_OK or a negative status with *err filled (err may be NULL). */
+ZDT_PREDICT_API int zdt_predict_encode(const void *src, size_t src_size,
+                                       const zdt_predict_params *params, void *dst,
+                                       size_t dst_capacity, size_t *written,
+                                       zdt_predict_error *err);
 
 #ifdef __cplusplus
 }

@@ -46,4 +46,7 @@ void zdt_predict_params_init(zdt_predict_params *params) {
     memset(params, 0, sizeof(*params));
     params->struct_size = (uint32_t)sizeof(*params);
     params->dtype = ZDT_PREDICT_FLOAT64;
+    params->predictor = ZDT_PREDICT_PREDICTOR_AUTO;
+    params->entropy = ZDT_PREDICT_ENTROPY_AUTO;
+    params->level = 3;
 }

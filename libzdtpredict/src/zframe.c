@@ -54,3 +54,25 @@ int zdt__frame_decode(const uint8_t *buf, size_t len, uint8_t *out, size_t expec
                             "for %zu", what, got, expected);
     return ZDT_PREDICT_OK;
 }
+
+/* --- encoding -------------------------------------------------------------------------------- */
+
+#include "encode.h"
+
+int zdt__zstd_append(zdt__buf *out, void *cctx, const void *src, size_t len, int level) {
+    ZSTD_CCtx *c = (ZSTD_CCtx *)cctx;
+    size_t bound = ZSTD_compressBound(len), got;
+    uint8_t none = 0;
+    if (zdt__buf_reserve(out, bound) < 0)
+        return 0;
+    /* numcodecs' Zstd(level).encode: a fresh context's parameters, the level, no checksum */
+    ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0)))
+        return -1;
+    got = ZSTD_compress2(c, out->p + out->len, bound, len ? src : &none, len);
+    if (ZSTD_isError(got))
+        return -1;
+    out->len += got;
+    return 0;
+}

@@ -22,7 +22,16 @@ class Params(ctypes.Structure):
                 ("ndim", ctypes.c_uint32), ("shape", ctypes.c_uint64 * MAX_DIMS),
                 ("abs_error", ctypes.c_double), ("has_fill", ctypes.c_int),
                 ("fill", ctypes.c_double), ("reference", ctypes.POINTER(ctypes.c_uint8)),
-                ("reference_shape", ctypes.c_uint64 * 2)]
+                ("reference_shape", ctypes.c_uint64 * 2),
+                # the encoder's configuration
+                ("rel_error", ctypes.c_double), ("predictor", ctypes.c_int),
+                ("entropy", ctypes.c_int), ("level", ctypes.c_int),
+                ("keep", ctypes.POINTER(ctypes.c_int64)), ("n_keep", ctypes.c_size_t)]
+
+
+PREDICTORS = {"auto": 0, "lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
+              "interpolation_slices": 4}
+ENTROPY = {"auto": -1, "zstd": 0, "pcodec": 1, "pcodec_levels": 2, "ans": 3}
 
 
 class Error(ctypes.Structure):
@@ -60,6 +69,12 @@ class Library:
                                                      ctypes.c_uint64, ctypes.c_uint64,
                                                      ctypes.c_void_p, ctypes.POINTER(Error)]
         lib.zdt_predict_version_string.restype = ctypes.c_char_p
+        lib.zdt_predict_encode_bound.argtypes = [ctypes.POINTER(Params)]
+        lib.zdt_predict_encode_bound.restype = ctypes.c_size_t
+        lib.zdt_predict_encode.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                           ctypes.POINTER(Params), ctypes.c_void_p,
+                                           ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
+                                           ctypes.POINTER(Error)]
 
     @property
     def version(self) -> str:
@@ -76,6 +91,42 @@ class Library:
                                                           shape[1], bits.ctypes.data,
                                                           ctypes.byref(err)), err)
         return bits
+
+    def encode(self, x: np.ndarray, abs_error: float | None = None,
+               rel_error: float | None = None, predictor: str = "auto", entropy: str = "auto",
+               level: int = 3, fill: float | None = None, keep: tuple[int, ...] = (),
+               reference: tuple[tuple[int, int], np.ndarray] | None = None) -> bytes:
+        """The chunk the C encoder writes for the array x (C order) and this configuration."""
+        x = np.ascontiguousarray(x)
+        p = Params()
+        self.lib.zdt_predict_params_init(ctypes.byref(p))
+        p.dtype = DTYPES[x.dtype.name]
+        p.ndim = x.ndim
+        for d, n in enumerate(x.shape):
+            p.shape[d] = n
+        p.abs_error = 0.0 if abs_error is None else abs_error
+        p.rel_error = 0.0 if rel_error is None else rel_error
+        p.predictor = PREDICTORS[predictor]
+        p.entropy = ENTROPY[entropy]
+        p.level = level
+        if fill is not None:
+            p.has_fill, p.fill = 1, fill
+        kept = np.asarray(sorted(set(int(v) for v in keep)), dtype=np.int64)
+        if kept.size:
+            p.keep = kept.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+            p.n_keep = kept.size
+        if reference is not None:
+            (rows, cols), bits = reference
+            p.reference = bits.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
+            p.reference_shape[0], p.reference_shape[1] = rows, cols
+        bound = self.lib.zdt_predict_encode_bound(ctypes.byref(p))
+        err = Error()
+        out = ctypes.create_string_buffer(max(bound, 1))
+        written = ctypes.c_size_t(0)
+        self._raise(self.lib.zdt_predict_encode(x.ctypes.data, x.nbytes, ctypes.byref(p), out,
+                                                len(out), ctypes.byref(written),
+                                                ctypes.byref(err)), err)
+        return out.raw[:written.value]
 
     def decode(self, data: bytes, dtype: np.dtype | str | None = None,
                shape: tuple[int, ...] | None = None, abs_error: float | None = None,
