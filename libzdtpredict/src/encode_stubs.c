@@ -1,13 +1,6 @@
 /* The parts of the encoder not written yet. */
 #include "encode.h"
 
-int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt__grid *g,
-                         int is_f32, zdt__buf *out, zdt_predict_error *err) {
-    (void)src, (void)p, (void)g, (void)is_f32, (void)out;
-    return zdt__fail(err, ZDT_PREDICT_E_UNSUPPORTED, "", "rel_error: the C encoder does not "
-                     "write relative chunks yet");
-}
-
 int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                          zdt__buf *out, zdt_predict_error *err) {
     (void)src, (void)p, (void)g, (void)out;
