@@ -503,6 +503,7 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
         /* the masked chunk where it is smaller than format 1's */
         best_t *kept = best[1].set && (!best[0].set || best[1].bytes.len < best[0].bytes.len) ?
                        &best[1] : &best[0];
+        zdt__buf_free(out);
         *out = kept->bytes;
         memset(&kept->bytes, 0, sizeof(kept->bytes));
         if (values != NULL) {

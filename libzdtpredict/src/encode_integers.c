@@ -84,7 +84,6 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
         for (i = 0; i < n; i++)
             xf[i] = escaped[i] ? zdt__f64_of_bits((uint64_t)(xi[i] + 4294967296ll) | ESCAPE)
                                : (double)xi[i];
-        out->len = 0;
         rc = zdt__encode_chunk(xf, &inner, g, 0, bound, p->has_fill, (double)fill, out, NULL,
                                err);
         if (rc != ZDT_PREDICT_OK || !at_risk)

@@ -1,12 +1,14 @@
-"""Differential check of the C decoder against zdt's Python decoder (not wired into zdt yet):
-random fields freshly encoded by zdt's encoder, decoded by both, compared bit for bit; and the
-same chunks cut and bit-flipped, which must fail in both or decode to the same bits.
+"""Differential check of the C library against zdt's Python codec (not wired into zdt yet).
+Decoder: random fields freshly encoded by zdt's encoder, decoded by both, compared bit for bit;
+and the same chunks cut and bit-flipped, which must fail in both or decode to the same bits.
+Encoder: random and real-looking fields encoded by both, the chunks compared byte for byte.
 
     cmake -S libzdtpredict -B libzdtpredict/build && cmake --build libzdtpredict/build -j2
     PYTHONPATH=/work/wt-ccore /work/main/.venv/bin/python libzdtpredict/tools/compare_with_python.py
 
 Options: --lib PATH (the shared library; default libzdtpredict/build/libzdt-predict.so or
-$ZDT_PREDICT_LIB), --cases N (default 400), --seed S, --mutations M (per case, default 20).
+$ZDT_PREDICT_LIB), --cases N (decoder, default 400), --encode-cases N (encoder, default 600),
+--seed S, --mutations M (per case, default 20).
 Fields: float32 / float64 (and some integer types), shapes of 1 to 4 dimensions (extents of 1
 among them), abs and rel bounds, NaN and finite fill values (masked chunks), NaN and
 infinities stored raw, every predictor, stages 0 and 3, the numcodecs face. Exit status 1 on
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zdt_predict_ctypes import DecodeError, Library  # noqa: E402
 
 from zdt.codecs.numcodecs.predict import Predict  # noqa: E402
-from zdt.codecs.predict import PredictConfig  # noqa: E402
+from zdt.codecs.predict import PredictConfig, ReferenceMask  # noqa: E402
 from zdt.errors import CorruptChunkError  # noqa: E402
 
 PREDICTORS = ["auto", "lorenzo", "interpolation", "interpolation_reversed", "interpolation_slices"]
@@ -136,12 +138,126 @@ def python_decode(config: PredictConfig, data: bytes, dtype, shape, fill, numcod
     return config.decode(data, np.dtype(dtype), shape, fill)
 
 
+# --- the encoder ----------------------------------------------------------------------------
+
+
+def real_looking(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> tuple[np.ndarray, str]:
+    """A field of one of the kinds zdt meets: smooth with noise, steps (data quantized at its
+    source), smooth alone, noise alone; and how it was made."""
+    n = math.prod(shape)
+    grids = np.meshgrid(*[np.linspace(0, rng.uniform(1, 8), k) for k in shape], indexing="ij")
+    smooth = np.asarray(sum(np.sin(g + rng.uniform(0, 6)) for g in grids) if shape else
+                        np.zeros(()), dtype=np.float64) * 10 ** rng.uniform(-3, 4)
+    kind = str(rng.choice(["smooth+noise", "steps", "smooth", "noise"], p=[0.5, 0.2, 0.2, 0.1]))
+    if kind == "smooth+noise":
+        x = smooth + rng.normal(0, 10 ** rng.uniform(-4, 0), smooth.shape) * np.abs(smooth).max()
+    elif kind == "steps":
+        step = 10 ** rng.uniform(-2, 1) * max(np.abs(smooth).max(), 1e-9) / 20
+        x = np.round(smooth / step) * step
+    elif kind == "noise":
+        x = rng.normal(0, 10 ** rng.uniform(-3, 3), smooth.shape)
+    else:
+        x = smooth
+    if rng.random() < 0.3 and n:
+        x = x + 10 ** rng.uniform(-2, 3)
+    return x.astype(dtype).reshape(shape), kind
+
+
+def encoder_shape(rng: np.random.Generator) -> tuple[int, ...]:
+    if rng.random() < 0.08:      # (auto's sample blocks: 65,536 elements or more)
+        big = [(300, 260), (70_000,), (40, 45, 40), (3, 4, 90, 70), (1, 257, 263)]
+        return big[int(rng.integers(0, len(big)))]
+    return random_shape(rng)
+
+
+def check_encoder(lib: Library, rng: np.random.Generator, cases: int) -> tuple[int, int, dict]:
+    """Fields encoded by zdt's encoder and the C encoder: the chunks must be the same bytes.
+    Returns (checked, differing, counts of what was checked)."""
+    checked = differ = 0
+    seen: dict[str, int] = {}
+    for case in range(cases):
+        shape = encoder_shape(rng)
+        n = math.prod(shape)
+        integer = rng.random() < 0.12
+        relative = not integer and rng.random() < 0.25
+        dtype = str(rng.choice(["int8", "uint8", "int16", "uint16", "int32", "uint32"])) if \
+            integer else str(rng.choice(["float32", "float64"]))
+        predictor = str(rng.choice(PREDICTORS))
+        entropy = str(rng.choice(STAGES, p=[0.5, 0.3, 0.2]))
+        level = int(rng.choice([3, 3, 3, 1, -7, 0]))
+        fill = None
+        keep: tuple[int, ...] = ()
+        reference = None
+        if integer:
+            info = np.iinfo(dtype)
+            base, kind = real_looking(rng, shape, "float64")
+            scale = max(1e-9, float(np.abs(base).max())) if n else 1.0
+            x = np.clip(np.round(base / scale * info.max * rng.uniform(0.05, 0.9)),
+                        info.min, info.max).astype(dtype)
+            if n and rng.random() < 0.4:
+                fill = int(rng.choice([info.min, info.max]))
+                x.reshape(-1)[rng.integers(0, n, size=max(1, n // 20))] = fill
+            if n and rng.random() < 0.3:
+                kv = int(x.reshape(-1)[rng.integers(0, n)])
+                keep = (kv,) if fill is None or kv != fill else ()
+            bound = {"abs_error": float(rng.choice([0.5, 1.0, 3.0, 7.5, 100.0]))}
+        else:
+            x, kind = real_looking(rng, shape, dtype)
+            flat = x.reshape(-1)
+            if n and rng.random() < 0.35:
+                # NaN holes (at random, or a block), or a -9999 land mask
+                fill = float("nan") if rng.random() < 0.5 else -9999.0
+                if rng.random() < 0.5 and x.ndim >= 2:
+                    ii = np.indices(x.shape)
+                    x[(ii[-1] - x.shape[-1] / 2) ** 2 + (ii[-2] - x.shape[-2] / 3) ** 2 <
+                      (min(x.shape[-2:]) / 3 + 1) ** 2] = fill
+                    if not relative and rng.random() < 0.5:
+                        reference = ReferenceMask.of(
+                            x.reshape(-1, *x.shape[-2:])[0] == fill if fill == fill else
+                            np.isnan(x.reshape(-1, *x.shape[-2:])[0]))
+                else:
+                    flat[rng.integers(0, n, size=max(1, int(n * rng.uniform(0.001, 0.5))))] = fill
+            elif n and rng.random() < 0.15:
+                flat[rng.integers(0, n, size=max(1, n // 100))] = np.nan   # stored raw
+            if n and rng.random() < 0.05:
+                flat[rng.integers(0, n, size=2)] = rng.choice([np.inf, -np.inf, 0.0, 1e-310])
+            finite = x[np.isfinite(x) & (x != -9999.0)]
+            spread = float(finite.max() - finite.min()) if finite.size else 1.0
+            bound = {"rel_error": float(10 ** rng.uniform(-6, -1))} if relative else \
+                {"abs_error": float(max(spread, 1e-9) * 10 ** rng.uniform(-6, -1))}
+        config = PredictConfig.create(**bound, predictor=predictor, entropy=entropy,
+                                      level=level, keep=list(keep), mask=reference)
+        expected = config.encode(x, fill)
+        got = lib.encode(x, abs_error=bound.get("abs_error"), rel_error=bound.get("rel_error"),
+                         predictor=predictor, entropy=entropy, level=level,
+                         fill=None if fill is None else float(fill), keep=keep,
+                         reference=None if reference is None else (reference.shape,
+                                                                   reference.bits))
+        checked += 1
+        label = (f"{'int' if integer else dtype}-{'rel' if relative else 'abs'}"
+                 f"{'-masked' if fill is not None and not integer else ''}"
+                 f"{'-reference' if reference is not None else ''}")
+        seen[label] = seen.get(label, 0) + 1
+        form = chunk_kind(expected)
+        seen["chunk " + form] = seen.get("chunk " + form, 0) + 1
+        if expected != got:
+            differ += 1
+            at = next((i for i in range(min(len(expected), len(got)))
+                       if expected[i] != got[i]), min(len(expected), len(got)))
+            print(f"ENCODE DIFFERS case {case}: {dtype} {shape} {kind} {bound} {predictor} "
+                  f"{entropy} level {level} fill={fill} keep={keep} reference="
+                  f"{reference is not None}: {len(expected)} bytes (Python), {len(got)} (C), "
+                  f"first difference at {at}")
+    return checked, differ, seen
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", default=None)
     ap.add_argument("--cases", type=int, default=400)
     ap.add_argument("--seed", type=int, default=57)
     ap.add_argument("--mutations", type=int, default=20)
+    ap.add_argument("--encode-cases", type=int, default=600)
     ap.add_argument("--dump", default=None, help="a folder to write each differing chunk to")
     args = ap.parse_args()
     lib = Library(args.lib)
@@ -254,7 +370,13 @@ def main() -> int:
           f"same bits by both, {zstd_only} where the two zstd libraries differ on a corrupt frame, "
           f"{empty_frames} refused by C alone: a corrupt frame of no content, which Python does "
           f"not decode")
-    print(f"{checked + mutated - differ} passed, {differ} failed")
+    enc_checked, enc_differ, seen = check_encoder(lib, rng, args.encode_cases)
+    print(f"encoder: {enc_checked} fields encoded by both, {enc_checked - enc_differ} "
+          f"byte-identical ({', '.join(f'{k} {v}' for k, v in sorted(seen.items()) if not k.startswith('chunk'))})")
+    print("encoder chunks: " + ", ".join(f"{k[6:]} {v}" for k, v in sorted(seen.items())
+                                         if k.startswith("chunk")))
+    differ += enc_differ
+    print(f"{checked + mutated + enc_checked - differ} passed, {differ} failed")
     return 1 if differ else 0
 
 
