@@ -36,8 +36,12 @@ static inline int token_of(uint32_t s, int *nbits, uint32_t *bits) {
         *bits = 0;
         return (int)s;
     }
+#if defined(__GNUC__)
+    e = 31 - __builtin_clz(s);
+#else
     while ((s >> (e + 1)) != 0)
         e++;
+#endif
     *nbits = e - 2;
     *bits = s & ((1u << (e - 2)) - 1);
     return 16 + (e - 4) * 4 + (int)((s >> (e - 2)) & 3);

@@ -40,8 +40,9 @@ static double spec_exp2(double v) {
 }
 
 /* _logs' log2 of m 2^e, m in [1/2, 1) */
-static double log2_of(double m, int e) {
-    const double two_over_ln2 = 2.0 / 0.6931471805599453, sqrt_half = sqrt(0.5);
+static inline double log2_of(double m, int e) {
+    const double two_over_ln2 = 2.0 / 0.6931471805599453;
+    const double sqrt_half = 0.70710678118654757;   /* sqrt(0.5), correctly rounded */
     double s, s2, p;
     int j, low = m < sqrt_half;
     m = low ? 2 * m : m;
@@ -54,10 +55,18 @@ static double log2_of(double m, int e) {
     return (double)e + (s * (p * s2 + 1.0)) * two_over_ln2;
 }
 
-/* log2 |a| for a finite non-zero a (frexp's m and e; from the bits for a normal a alike) */
+/* log2 |a| for a finite non-zero a: m and e from the bits for a normal a (_logs'
+   zdt_mantissa: frexp's answer), from frexp below the normal range */
 static double log2_abs(double a) {
+    uint64_t b = zdt__bits_of_f64(a) & 0x7FFFFFFFFFFFFFFFull;
     int e;
-    double m = frexp(fabs(a), &e);
+    double m;
+    if (b < 0x0010000000000000ull) {
+        m = frexp(fabs(a), &e);
+        return log2_of(m, e);
+    }
+    e = (int)(b >> 52) - 1022;
+    m = zdt__f64_of_bits((b & 0x000FFFFFFFFFFFFFull) | 0x3FE0000000000000ull);
     return log2_of(m, e);
 }
 

@@ -121,12 +121,12 @@ class Library:
             p.reference_shape[0], p.reference_shape[1] = rows, cols
         bound = self.lib.zdt_predict_encode_bound(ctypes.byref(p))
         err = Error()
-        out = ctypes.create_string_buffer(max(bound, 1))
+        out = np.empty(max(bound, 1), dtype=np.uint8)     # (not zero-filled)
         written = ctypes.c_size_t(0)
-        self._raise(self.lib.zdt_predict_encode(x.ctypes.data, x.nbytes, ctypes.byref(p), out,
-                                                len(out), ctypes.byref(written),
-                                                ctypes.byref(err)), err)
-        return out.raw[:written.value]
+        self._raise(self.lib.zdt_predict_encode(x.ctypes.data, x.nbytes, ctypes.byref(p),
+                                                out.ctypes.data, out.nbytes,
+                                                ctypes.byref(written), ctypes.byref(err)), err)
+        return out[:written.value].tobytes()
 
     def decode(self, data: bytes, dtype: np.dtype | str | None = None,
                shape: tuple[int, ...] | None = None, abs_error: float | None = None,
