@@ -1,0 +1,78 @@
+/* Entropy stage 3 (docs/codecs/predict.md, "Stage 3"): rANS with two interleaved states and a
+   frequency table for each context. ans.c reads the stage's bytes; the per-symbol step is
+   inline here, run by the traversals where each element is reconstructed. */
+#ifndef ZDT_PREDICT_ANS_H
+#define ZDT_PREDICT_ANS_H
+
+#include "internal.h"
+
+#define ZDT_ANS_TOKENS 64
+#define ZDT_ANS_FINE 60         /* 4 level groups x 15 pairs of classes */
+#define ZDT_ANS_L 65536u
+
+/* the class of a symbol < 16 (symbols >= 16: class 3): 0 code 0; 1 codes -1, 1; 2 codes -3 ..
+   3 otherwise; 3 raw values and larger codes; 4 the fill value */
+extern const uint8_t zdt__class16[16];
+
+typedef struct {
+    int model;
+    int n_tables;
+    uint8_t *lut;               /* table * 4096 + slot -> token */
+    uint32_t *info;             /* table * 64 + token -> freq | start << 16 */
+    /* a level group's contexts by the classes a, b of the two neighbours, at [g][a << 3 | b]:
+       the table, or -1 for an empty one */
+    int16_t ctx[4][40];
+    uint32_t x0, x1;            /* x0: the next symbol's state (swapped after each) */
+    const uint8_t *words;       /* the words, little-endian u16, in the chunk itself */
+    uint64_t n_words, pos;
+    int err;                    /* 1: the words ran out; 2: a context whose table is empty */
+} zdt__ans;
+
+/* reads stage 3's bytes buf[0 .. len): model, tables, states, words; *end: the offset after
+   the words. Allocates a->lut and a->info (freed by zdt__ans_free, also on failure). */
+int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,
+                  zdt_predict_error *err);
+void zdt__ans_free(zdt__ans *a);
+
+static inline int zdt__ans_refill(zdt__ans *a) {
+    if (a->x0 < ZDT_ANS_L) {
+        if (ZDT_UNLIKELY(a->pos >= a->n_words)) {
+            a->err = 1;
+            return 0;
+        }
+        a->x0 = (a->x0 << 16) | zdt__le16(a->words + 2 * a->pos);
+        a->pos++;
+    }
+    return 1;
+}
+
+/* the next symbol, decoded with table t (-1: empty, a corrupt chunk); -1 on a corrupt
+   stream (a->err says why) */
+static inline int zdt__ans_symbol(zdt__ans *a, int t) {
+    uint32_t slot, tok, entry, x;
+    int k;
+    if (ZDT_UNLIKELY(t < 0)) {
+        a->err = 2;
+        return -1;
+    }
+    slot = a->x0 & 4095u;
+    tok = a->lut[((size_t)t << 12) + slot];
+    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
+    a->x0 = (entry & 0xFFFFu) * (a->x0 >> 12) + slot - (entry >> 16);
+    if (!zdt__ans_refill(a))
+        return -1;
+    k = (int)tok;
+    if (tok >= 16) {
+        uint32_t nbits = (tok - 16) / 4 + 2;
+        k = (int)(((4u | ((tok - 16) & 3u)) << nbits) | (a->x0 & ((1u << nbits) - 1)));
+        a->x0 >>= nbits;
+        if (!zdt__ans_refill(a))
+            return -1;
+    }
+    x = a->x0;
+    a->x0 = a->x1;
+    a->x1 = x;
+    return k;
+}
+
+#endif

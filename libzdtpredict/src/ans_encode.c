@@ -1,0 +1,348 @@
+/* Stage 3's encoder (docs/codecs/predict.md, "Stage 3"), as zdt.kernels._ans writes it: the
+   (context, token) counts, the model choice from them, each table's frequencies normalised to
+   2^12, the rANS coder (two interleaved states, coded last to first), the tables' bytes. Also
+   _ans.order0_bits, auto's estimate. */
+#include <math.h>
+
+#include "ans.h"
+#include "encode.h"
+
+#define TOKENS 64
+#define FINE 60
+#define MODELS 4
+#define M_TOTAL 4096
+
+static const int n_tables_of[MODELS] = {1, 4, 16, 60};
+
+static int table_of(int m, int f) {
+    int g = f / 15, pair = f % 15, hi = 0;
+    if (m == 0)
+        return 0;
+    if (m == 1)
+        return g;
+    if (m == 2) {
+        while ((hi + 1) * (hi + 2) / 2 <= pair)
+            hi++;
+        return 4 * g + (hi == 0 ? 0 : hi <= 2 ? 1 : hi == 3 ? 2 : 3);
+    }
+    return f;
+}
+
+/* the token of symbol s, its extra bits' count and value */
+static inline int token_of(uint32_t s, int *nbits, uint32_t *bits) {
+    int e = 0;
+    if (s < 16) {
+        *nbits = 0;
+        *bits = 0;
+        return (int)s;
+    }
+#if defined(__GNUC__)
+    e = 31 - __builtin_clz(s);
+#else
+    while ((s >> (e + 1)) != 0)
+        e++;
+#endif
+    *nbits = e - 2;
+    *bits = s & ((1u << (e - 2)) - 1);
+    return 16 + (e - 4) * 4 + (int)((s >> (e - 2)) & 3);
+}
+
+void zdt__histogram(const uint16_t *osym, const uint8_t *octx, size_t n, int64_t *counts) {
+    size_t j;
+    int nbits;
+    uint32_t bits;
+    memset(counts, 0, FINE * TOKENS * sizeof(int64_t));
+    for (j = 0; j < n; j++) {
+        uint32_t s = osym[j];
+        counts[(size_t)octx[j] * TOKENS + (size_t)(s < 16 ? (int)s : token_of(s, &nbits, &bits))]++;
+    }
+}
+
+/* numpy's pairwise summation (its add.reduce over a contiguous float64 array) */
+static double pairwise(const double *a, size_t n) {
+    size_t i, j;
+    if (n < 8) {
+        double res = 0.0;
+        for (i = 0; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8], res;
+        for (j = 0; j < 8; j++)
+            r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (j = 0; j < 8; j++)
+                r[j] += a[i + j];
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += a[i];
+        return res;
+    } else {
+        size_t n2 = n / 2;
+        n2 -= n2 % 8;
+        return pairwise(a, n2) + pairwise(a + n2, n - n2);
+    }
+}
+
+double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom) {
+    uint32_t small[4096];
+    size_t i, wide = 0;
+    double bits = 0.0;
+    if (n == 0)
+        return 0.0;
+    memset(small, 0, sizeof(small));
+    for (i = 0; i < n; i++) {
+        if (sym[i] < 4096)
+            small[sym[i]]++;
+        else
+            wide++;
+    }
+    for (i = 0; i < 4096; i++)
+        if (small[i]) {
+            double c = small[i];
+            bits -= c * log2(c);
+        }
+    if (wide) {
+        /* (np.unique's counts in increasing symbol order, summed as numpy sums; numpy's own
+           log2 may differ from libm's in the last bit, on this estimate of rare wide codes) */
+        uint32_t *big = (uint32_t *)calloc(65536 - 4096, sizeof(uint32_t));
+        double *terms = (double *)malloc((wide < 61440 ? wide : 61440) * sizeof(double));
+        size_t runs = 0;
+        if (big == NULL || terms == NULL) {
+            free(big);
+            free(terms);
+            *oom = 1;
+            return -1.0;
+        }
+        for (i = 0; i < n; i++)
+            if (sym[i] >= 4096)
+                big[sym[i] - 4096]++;
+        for (i = 0; i < 65536 - 4096; i++)
+            if (big[i]) {
+                double c = big[i];
+                terms[runs++] = c * log2(c);
+            }
+        bits -= pairwise(terms, runs);
+        free(big);
+        free(terms);
+    }
+    return bits + (double)n * log2((double)n);
+}
+
+/* frequencies summing to 2^12 for the counts c[64], every counted token at least 1 */
+static void normalise(const int64_t *c, uint16_t *f) {
+    int64_t n = 0, diff, step;
+    int64_t g[TOKENS];
+    int order[TOKENS];
+    int tok, top = 0, i, k, t;
+    for (tok = 0; tok < TOKENS; tok++) {
+        n += c[tok];
+        if (c[tok] > c[top])
+            top = tok;
+    }
+    if (n == 0) {
+        for (tok = 0; tok < TOKENS; tok++)
+            f[tok] = 0;
+        return;
+    }
+    diff = M_TOTAL;
+    for (tok = 0; tok < TOKENS; tok++) {
+        g[tok] = 0;
+        if (c[tok] > 0) {
+            g[tok] = (int64_t)floor((double)c[tok] * ((double)M_TOTAL / (double)n) + 0.5);
+            if (g[tok] < 1)
+                g[tok] = 1;
+        }
+        diff -= g[tok];
+    }
+    if (g[top] + diff >= 1) {
+        g[top] += diff;
+    } else {
+        for (i = 0; i < TOKENS; i++) {
+            k = i;
+            while (k > 0 && c[order[k - 1]] < c[i]) {
+                order[k] = order[k - 1];
+                k--;
+            }
+            order[k] = i;
+        }
+        i = 0;
+        while (diff) {
+            t = order[i % TOKENS];
+            if (g[t] > 1) {
+                step = -diff < g[t] - 1 ? -diff : g[t] - 1;
+                g[t] -= step;
+                diff += step;
+            }
+            i++;
+        }
+    }
+    for (tok = 0; tok < TOKENS; tok++)
+        f[tok] = (uint16_t)g[tok];
+}
+
+static int model_counts(const int64_t *hist, int m, int64_t (*counts)[TOKENS]) {
+    int f, tok, n_tables = n_tables_of[m];
+    for (f = 0; f < n_tables; f++)
+        for (tok = 0; tok < TOKENS; tok++)
+            counts[f][tok] = 0;
+    for (f = 0; f < FINE; f++)
+        for (tok = 0; tok < TOKENS; tok++)
+            counts[table_of(m, f)][tok] += hist[f * TOKENS + tok];
+    return n_tables;
+}
+
+/* _ans.model: the model of least estimated bits (the first of equals), its tables */
+static int choose_model(const int64_t *hist, uint16_t (*freq)[TOKENS]) {
+    int m, t, tok, c, best = 0, n_tables;
+    int64_t n;
+    double bits, table_bytes, s, extra = 0.0, cost[MODELS];
+    int64_t counts[FINE][TOKENS];
+    for (t = 0; t < FINE; t++)
+        for (tok = 16; tok < TOKENS; tok++)
+            extra += (double)hist[t * TOKENS + tok] * ((tok - 16) / 4 + 2);
+    for (m = 0; m < MODELS; m++) {
+        n_tables = model_counts(hist, m, counts);
+        bits = 0.0;
+        table_bytes = 0.0;
+        for (t = 0; t < n_tables; t++) {
+            n = 0;
+            s = 0.0;
+            c = 0;
+            for (tok = 0; tok < TOKENS; tok++)
+                if (counts[t][tok] > 0) {
+                    n += counts[t][tok];
+                    s += (double)counts[t][tok] * log2((double)counts[t][tok]);
+                    c++;
+                }
+            if (n)
+                bits += (double)n * log2((double)n) - s;
+            table_bytes += 1 + c + (c > 1 ? 1.5 * (c - 1) : 0.0);
+        }
+        cost[m] = 8.0 * (1 + table_bytes) + bits + extra;
+        if (cost[m] < cost[best])
+            best = m;
+    }
+    n_tables = model_counts(hist, best, counts);
+    for (t = 0; t < n_tables; t++)
+        normalise(counts[t], freq[t]);
+    return best;
+}
+
+typedef struct {
+    uint64_t rcp;               /* ceil(2^44 / freq) */
+    uint32_t freq;
+    uint32_t start;
+} sym_t;
+
+static inline void put(uint32_t *x, int k, const sym_t *tab, uint16_t *w, size_t *top) {
+    int nbits = 0, tok = k;
+    uint32_t bits = 0, q, fq;
+    if (k >= 16) {
+        tok = token_of((uint32_t)k, &nbits, &bits);
+        if (*x >= (1u << (32 - nbits))) {
+            w[--*top] = (uint16_t)(*x & 0xFFFF);
+            *x >>= 16;
+        }
+        *x = (*x << nbits) | bits;
+    }
+    fq = tab[tok].freq;
+    if ((uint64_t)*x >= ((uint64_t)fq << 20)) {
+        w[--*top] = (uint16_t)(*x & 0xFFFF);
+        *x >>= 16;
+    }
+    q = (uint32_t)(((uint64_t)*x * tab[tok].rcp) >> 44);
+    *x = (q << 12) + (*x - q * fq) + tab[tok].start;
+}
+
+void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, size_t n,
+                   const int64_t *counts) {
+    uint16_t freq[FINE][TOKENS];
+    sym_t *tabs;
+    const sym_t *by_ctx[FINE];
+    uint16_t *w;
+    size_t cap = 2 * n + 2, top, j, at;
+    uint32_t x0 = ZDT_ANS_L, x1 = ZDT_ANS_L;
+    int best, n_tables, t, tok, k, last;
+    uint8_t *o;
+    best = choose_model(counts, freq);
+    n_tables = n_tables_of[best];
+    tabs = (sym_t *)calloc((size_t)n_tables * TOKENS, sizeof(sym_t));
+    w = (uint16_t *)malloc(cap * sizeof(uint16_t));
+    if (tabs == NULL || w == NULL || zdt__buf_reserve(out, 1 + (size_t)n_tables * (1 + 3 * TOKENS)
+                                                      + 16) < 0) {
+        free(tabs);
+        free(w);
+        out->oom = 1;
+        return;
+    }
+    for (t = 0; t < n_tables; t++) {
+        uint32_t start = 0;
+        for (tok = 0; tok < TOKENS; tok++)
+            if (freq[t][tok]) {
+                tabs[t * TOKENS + tok].rcp = ((1ull << 44) + freq[t][tok] - 1) / freq[t][tok];
+                tabs[t * TOKENS + tok].freq = freq[t][tok];
+                tabs[t * TOKENS + tok].start = start;
+                start += freq[t][tok];
+            }
+    }
+    for (t = 0; t < FINE; t++)
+        by_ctx[t] = tabs + TOKENS * table_of(best, t);
+    top = cap;
+    if (n) {
+        /* (the j-th symbol on state j % 2, from the end) */
+        ptrdiff_t jj = (ptrdiff_t)n - 1;
+        if (jj % 2 == 1) {
+            put(&x1, osym[jj], by_ctx[octx[jj]], w, &top);
+            jj--;
+        }
+        while (jj >= 1) {
+            put(&x0, osym[jj], by_ctx[octx[jj]], w, &top);
+            put(&x1, osym[jj - 1], by_ctx[octx[jj - 1]], w, &top);
+            jj -= 2;
+        }
+        if (jj == 0)
+            put(&x0, osym[0], by_ctx[octx[0]], w, &top);
+    }
+    /* the model byte and the tables */
+    o = out->p + out->len;
+    at = 0;
+    o[at++] = (uint8_t)best;
+    for (t = 0; t < n_tables; t++) {
+        k = 0;
+        last = -1;
+        for (tok = 0; tok < TOKENS; tok++)
+            if (freq[t][tok]) {
+                k++;
+                last = tok;
+            }
+        o[at++] = (uint8_t)k;
+        for (tok = 0; tok < TOKENS; tok++)
+            if (freq[t][tok])
+                o[at++] = (uint8_t)tok;
+        for (tok = 0; tok < last; tok++) {
+            uint16_t fq = freq[t][tok];
+            if (fq == 0)
+                continue;
+            if (fq < 0x80) {
+                o[at++] = (uint8_t)fq;
+            } else {
+                o[at++] = (uint8_t)((fq & 0x7F) | 0x80);
+                o[at++] = (uint8_t)(fq >> 7);
+            }
+        }
+    }
+    out->len += at;
+    zdt__buf_u32(out, x0);
+    zdt__buf_u32(out, x1);
+    zdt__buf_u64(out, (uint64_t)(cap - top));
+    if (zdt__buf_reserve(out, 2 * (cap - top)) == 0) {
+        o = out->p + out->len;
+        for (j = top; j < cap; j++)
+            zdt__st16(o + 2 * (j - top), w[j]);
+        out->len += 2 * (cap - top);
+    }
+    free(tabs);
+    free(w);
+}

@@ -1,0 +1,105 @@
+/* What the encoder's files share (nothing exported; names start with zdt__). The encoder
+   writes exactly the bytes zdt's Python encoder (zdt.codecs.predict, zdt.kernels._predict,
+   _ans) writes for the same input and configuration: the same traversals and quantizer, the
+   same choices (auto's sampling, format 3's trials, mask formats, stage 3's model) in the same
+   order of floating-point operations. */
+#ifndef ZDT_PREDICT_ENCODE_H
+#define ZDT_PREDICT_ENCODE_H
+
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* --- a growable byte buffer ---------------------------------------------------------------- */
+
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+    int oom;                    /* an allocation failed: the contents are incomplete */
+} zdt__buf;
+
+void zdt__buf_free(zdt__buf *b);
+/* room for `more` bytes after len (0, or -1 with b->oom set) */
+int zdt__buf_reserve(zdt__buf *b, size_t more);
+void zdt__buf_put(zdt__buf *b, const void *src, size_t len);
+void zdt__buf_u8(zdt__buf *b, unsigned v);
+void zdt__buf_u16(zdt__buf *b, unsigned v);
+void zdt__buf_u32(zdt__buf *b, uint32_t v);
+void zdt__buf_u64(zdt__buf *b, uint64_t v);
+void zdt__buf_f64(zdt__buf *b, double v);
+
+static inline void zdt__st16(uint8_t *p, unsigned v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void zdt__st32(uint8_t *p, uint32_t v) {
+    zdt__st16(p, v & 0xFFFFu);
+    zdt__st16(p + 2, v >> 16);
+}
+static inline void zdt__st64(uint8_t *p, uint64_t v) {
+    zdt__st32(p, (uint32_t)v);
+    zdt__st32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* --- a prediction (zdt.kernels._predict.encode) ------------------------------------------- */
+
+typedef struct {
+    int predictor;              /* 1 .. 4 */
+    double alpha, beta;         /* format 3's steps (1, 1: format 1) */
+    size_t n;
+    uint16_t *sym;              /* each element's symbol, flat C order */
+    double *v;                  /* each element's predictor value */
+    void *raw;                  /* the raw values (float or double, native), visit order */
+    size_t nraw;
+    /* stage 3 (recorded): the symbols and their fine contexts in visit order, the count of
+       each (fine context, token) */
+    uint8_t *cls;
+    uint16_t *osym;
+    uint8_t *octx;
+    size_t nord;
+    int64_t *counts;            /* [60 * 64] */
+} zdt__pred;
+
+void zdt__pred_free(zdt__pred *p);
+
+/* predicts the flat chunk x (float[n] or double[n]) over the grid g with `predictor`, format
+   3's steps (1, 1: none), q0 = 2E, the fill value (has_fill; fill64 / fill32 in the chunk's
+   type); `record`: stage 3's order. ZDT_PREDICT_OK or ZDT_PREDICT_E_NOMEM. */
+int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
+                 double abs_error, int predictor, double alpha, double beta, int has_fill,
+                 double fill64, float fill32, int record);
+
+/* --- stage 3 (ans_encode.c) ---------------------------------------------------------------- */
+
+/* the count of each (fine context, token), counts[60 * 64] */
+void zdt__histogram(const uint16_t *osym, const uint8_t *octx, size_t n, int64_t *counts);
+/* _ans.order0_bits: the bits sym[n] takes at its order-0 entropy; -1 with no memory */
+double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom);
+/* stage 3's bytes (model, tables, states, word count, words) appended to out */
+void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, size_t n,
+                   const int64_t *counts);
+
+/* --- the mask stream (mask_encode.c) ------------------------------------------------------- */
+
+void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
+                      const uint8_t *reference);
+
+/* --- zstd (zframe.c) ----------------------------------------------------------------------- */
+
+/* one zstd frame of src[0 .. len) at `level` appended to out, as numcodecs' Zstd(level).encode
+   writes it (ZSTD_compress2, the content size declared, no checksum); -1 on a zstd error */
+int zdt__zstd_append(zdt__buf *out, void *cctx, const void *src, size_t len, int level);
+
+#endif
+
+/* --- the encoder's parts (encode.c, encode_relative.c, encode_integers.c) ------------------ */
+
+/* a float chunk under the absolute bound abs_error (format 1, 3 or a masked chunk) into out;
+   values (optional): what the kept chunk decodes its elements to (float64[n], malloc'd) */
+int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
+                      int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
+                      double **values, zdt_predict_error *err);
+int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt__grid *g,
+                         int is_f32, zdt__buf *out, zdt_predict_error *err);
+int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt__grid *g,
+                         zdt__buf *out, zdt_predict_error *err);

@@ -1,0 +1,168 @@
+/* A chunk's prediction (zdt.kernels._predict.encode): each element visited in its
+   predictor's order, predicted from the predictor values of elements visited before, and
+   quantized (the spec's informative "Encoding"): symbol 1 for the fill value (bit for bit),
+   zigzag(c) + 2 for the code c = round((x - p) / q) where its reconstruction lies within
+   E (1 - 2^-40) of x and is not the fill value, else 0 and x stored raw. */
+#include <math.h>
+
+#include "ans.h"
+#include "encode.h"
+
+typedef struct {
+    double *v;
+    uint16_t *sym;
+    uint8_t *cls;
+    uint16_t *osym;
+    uint8_t *octx;
+    size_t j;
+    void *raw;
+    size_t nraw;
+    double q0, q, inv_q, limit, alpha, beta;
+    int has_fill;
+    double fill64;
+    float fill32;
+    uint64_t fill_bits64;
+    uint32_t fill_bits32;
+} zdt__ew;
+
+/* the pair of two neighbour classes a, b (0 .. 4) at [a << 3 | b]: hi (hi + 1) / 2 + lo */
+static const uint8_t zdt__enc_pair[40] = {
+    0, 1, 3, 6, 10, 0, 0, 0,  1, 2, 4, 7, 11, 0, 0, 0,  3, 4, 5, 8, 12, 0, 0, 0,
+    6, 7, 8, 9, 13, 0, 0, 0,  10, 11, 12, 13, 14, 0, 0, 0};
+/* the fine context of level group g and neighbour classes at [a << 3 | b] */
+#define ZDT_FINE(g, ab) ((g) * 15 + zdt__enc_pair[(ab)])
+
+static inline double zdt__enc_finite_or_zero(double p) { return isfinite(p) ? p : 0.0; }
+
+/* the step of interpolation level s (_predict.set_level: only with both steps other than 1) */
+static inline void zdt__enc_level(zdt__ew *w, size_t s) {
+    if (w->alpha != 1.0 && w->beta != 1.0) {
+        double f = 1.0;
+        while (s > 1) {
+            f = f * w->alpha;
+            if (f > w->beta)
+                f = w->beta;
+            s >>= 1;
+        }
+        w->q = w->q0 / f;
+        w->inv_q = 1.0 / w->q;
+    }
+}
+
+static inline int same_f32(float a, const zdt__ew *w) {
+    uint32_t b;
+    memcpy(&b, &a, 4);
+    return b == w->fill_bits32;
+}
+static inline int same_f64(double a, const zdt__ew *w) {
+    uint64_t b;
+    memcpy(&b, &a, 8);
+    return b == w->fill_bits64;
+}
+
+#define ENC_T float
+#define ENC_F32 1
+#define ENC_SAME same_f32
+#define ENC(name) enc_##name##_f32
+#define ENC_REC 0
+#include "encode_walk.h"
+#undef ENC
+#undef ENC_REC
+#define ENC(name) enc_##name##_f32_rec
+#define ENC_REC 1
+#include "encode_walk.h"
+#undef ENC
+#undef ENC_REC
+#undef ENC_T
+#undef ENC_F32
+
+#define ENC_T double
+#define ENC_F32 0
+#undef ENC_SAME
+#define ENC_SAME same_f64
+#define ENC(name) enc_##name##_f64
+#define ENC_REC 0
+#include "encode_walk.h"
+#undef ENC
+#undef ENC_REC
+#define ENC(name) enc_##name##_f64_rec
+#define ENC_REC 1
+#include "encode_walk.h"
+#undef ENC
+#undef ENC_REC
+#undef ENC_T
+#undef ENC_F32
+
+void zdt__pred_free(zdt__pred *p) {
+    free(p->sym);
+    free(p->v);
+    free(p->raw);
+    free(p->cls);
+    free(p->osym);
+    free(p->octx);
+    free(p->counts);
+    memset(p, 0, sizeof(*p));
+}
+
+int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
+                 double abs_error, int predictor, double alpha, double beta, int has_fill,
+                 double fill64, float fill32, int record) {
+    const size_t n = g->count, elem = is_f32 ? 4 : 8;
+    zdt__ew w;
+    memset(out, 0, sizeof(*out));
+    memset(&w, 0, sizeof(w));
+    out->predictor = predictor;
+    out->alpha = alpha;
+    out->beta = beta;
+    out->n = n;
+    out->sym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
+    out->v = (double *)malloc((n ? n : 1) * sizeof(double));
+    out->raw = malloc((n ? n : 1) * elem);
+    if (record) {
+        out->cls = (uint8_t *)malloc(n ? n : 1);
+        out->osym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
+        out->octx = (uint8_t *)malloc(n ? n : 1);
+        out->counts = (int64_t *)malloc(60 * 64 * sizeof(int64_t));
+    }
+    if (out->sym == NULL || out->v == NULL || out->raw == NULL ||
+        (record && (out->cls == NULL || out->osym == NULL || out->octx == NULL ||
+                    out->counts == NULL))) {
+        zdt__pred_free(out);
+        return ZDT_PREDICT_E_NOMEM;
+    }
+    w.v = out->v;
+    w.sym = out->sym;
+    w.cls = out->cls;
+    w.osym = out->osym;
+    w.octx = out->octx;
+    w.raw = out->raw;
+    w.q0 = w.q = 2.0 * abs_error;
+    w.inv_q = 1.0 / w.q;
+    w.limit = abs_error * (1.0 - 0x1p-40);
+    w.alpha = alpha;
+    w.beta = beta;
+    w.has_fill = has_fill;
+    w.fill64 = fill64;
+    w.fill32 = fill32;
+    w.fill_bits64 = zdt__bits_of_f64(fill64);
+    memcpy(&w.fill_bits32, &fill32, 4);
+    if (n) {
+        if (is_f32) {
+            if (record)
+                enc_run_f32_rec(predictor, &w, (const float *)x, g);
+            else
+                enc_run_f32(predictor, &w, (const float *)x, g);
+        } else {
+            if (record)
+                enc_run_f64_rec(predictor, &w, (const double *)x, g);
+            else
+                enc_run_f64(predictor, &w, (const double *)x, g);
+        }
+    }
+    out->nraw = w.nraw;
+    if (record) {
+        out->nord = w.j;
+        zdt__histogram(out->osym, out->octx, out->nord, out->counts);
+    }
+    return ZDT_PREDICT_OK;
+}

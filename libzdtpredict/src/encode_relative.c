@@ -1,0 +1,392 @@
+/* A pointwise-relative chunk (format 2, kind 1), as zdt.codecs.predict_relative.encode writes
+   it: the logarithms (zdt.kernels._logs.logarithms: zdt's own log2, the same bits on every
+   platform), their bound b (log_bound), the logarithms' chunk (encode_floats, which also gives
+   what it decodes each element to), every element checked against R |x| as the decoder will
+   compute it (_logs.check's float64 screen, then exact arithmetic where the screen cannot
+   settle it: here integers, where the Python encoder takes Fractions, the same verdict), the
+   signs, the exact map and values; and every value stored exactly where that is smaller. */
+#include <math.h>
+#include <zstd.h>
+
+#include "encode.h"
+
+#define HEAD 32u
+
+static const double C[14] = {
+    0x1.0000000000000p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5,
+    0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17,
+    0x1.62c0223a5c824p-20, 0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32,
+    0x1.c3bd650fc2986p-36, 0x1.816193166d0f9p-40};
+
+/* 1 / (2 i + 3), i = 0 .. 10: log2's series (1/3, 1/5, ..., 1/23) */
+static const double ATANH[11] = {1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
+                                 1.0 / 15, 1.0 / 17, 1.0 / 19, 1.0 / 21, 1.0 / 23};
+
+/* the spec's 2^v for a finite v (as the decoder: relative.c) */
+static double spec_exp2(double v) {
+    double k = rint(v), f = v - k, p = C[13];
+    int i;
+    for (i = 12; i >= 0; i--) {
+        p = p * f;
+        p = p + C[i];
+    }
+    if (k >= -1020.0 && k <= 1020.0)
+        return p * zdt__f64_of_bits((uint64_t)((int64_t)k + 1023) << 52);
+    if (k > 1200.0)
+        k = 1200.0;
+    if (k < -1200.0)
+        k = -1200.0;
+    return ldexp(p, (int)k);
+}
+
+/* _logs' log2 of m 2^e, m in [1/2, 1) */
+static inline double log2_of(double m, int e) {
+    const double two_over_ln2 = 2.0 / 0.6931471805599453;
+    const double sqrt_half = 0.70710678118654757;   /* sqrt(0.5), correctly rounded */
+    double s, s2, p;
+    int j, low = m < sqrt_half;
+    m = low ? 2 * m : m;
+    e = low ? e - 1 : e;
+    s = (m - 1) / (m + 1);
+    s2 = s * s;
+    p = ATANH[10];
+    for (j = 9; j >= 0; j--)
+        p = p * s2 + ATANH[j];
+    return (double)e + (s * (p * s2 + 1.0)) * two_over_ln2;
+}
+
+/* log2 |a| for a finite non-zero a: m and e from the bits for a normal a (_logs'
+   zdt_mantissa: frexp's answer), from frexp below the normal range */
+static double log2_abs(double a) {
+    uint64_t b = zdt__bits_of_f64(a) & 0x7FFFFFFFFFFFFFFFull;
+    int e;
+    double m;
+    if (b < 0x0010000000000000ull) {
+        m = frexp(fabs(a), &e);
+        return log2_of(m, e);
+    }
+    e = (int)(b >> 52) - 1022;
+    m = zdt__f64_of_bits((b & 0x000FFFFFFFFFFFFFull) | 0x3FE0000000000000ull);
+    return log2_of(m, e);
+}
+
+/* --- exact arithmetic: |y - x| > r |x| for finite non-zero x, y of one sign and r > 0 ----- */
+
+#define LIMBS 136               /* 4352 bits: every such value scaled to an integer */
+
+static void split(double d, uint64_t *m, int *e) {
+    int ex;
+    double f = frexp(fabs(d), &ex);
+    *m = (uint64_t)ldexp(f, 53);
+    *e = ex - 53;
+}
+
+/* b = (hi 2^64 + lo) 2^s */
+static void big_set(uint32_t *b, uint64_t hi, uint64_t lo, unsigned s) {
+    uint32_t v[4];
+    unsigned q = s / 32, r = s % 32, k;
+    v[0] = (uint32_t)lo;
+    v[1] = (uint32_t)(lo >> 32);
+    v[2] = (uint32_t)hi;
+    v[3] = (uint32_t)(hi >> 32);
+    memset(b, 0, LIMBS * sizeof(uint32_t));
+    for (k = 0; k < 4; k++) {
+        uint64_t part = (uint64_t)v[k] << r;
+        if (q + k < LIMBS)
+            b[q + k] |= (uint32_t)part;
+        if (q + k + 1 < LIMBS)
+            b[q + k + 1] |= (uint32_t)(part >> 32);
+    }
+}
+
+static int big_cmp(const uint32_t *a, const uint32_t *b) {
+    int k;
+    for (k = LIMBS - 1; k >= 0; k--)
+        if (a[k] != b[k])
+            return a[k] < b[k] ? -1 : 1;
+    return 0;
+}
+
+/* a -= b (a >= b) */
+static void big_sub(uint32_t *a, const uint32_t *b) {
+    uint64_t borrow = 0;
+    int k;
+    for (k = 0; k < LIMBS; k++) {
+        uint64_t d = (uint64_t)a[k] - b[k] - borrow;
+        a[k] = (uint32_t)d;
+        borrow = (d >> 32) & 1;
+    }
+}
+
+static int misses_exactly(double x, double y, double r) {
+    uint32_t ax[LIMBS], by[LIMBS], rx[LIMBS];
+    uint64_t mx, my, mr, a0, a1, b0, b1, p00, mid, lo, hi;
+    int ex, ey, er, e0;
+    split(x, &mx, &ex);
+    split(y, &my, &ey);
+    split(r, &mr, &er);
+    /* r |x| = mr mx 2^(er + ex): a 106-bit product */
+    a0 = mx & 0xFFFFFFFFu;
+    a1 = mx >> 32;
+    b0 = mr & 0xFFFFFFFFu;
+    b1 = mr >> 32;
+    p00 = a0 * b0;
+    mid = a0 * b1 + a1 * b0;
+    lo = p00 + (mid << 32);
+    hi = a1 * b1 + (mid >> 32) + (lo < p00);
+    e0 = ex < ey ? ex : ey;
+    if (er + ex < e0)
+        e0 = er + ex;
+    big_set(ax, 0, mx, (unsigned)(ex - e0));
+    big_set(by, 0, my, (unsigned)(ey - e0));
+    big_set(rx, hi, lo, (unsigned)(er + ex - e0));
+    if (big_cmp(by, ax) >= 0)
+        big_sub(by, ax);
+    else {
+        big_sub(ax, by);
+        memcpy(by, ax, sizeof(ax));
+    }
+    return big_cmp(by, rx) > 0;
+}
+
+/* --- the chunk ------------------------------------------------------------------------------ */
+
+static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
+    size_t i;
+    memset(out, 0, (n + 7) / 8);
+    for (i = 0; i < n; i++)
+        if (bits[i])
+            out[i >> 3] |= (uint8_t)(0x80u >> (i & 7));
+}
+
+/* _pack: head, the logarithms' chunk, signs, exact map, exact values */
+static int pack(const zdt_predict_params *p, void *cctx, const void *x, int is_f32, size_t n,
+                double b, int log_fill, const zdt__buf *chunk, const double *logs,
+                const uint8_t *negative, const uint8_t *exact, zdt__buf *out) {
+    const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
+    size_t i, n_exact = 0, at;
+    int needed = 0, marked = 0, rc = 0;
+    uint8_t *scratch = (uint8_t *)malloc(bytes ? bytes : 1), *bits = (uint8_t *)malloc(n ? n : 1);
+    zdt__buf part;
+    memset(&part, 0, sizeof(part));
+    if (scratch == NULL || bits == NULL) {
+        free(scratch);
+        free(bits);
+        out->oom = 1;
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        needed |= negative[i] > exact[i];
+        n_exact += exact[i] != 0;
+        bits[i] = exact[i] && !(logs != NULL && isnan(logs[i]));
+        marked |= bits[i];
+    }
+    zdt__buf_put(out, "ZPR2", 4);
+    zdt__buf_u8(out, 1);
+    zdt__buf_u8(out, (unsigned)elem);
+    zdt__buf_u16(out, (unsigned)log_fill);
+    zdt__buf_f64(out, b);
+    zdt__buf_u64(out, n_exact);
+    zdt__buf_u64(out, chunk->len);
+    zdt__buf_put(out, chunk->p, chunk->len);
+    if (needed) {
+        bitmap(negative, n, scratch);
+        rc |= zdt__zstd_append(&part, cctx, scratch, bytes, p->level);
+    }
+    zdt__buf_u64(out, part.len);
+    zdt__buf_put(out, part.p, part.len);
+    part.len = 0;
+    if (marked) {
+        bitmap(bits, n, scratch);
+        rc |= zdt__zstd_append(&part, cctx, scratch, bytes, p->level);
+    }
+    zdt__buf_u64(out, part.len);
+    zdt__buf_put(out, part.p, part.len);
+    part.len = 0;
+    if (n_exact && zdt__buf_reserve(&part, n_exact * elem) == 0) {
+        for (i = 0, at = 0; i < n; i++)
+            if (exact[i]) {
+                if (is_f32) {
+                    uint32_t v;
+                    memcpy(&v, (const float *)x + i, 4);
+                    zdt__st32(part.p + at, v);
+                } else {
+                    zdt__st64(part.p + at, zdt__bits_of_f64(((const double *)x)[i]));
+                }
+                at += elem;
+            }
+        part.len = at;
+        {
+            zdt__buf frame;
+            memset(&frame, 0, sizeof(frame));
+            rc |= zdt__zstd_append(&frame, cctx, part.p, part.len, p->level);
+            zdt__buf_put(out, frame.p, frame.len);
+            if (frame.oom)
+                out->oom = 1;
+            zdt__buf_free(&frame);
+        }
+    }
+    if (part.oom)
+        out->oom = 1;
+    zdt__buf_free(&part);
+    free(scratch);
+    free(bits);
+    return rc;
+}
+
+int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt__grid *g,
+                         int is_f32, zdt__buf *out, zdt_predict_error *err) {
+    const size_t n = g->count, elem = is_f32 ? 4 : 8;
+    const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
+    double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
+    uint8_t *negative = NULL, *exact = NULL;
+    size_t i, n_nan = 0, n_zero = 0, n_odd = 0;
+    int has_fill = 0, log_fill, rc = ZDT_PREDICT_OK, plain;
+    uint64_t fill_bits = 0;
+    float fill32 = 0.0f;
+    zdt__buf chunk, every, echunk;
+    void *cctx = ZSTD_createCCtx();
+    memset(&chunk, 0, sizeof(chunk));
+    memset(&every, 0, sizeof(every));
+    memset(&echunk, 0, sizeof(echunk));
+    logs = (double *)malloc((n ? n : 1) * sizeof(double));
+    negative = (uint8_t *)malloc(n ? n : 1);
+    exact = (uint8_t *)calloc(n ? n : 1, 1);
+    if (cctx == NULL || logs == NULL || negative == NULL || exact == NULL) {
+        rc = zdt__nomem(err);
+        goto done;
+    }
+    /* the fill value, where it is finite and not zero (zeros, infinities come back exactly) */
+    if (p->has_fill) {
+        if (is_f32) {
+            uint32_t fb;
+            fill32 = (float)p->fill;
+            memcpy(&fb, &fill32, 4);
+            fill_bits = fb;
+            has_fill = isfinite(fill32) && fill32 != 0.0f;
+            fillv = fill32;
+        } else {
+            fillv = p->fill;
+            fill_bits = zdt__bits_of_f64(p->fill);
+            has_fill = isfinite(p->fill) && p->fill != 0.0;
+        }
+    }
+    /* the logarithms, signs and counts (_logs.logarithms) */
+    for (i = 0; i < n; i++) {
+        double a;
+        uint64_t bits;
+        int odd, is_nan, sub;
+        if (is_f32) {
+            uint32_t b32;
+            float f = ((const float *)src)[i];
+            memcpy(&b32, &f, 4);
+            bits = b32;
+            a = f;
+            negative[i] = (uint8_t)(b32 >> 31);
+            sub = 0;
+            odd = (b32 & 0x7FFFFFFFu) == 0 || (b32 & 0x7FFFFFFFu) >= 0x7F800000u;
+        } else {
+            a = ((const double *)src)[i];
+            bits = zdt__bits_of_f64(a);
+            negative[i] = (uint8_t)(bits >> 63);
+            sub = (bits & 0x7FFFFFFFFFFFFFFFull) < 0x0010000000000000ull;
+            odd = sub || (bits & 0x7FFFFFFFFFFFFFFFull) >= 0x7FF0000000000000ull;
+        }
+        is_nan = isnan(a) || (has_fill && bits == fill_bits);
+        odd |= has_fill && bits == fill_bits;
+        n_odd += (size_t)odd;
+        if (is_nan) {
+            logs[i] = nan;
+            n_nan++;
+        } else if (a == 0.0) {
+            logs[i] = -HUGE_VAL;
+            n_zero++;
+        } else if (isinf(a)) {
+            logs[i] = HUGE_VAL;
+        } else {
+            logs[i] = log2_abs(a);
+            if (fabs(logs[i]) > largest)
+                largest = fabs(logs[i]);
+        }
+    }
+    if (n_nan)
+        for (i = 0; i < n; i++)
+            exact[i] = isnan(logs[i]) != 0;
+    /* log_bound */
+    final = is_f32 ? 0x1p-24 : 0x1p-53;
+    slack = final + 0x1p-50 + 4 * largest * 0x1p-52;
+    r = R - slack * (1 + R);
+    if (R / 2 > r)
+        r = R / 2;
+    b = log1p(r) / log(2.0) * (1 - 0x1p-40);
+    log_fill = n_nan > n_zero;
+    {
+        zdt_predict_params inner = *p;
+        inner.abs_error = b;
+        inner.rel_error = 0.0;
+        rc = zdt__encode_chunk(logs, &inner, g, 0, b, n_nan || n_zero, log_fill ? nan : -HUGE_VAL,
+                               &chunk, &decoded, err);
+        if (rc != ZDT_PREDICT_OK)
+            goto done;
+    }
+    /* every element checked against what it decodes to (_logs.check, then exactly) */
+    plain = !n_odd;
+    for (i = 0; i < n; i++) {
+        double xd = is_f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
+        double y, d, t;
+        int bad, sure;
+        if (!plain && (exact[i] || !isfinite(logs[i]) || xd == 0.0))
+            continue;
+        y = spec_exp2(decoded[i]);
+        if (is_f32) {
+            float yt = (float)y;
+            yt = xd < 0 ? -yt : yt;
+            y = yt;
+            bad = !isfinite(y) || y == 0.0 || (has_fill && yt == fill32);
+        } else {
+            y = xd < 0 ? -y : y;
+            bad = !isfinite(y) || y == 0.0 || (has_fill && y == fillv);
+        }
+        d = fabs(y - xd);
+        t = R * fabs(xd);
+        sure = isfinite(d) && t >= 0x1p-1000 && d <= t * (1.0 - 0x1p-50);
+        if (bad || (!sure && misses_exactly(xd, y, R)))
+            exact[i] = 1;
+    }
+    rc = pack(p, cctx, src, is_f32, n, b, log_fill, &chunk, n_nan ? logs : NULL, negative, exact,
+              out);
+    if (rc == 0 && !out->oom && out->len > n * elem / 2) {
+        /* every value stored exactly: the logarithms all NaN, the chunk's fill value */
+        zdt_predict_params inner = *p;
+        for (i = 0; i < n; i++) {
+            logs[i] = nan;
+            exact[i] = 1;
+        }
+        inner.abs_error = b;
+        inner.rel_error = 0.0;
+        rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, err);
+        if (rc != ZDT_PREDICT_OK)
+            goto done;
+        rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, &every);
+        if (rc == 0 && !every.oom && every.len < out->len) {
+            zdt__buf t = *out;
+            *out = every;
+            every = t;
+        }
+    }
+    if (rc != 0 && rc != ZDT_PREDICT_OK)
+        rc = zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "zstd refused to compress (level %d)",
+                       p->level);
+    else if (out->oom || every.oom)
+        rc = zdt__nomem(err);
+done:
+    ZSTD_freeCCtx((ZSTD_CCtx *)cctx);
+    free(logs);
+    free(decoded);
+    free(negative);
+    free(exact);
+    zdt__buf_free(&chunk);
+    zdt__buf_free(&every);
+    zdt__buf_free(&echunk);
+    return rc;
+}

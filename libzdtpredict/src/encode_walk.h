@@ -1,0 +1,226 @@
+/* The encoder's traversals of one build: included by encode_predict.c once for each
+   (element type, recording), with
+     ENC(name)   the build's name of a function,
+     ENC_T       float or double,
+     ENC_REC     1 where stage 3's order (symbols and contexts in visit order) is recorded.
+   The visit orders, predictions and contexts are the decoder's (predictors_walk.h); each
+   element is quantized as zdt.kernels._predict_quantize's `quantize` does it. */
+
+static inline void ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, int ctx) {
+    ENC_T xi = x[i], rr, fill;
+    double xd, t;
+    int k = 0;
+#if ENC_F32
+    fill = w->fill32;
+#else
+    fill = w->fill64;
+#endif
+    if (w->has_fill && ENC_SAME(xi, w)) {
+        k = 1;
+        w->v[i] = zdt__enc_finite_or_zero(p);
+    } else {
+        xd = (double)xi;
+        t = (xd - p) * w->inv_q;
+        if (fabs(t) < 32766.0) {
+            int c = (int)(t + (t >= 0 ? 0.5 : -0.5));
+            rr = (ENC_T)(p + w->q * (double)c);
+            if ((fabs((double)rr - xd) <= w->limit) & !(w->has_fill & (rr == fill))) {
+                k = (int)((((unsigned)c << 1) ^ (c < 0 ? 0xFFFFFFFFu : 0u)) + 2);
+                w->v[i] = (double)rr;
+            }
+        }
+        if (!k) {
+            ((ENC_T *)w->raw)[w->nraw++] = xi;
+            w->v[i] = isfinite(xd) ? xd : zdt__enc_finite_or_zero(p);
+        }
+    }
+    w->sym[i] = (uint16_t)k;
+#if ENC_REC
+    w->cls[i] = k < 16 ? zdt__class16[k] : 3;
+    w->osym[w->j] = (uint16_t)k;
+    w->octx[w->j] = (uint8_t)ctx;
+    w->j++;
+#else
+    (void)ctx;
+#endif
+}
+
+static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
+    int count = 0, m, b, r1 = -1, r2 = -1, d;
+    int mask[15], add[15];
+    size_t off[15], k[4], i = 0;
+    zdt__ew w = *wp;
+    const double *v = w.v;
+    for (m = 1; m < 16; m++) {
+        int real = 1, bits = 0;
+        size_t o = 0;
+        for (b = 0; b < 4; b++)
+            if (m & (1 << b)) {
+                real &= g->n[3 - b] > 1;
+                bits++;
+                o += g->st[3 - b];
+            }
+        if (!real)
+            continue;
+        mask[count] = m;
+        off[count] = o;
+        add[count] = bits & 1;
+        count++;
+    }
+    for (d = 3; d >= 0; d--)
+        if (g->n[d] > 1) {
+            if (r1 < 0)
+                r1 = d;
+            else if (r2 < 0)
+                r2 = d;
+        }
+    (void)r1;
+    (void)r2;
+    for (k[0] = 0; k[0] < g->n[0]; k[0]++)
+        for (k[1] = 0; k[1] < g->n[1]; k[1]++)
+            for (k[2] = 0; k[2] < g->n[2]; k[2]++)
+                for (k[3] = 0; k[3] < g->n[3]; k[3]++, i++) {
+                    int zero = (k[3] == 0) | (k[2] == 0) << 1 | (k[1] == 0) << 2 |
+                               (k[0] == 0) << 3;
+                    int t, ctx = 0;
+                    double p = 0.0;
+                    for (t = 0; t < count; t++) {
+                        double term = (mask[t] & zero) ? 0.0 : v[i - off[t]];
+                        p = add[t] ? p + term : p - term;
+                    }
+#if ENC_REC
+                    {
+                        int has_a = r1 >= 0 && k[r1] > 0, has_b = r2 >= 0 && k[r2] > 0;
+                        size_t ia = has_a ? i - g->st[r1] : 0, ib = has_b ? i - g->st[r2] : 0;
+                        if (!has_a && !has_b) {
+                            ctx = ZDT_FINE(0, 0);
+                        } else {
+                            if (!has_a)
+                                ia = ib;
+                            if (!has_b)
+                                ib = ia;
+                            ctx = ZDT_FINE(0, (w.cls[ia] << 3) | w.cls[ib]);
+                        }
+                    }
+#endif
+                    ENC(visit)(&w, x, i, p, ctx);
+                }
+    *wp = w;
+}
+
+/* predictors 2 and 3 over the grid g whose element (0, 0, 0, 0) is at flat index `base` */
+static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, size_t base,
+                               int reverse) {
+    size_t s = 1, most = 1, first[4], step[4], k0, k1, k2, k3;
+    int d, f, kk, ctx = 0;
+    zdt__ew w = *wp;
+    const double *v = w.v;
+    for (d = 0; d < 4; d++) {
+        if (g->n[d] == 0)
+            return;
+        if (g->n[d] > most)
+            most = g->n[d];
+    }
+    while (s < most - 1)
+        s *= 2;
+    zdt__enc_level(&w, s);
+#if ENC_REC
+    ctx = ZDT_FINE(3, 0);
+#endif
+    ENC(visit)(&w, x, base, 0.0, ctx);
+    for (; s >= 1; s /= 2) {
+        int group = s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : 3;
+        zdt__enc_level(&w, s);
+        for (kk = 0; kk < 4; kk++) {
+            size_t nd, st, o, kd;
+            d = reverse ? 3 - kk : kk;
+            for (f = 0; f < 4; f++) {
+                int rank = reverse ? 3 - f : f;
+                if (rank < kk) {
+                    first[f] = 0;
+                    step[f] = s;
+                } else if (f == d) {
+                    first[f] = s;
+                    step[f] = 2 * s;
+                } else {
+                    first[f] = 0;
+                    step[f] = 2 * s;
+                }
+            }
+            nd = g->n[d];
+            st = g->st[d];
+            o = s * st;
+            if (first[d] >= nd)
+                continue;
+            for (k0 = first[0]; k0 < g->n[0]; k0 += step[0])
+                for (k1 = first[1]; k1 < g->n[1]; k1 += step[1])
+                    for (k2 = first[2]; k2 < g->n[2]; k2 += step[2]) {
+                        size_t row = base + k0 * g->st[0] + k1 * g->st[1] + k2 * g->st[2];
+                        kd = d == 0 ? k0 : d == 1 ? k1 : k2;
+                        if (d != 3 && kd >= 3 * s && kd + 3 * s < nd) {
+                            /* (the cubic's four neighbours exist for the whole row) */
+                            for (k3 = first[3]; k3 < g->n[3]; k3 += step[3]) {
+                                size_t i = row + k3;
+                                double p = (9.0 * (v[i - o] + v[i + o]) -
+                                            (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+#if ENC_REC
+                                ctx = ZDT_FINE(group, (w.cls[i - o] << 3) | w.cls[i + o]);
+#endif
+                                ENC(visit)(&w, x, i, p, ctx);
+                            }
+                            continue;
+                        }
+                        for (k3 = first[3]; k3 < g->n[3]; k3 += step[3]) {
+                            size_t i = row + k3;
+                            double p, b;
+                            int ahead;
+                            if (d == 3)
+                                kd = k3;
+                            ahead = kd + s < nd;
+                            b = v[i - o];
+                            if (ahead) {
+                                if (kd >= 3 * s && kd + 3 * s < nd)
+                                    p = (9.0 * (b + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) *
+                                        0.0625;
+                                else
+                                    p = (b + v[i + o]) * 0.5;
+                            } else if (kd >= 3 * s) {
+                                p = 1.5 * b - 0.5 * v[i - 3 * o];
+                            } else {
+                                p = b;
+                            }
+#if ENC_REC
+                            ctx = ZDT_FINE(group, (w.cls[i - o] << 3) |
+                                                      w.cls[ahead ? i + o : i - o]);
+#else
+                            (void)group;
+#endif
+                            ENC(visit)(&w, x, i, p, ctx);
+                        }
+                    }
+        }
+    }
+    *wp = w;
+}
+
+static void ENC(run)(int predictor, zdt__ew *w, const ENC_T *x, const zdt__grid *g) {
+    if (predictor == 1) {
+        ENC(lorenzo)(w, x, g);
+    } else if (predictor == 4) {
+        zdt__grid sub = *g;
+        size_t i;
+        int r = 0;
+        while (r < 4 && g->n[r] == 1)
+            r++;
+        if (r == 4) {
+            ENC(interpolation)(w, x, g, 0, 0);
+            return;
+        }
+        sub.n[r] = 1;
+        sub.count = g->count / g->n[r];
+        for (i = 0; i < g->n[r]; i++)
+            ENC(interpolation)(w, x, &sub, i * g->st[r], 0);
+    } else {
+        ENC(interpolation)(w, x, g, 0, predictor == 3);
+    }
+}

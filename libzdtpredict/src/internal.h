@@ -1,0 +1,131 @@
+/* What the library's files share: errors, little-endian loads, the chunk's grid. Nothing here
+   is exported (names start with zdt__). */
+#ifndef ZDT_PREDICT_INTERNAL_H
+#define ZDT_PREDICT_INTERNAL_H
+
+#include <float.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "zdt_predict.h"
+
+/* each binary64 operation rounded on its own (no x87 excess precision): the spec's bits */
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "zdt_predict needs FLT_EVAL_METHOD == 0 (SSE2 or another IEEE double unit, no x87)"
+#endif
+
+#if defined(__GNUC__)
+#define ZDT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define ZDT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ZDT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define ZDT_PRINTF(f, a)
+#define ZDT_LIKELY(x) (x)
+#define ZDT_UNLIKELY(x) (x)
+#endif
+
+/* --- errors (error.c) -------------------------------------------------------------------- */
+
+/* fills *err (may be NULL) and returns status; `part` "" for errors that are not a chunk's */
+int zdt__fail(zdt_predict_error *err, int status, const char *part, const char *fmt, ...)
+    ZDT_PRINTF(4, 5);
+#define zdt__corrupt(err, part, ...) zdt__fail((err), ZDT_PREDICT_E_CORRUPT, (part), __VA_ARGS__)
+#define zdt__nomem(err) zdt__fail((err), ZDT_PREDICT_E_NOMEM, "", \
+                                  "no memory for the decoder's scratch buffers")
+
+/* --- little-endian loads (any host byte order, any alignment) ---------------------------- */
+
+static inline uint16_t zdt__le16(const uint8_t *p) {
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t zdt__le32(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t zdt__le64(const uint8_t *p) {
+    return (uint64_t)zdt__le32(p) | ((uint64_t)zdt__le32(p + 4) << 32);
+}
+static inline double zdt__f64_of_bits(uint64_t b) {
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+static inline uint64_t zdt__bits_of_f64(double d) {
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+static inline float zdt__f32_of_bits(uint32_t b) {
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+static inline double zdt__load_f64(const uint8_t *p) { return zdt__f64_of_bits(zdt__le64(p)); }
+static inline float zdt__load_f32(const uint8_t *p) { return zdt__f32_of_bits(zdt__le32(p)); }
+
+/* --- the chunk's grid (shape.c) ---------------------------------------------------------- */
+
+/* The spec's shape as the kernels see it: extents of 1 dropped, leading dimensions merged
+   down to four, then padded with leading extents of 1 to four (a padded dimension's index is
+   always 0: it has no Lorenzo terms, no interpolation points, no mask neighbours). */
+typedef struct {
+    size_t n[4];
+    size_t st[4];       /* C-order strides in elements */
+    size_t count;       /* the number of elements */
+} zdt__grid;
+
+/* the grid of a C-order shape whose element count is known to fit in size_t */
+void zdt__grid_of(zdt__grid *g, const uint64_t *shape, uint32_t ndim);
+
+/* the parameters checked; *count the elements, *elem the decoded element size */
+int zdt__check_params(const zdt_predict_params *p, size_t *count, size_t *elem,
+                      zdt_predict_error *err);
+
+/* --- the values' chunk (values.c): format 1 or 3, alone or in a masked chunk -------------- */
+
+typedef struct {
+    const zdt__grid *g;
+    int is_f32;             /* the chunk's element type: float32, else float64 */
+    double abs_error;       /* E (> 0) */
+    int has_fill;
+    double fill;            /* as binary64 (rounded to float32 for a float32 chunk) */
+    const uint8_t *mask;    /* a masked chunk's mask (1: masked), else NULL */
+    size_t n_masked;
+} zdt__values;
+
+/* decodes the values' chunk buf[0 .. len) into out (float[n] or double[n]) */
+int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, void *out,
+                       zdt_predict_error *err);
+
+/* a float chunk of format 1, 2 (kind 2: masked) or 3 with this fill value and reference
+   mask (NULL: none), and decodes it; format 2 kind 1 is the caller's */
+int zdt__decode_floats(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
+                       double abs_error, int has_fill, double fill, const uint8_t *reference,
+                       const uint64_t *reference_shape, void *out, zdt_predict_error *err);
+
+/* --- the zstd frames (zframe.c) ---------------------------------------------------------- */
+
+/* checks that buf[0 .. len) is one zstd frame to its end declaring `expected` bytes of
+   content (before anything is allocated for them) */
+int zdt__frame_check(const uint8_t *buf, size_t len, size_t expected, const char *part,
+                     const char *what, zdt_predict_error *err);
+/* decodes such a frame (checked first) into out[expected] */
+int zdt__frame_decode(const uint8_t *buf, size_t len, uint8_t *out, size_t expected,
+                      const char *part, const char *what, zdt_predict_error *err);
+
+/* --- the mask stream (mask.c) ------------------------------------------------------------ */
+
+/* decodes a mask stream (exactly `len` bytes) over the 4-d grid into bits[g->count] (0 or
+   1); `reference`: g->n[2] x g->n[3] bits the first slice looks back at, or NULL; *count: the
+   set bits. Errors: part `part`. */
+int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const uint8_t *reference,
+                     uint8_t *bits, size_t *count, const char *part, zdt_predict_error *err);
+
+/* --- format 2, kind 1 (relative.c) and integer arrays (integers.c) ------------------------ */
+
+int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
+                         void *out, zdt_predict_error *err);
+int zdt__decode_integers(const uint8_t *buf, size_t len, const zdt_predict_params *p,
+                         const zdt__grid *g, void *out, zdt_predict_error *err);
+
+#endif

@@ -1,0 +1,88 @@
+/* The mask stream's encoder (docs/codecs/predict.md, "Masked chunks", "A reference mask"), as
+   zdt.kernels._ans.mask_encode writes it: each bit's adaptive probability first to last, then
+   the bits coded last to first from x = 2^16. */
+#include "encode.h"
+
+#define MASK_CONTEXTS 48
+#define ONE 65536u
+
+void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
+                      const uint8_t *reference) {
+    const size_t n0 = g->n[0], n1 = g->n[1], n2 = g->n[2], n3 = g->n[3];
+    const size_t n = g->count, s1 = n2 * n3, s0 = n1 * n2 * n3, cap = n + 2;
+    uint32_t p[MASK_CONTEXTS];
+    uint32_t x = 65536u;
+    uint16_t *pr, *w;
+    uint8_t *row;
+    size_t i = 0, k0, k1, k2, k3, top = cap;
+    int c;
+    if (n == 0) {
+        zdt__buf_u32(out, x);
+        zdt__buf_u64(out, 0);
+        return;
+    }
+    pr = (uint16_t *)malloc(n * sizeof(uint16_t));
+    w = (uint16_t *)malloc(cap * sizeof(uint16_t));
+    row = (uint8_t *)malloc(2 * n3 + 2);
+    if (pr == NULL || w == NULL || row == NULL) {
+        free(pr);
+        free(w);
+        free(row);
+        out->oom = 1;
+        return;
+    }
+    for (c = 0; c < MASK_CONTEXTS; c++)
+        p[c] = 32768u;
+    for (k0 = 0; k0 < n0; k0++)
+        for (k1 = 0; k1 < n1; k1++) {
+            /* row[0 .. n3 + 2): the row above with a 0 on either side (all 0 in a slice's
+               first row); row[n3 + 2 ..]: each bit's context but for w */
+            uint8_t *ctx = row + n3 + 2;
+            memset(row, 0, n3 + 2);
+            for (k2 = 0; k2 < n2; k2++, i += n3) {
+                const uint8_t *before = k1 > 0 ? bits + i - s1 : k0 > 0 ? bits + i - s0 :
+                                        reference != NULL ? reference + k2 * n3 : NULL;
+                uint32_t bit = 0;
+                for (k3 = 0; k3 < n3; k3++)
+                    ctx[k3] = (uint8_t)((row[k3 + 1] << 1) | (row[k3] << 2) | (row[k3 + 2] << 3));
+                if (before != NULL)
+                    for (k3 = 0; k3 < n3; k3++)
+                        ctx[k3] |= (uint8_t)((1 + before[k3]) << 4);
+                for (k3 = 0; k3 < n3; k3++) {
+                    uint32_t pc;
+                    c = (int)(ctx[k3] | bit);
+                    pc = p[c];
+                    bit = bits[i + k3];
+                    pr[i + k3] = (uint16_t)pc;
+                    p[c] = bit ? pc + ((ONE - pc) >> 4) : pc - (pc >> 4);
+                }
+                memcpy(row + 1, bits + i, n3);
+            }
+        }
+    for (i = n; i-- > 0;) {
+        uint32_t q = pr[i], f, start;
+        if (bits[i]) {
+            f = q;
+            start = ONE - q;
+        } else {
+            f = ONE - q;
+            start = 0;
+        }
+        if ((uint64_t)x >= ((uint64_t)f << 16)) {
+            w[--top] = (uint16_t)(x & 0xFFFF);
+            x >>= 16;
+        }
+        x = ((x / f) << 16) + (x % f) + start;
+    }
+    zdt__buf_u32(out, x);
+    zdt__buf_u64(out, (uint64_t)(cap - top));
+    if (zdt__buf_reserve(out, 2 * (cap - top)) == 0) {
+        uint8_t *o = out->p + out->len;
+        for (i = top; i < cap; i++)
+            zdt__st16(o + 2 * (i - top), w[i]);
+        out->len += 2 * (cap - top);
+    }
+    free(pr);
+    free(w);
+    free(row);
+}

@@ -1,0 +1,236 @@
+/* The traversals of one build: included by predictors.c once for each (element type, symbol
+   source), with
+     WALK(name)   the build's name of a function,
+     RECONSTRUCT  zdt__reconstruct_f32 or zdt__reconstruct_f64,
+     WALK_F32     1 for a float32 chunk,
+     WALK_ANS     1 where stage 3 decodes each symbol where its element is visited (else the
+                  symbols are read from w->sym). */
+
+/* element i, predicted p, whose stage 3 table is `table` (a: the traversal's own copy of the
+   coder, w its own copy of the walk: locals, which no store to the chunk's arrays can alias,
+   so the compiler keeps their fields in registers; through the caller's pointers a byte
+   store to w->cls made it load them again for every element, 1.7x the time) */
+static inline int WALK(visit)(zdt__walk *w, zdt__ans *a, size_t i, double p, int table) {
+    int k;
+#if WALK_ANS
+    if (w->mask != NULL && w->mask[i]) {
+        /* a masked element: no symbol, reconstructed as a fill-value symbol is (class 4) */
+        w->cls[i] = 4;
+        w->nfill++;
+        w->v[i] = zdt__finite_or_zero(p);
+#if WALK_F32
+        w->out32[i] = w->fill32;
+#endif
+        return 0;
+    }
+    k = zdt__ans_symbol(a, table);
+    if (ZDT_UNLIKELY(k < 0))
+        return -1;
+    w->cls[i] = k < 16 ? zdt__class16[k] : 3;
+#else
+    (void)table;
+    (void)a;
+    k = w->sym[i];
+#endif
+    return RECONSTRUCT(w, i, p, k);
+}
+
+/* Predictor 1, in C order: the sum of the Lorenzo terms, in the order of their bit masks.
+   Stage 3: A one step back along the last real dimension, B along the one before it. */
+static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
+    int count = 0, m, b, r1 = -1, r2 = -1, d, rc = 0;
+    int mask[15], add[15];
+    size_t off[15], k[4], i = 0;
+    zdt__walk w = *wp;
+    zdt__ans a;
+    const double *v = w.v;
+#if WALK_ANS
+    a = *wp->ans;
+#endif
+    for (m = 1; m < 16; m++) {
+        int real = 1, bits = 0;
+        size_t o = 0;
+        for (b = 0; b < 4; b++)
+            if (m & (1 << b)) {
+                real &= g->n[3 - b] > 1;
+                bits++;
+                o += g->st[3 - b];
+            }
+        if (!real)
+            continue;
+        mask[count] = m;
+        off[count] = o;
+        add[count] = bits & 1;
+        count++;
+    }
+    for (d = 3; d >= 0; d--)
+        if (g->n[d] > 1) {
+            if (r1 < 0)
+                r1 = d;
+            else if (r2 < 0)
+                r2 = d;
+        }
+    (void)r1;
+    (void)r2;
+    for (k[0] = 0; k[0] < g->n[0]; k[0]++)
+        for (k[1] = 0; k[1] < g->n[1]; k[1]++)
+            for (k[2] = 0; k[2] < g->n[2]; k[2]++)
+                for (k[3] = 0; k[3] < g->n[3]; k[3]++, i++) {
+                    int zero = (k[3] == 0) | (k[2] == 0) << 1 | (k[1] == 0) << 2 |
+                               (k[0] == 0) << 3;
+                    int t, table = 0;
+                    double p = 0.0;
+                    for (t = 0; t < count; t++) {
+                        double term = (mask[t] & zero) ? 0.0 : v[i - off[t]];
+                        p = add[t] ? p + term : p - term;
+                    }
+#if WALK_ANS
+                    {
+                        int has_a = r1 >= 0 && k[r1] > 0, has_b = r2 >= 0 && k[r2] > 0;
+                        size_t ia = has_a ? i - g->st[r1] : 0, ib = has_b ? i - g->st[r2] : 0;
+                        if (!has_a && !has_b)
+                            table = a.ctx[0][0];
+                        else {
+                            if (!has_a)
+                                ia = ib;
+                            if (!has_b)
+                                ib = ia;
+                            table = a.ctx[0][(w.cls[ia] << 3) | w.cls[ib]];
+                        }
+                    }
+#endif
+                    if (WALK(visit)(&w, &a, i, p, table) < 0) {
+                        rc = -1;
+                        goto done;
+                    }
+                }
+done:
+    *wp = w;
+#if WALK_ANS
+    *wp->ans = a;
+#endif
+    return rc;
+}
+
+/* Predictors 2 and 3 (`reverse`: at each level the dimensions last to first) over the grid
+   g, whose element (0, 0, 0, 0) is at flat index `base` (predictor 4: a slice). */
+static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, int reverse) {
+    size_t s = 1, most = 1, first[4], step[4], k0, k1, k2, k3;
+    int d, f, kk, table = 0, rc = 0;
+    zdt__walk w = *wp;
+    zdt__ans a;
+    const double *v = w.v;
+#if WALK_ANS
+    a = *wp->ans;
+#endif
+    for (d = 0; d < 4; d++) {
+        if (g->n[d] == 0)
+            return 0;
+        if (g->n[d] > most)
+            most = g->n[d];
+    }
+    while (s < most - 1)
+        s *= 2;
+    zdt__set_level(&w, s);
+#if WALK_ANS
+    table = a.ctx[3][0];
+#endif
+    if (WALK(visit)(&w, &a, base, 0.0, table) < 0) {
+        rc = -1;
+        goto done;
+    }
+    for (; s >= 1; s /= 2) {
+        int group = s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : 3;
+        zdt__set_level(&w, s);
+        for (kk = 0; kk < 4; kk++) {
+            size_t nd, st, o, kd;
+            d = reverse ? 3 - kk : kk;
+            for (f = 0; f < 4; f++) {
+                int rank = reverse ? 3 - f : f;
+                if (rank < kk) {
+                    first[f] = 0;
+                    step[f] = s;
+                } else if (f == d) {
+                    first[f] = s;
+                    step[f] = 2 * s;
+                } else {
+                    first[f] = 0;
+                    step[f] = 2 * s;
+                }
+            }
+            nd = g->n[d];
+            st = g->st[d];
+            o = s * st;
+            if (first[d] >= nd)
+                continue;
+            for (k0 = first[0]; k0 < g->n[0]; k0 += step[0])
+                for (k1 = first[1]; k1 < g->n[1]; k1 += step[1])
+                    for (k2 = first[2]; k2 < g->n[2]; k2 += step[2]) {
+                        size_t row = base + k0 * g->st[0] + k1 * g->st[1] + k2 * g->st[2];
+                        kd = d == 0 ? k0 : d == 1 ? k1 : k2;
+                        for (k3 = first[3]; k3 < g->n[3]; k3 += step[3]) {
+                            size_t i = row + k3;
+                            double p, b;
+                            int ahead;
+                            if (d == 3)
+                                kd = k3;
+                            ahead = kd + s < nd;
+                            b = v[i - o];
+                            if (ahead) {
+                                if (kd >= 3 * s && kd + 3 * s < nd)
+                                    p = (9.0 * (b + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) *
+                                        0.0625;
+                                else
+                                    p = (b + v[i + o]) * 0.5;
+                            } else if (kd >= 3 * s) {
+                                p = 1.5 * b - 0.5 * v[i - 3 * o];
+                            } else {
+                                p = b;
+                            }
+#if WALK_ANS
+                            table = a.ctx[group][(w.cls[i - o] << 3) |
+                                                 w.cls[ahead ? i + o : i - o]];
+#else
+                            (void)group;
+#endif
+                            if (WALK(visit)(&w, &a, i, p, table) < 0) {
+                                rc = -1;
+                                goto done;
+                            }
+                        }
+                    }
+        }
+    }
+done:
+    *wp = w;
+#if WALK_ANS
+    *wp->ans = a;
+#endif
+    return rc;
+}
+
+/* Predictor 4: each slice along the first real dimension predicted on its own by predictor
+   2, slice after slice */
+static int WALK(slices)(zdt__walk *w, const zdt__grid *g) {
+    zdt__grid sub = *g;
+    size_t i;
+    int r = 0;
+    while (r < 4 && g->n[r] == 1)
+        r++;
+    if (r == 4)                 /* one element */
+        return WALK(interpolation)(w, g, 0, 0);
+    sub.n[r] = 1;
+    sub.count = g->count / g->n[r];
+    for (i = 0; i < g->n[r]; i++)
+        if (WALK(interpolation)(w, &sub, i * g->st[r], 0) < 0)
+            return -1;
+    return 0;
+}
+
+static int WALK(run)(int predictor, zdt__walk *w, const zdt__grid *g) {
+    if (predictor == 1)
+        return WALK(lorenzo)(w, g);
+    if (predictor == 4)
+        return WALK(slices)(w, g);
+    return WALK(interpolation)(w, g, 0, predictor == 3);
+}

@@ -1,0 +1,192 @@
+/* Pointwise-relative chunks (docs/codecs/predict.md, "Pointwise-relative bounds (format 2)"):
+   the base-2 logarithms of the magnitudes as a float64 chunk, a sign bitmap, a map of the
+   elements stored exactly, the exact values; each element 2^v by the spec's polynomial. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define HEAD 32u
+
+/* the binary64 values nearest (ln 2)^i / i!, i = 0 .. 13 */
+static const double C[14] = {
+    0x1.0000000000000p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5,
+    0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17,
+    0x1.62c0223a5c824p-20, 0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32,
+    0x1.c3bd650fc2986p-36, 0x1.816193166d0f9p-40};
+
+/* 2^v for a finite v, as the spec computes it: k = v rounded to an integer (ties to even),
+   f = v - k, Horner's rule over C (each product and sum rounded), p 2^k rounded once */
+static double spec_exp2(double v) {
+    double k = rint(v), f = v - k, p = C[13];
+    int i;
+    for (i = 12; i >= 0; i--) {
+        p = p * f;
+        p = p + C[i];
+    }
+    if (k >= -1020.0 && k <= 1020.0) {
+        /* a normal result: p times 2^k, built from its bits, is exact */
+        uint64_t bits = (uint64_t)((int64_t)k + 1023) << 52;
+        return p * zdt__f64_of_bits(bits);
+    }
+    if (k > 1200.0)
+        k = 1200.0;
+    if (k < -1200.0)
+        k = -1200.0;
+    return ldexp(p, (int)k);
+}
+
+/* a length-prefixed bitmap stream at buf[*at]: checks it (its length, its frame declaring
+   ceil(n / 8) bytes); *frame, *frame_len: the frame (length 0: no stream) */
+static int bitmap_check(const uint8_t *buf, size_t len, size_t *at, size_t n, const char *part,
+                        const char **frame, size_t *frame_len, zdt_predict_error *err) {
+    uint64_t length;
+    char what[48];
+    if (len - *at < 8)
+        return zdt__corrupt(err, part, "the chunk ends before its %s stream's length", part);
+    length = zdt__le64(buf + *at);
+    *at += 8;
+    if (length > len - *at)
+        return zdt__corrupt(err, part, "the %s stream of %llu bytes runs past the chunk's end",
+                            part, (unsigned long long)length);
+    *frame = (const char *)(buf + *at);
+    *frame_len = (size_t)length;
+    *at += (size_t)length;
+    if (!length)
+        return ZDT_PREDICT_OK;
+    snprintf(what, sizeof(what), "the %s stream: ", part);
+    return zdt__frame_check((const uint8_t *)*frame, *frame_len, (n + 7) / 8, part, what, err);
+}
+
+static int bitmap_decode(const char *frame, size_t frame_len, size_t n, const char *part,
+                         uint8_t **bits, zdt_predict_error *err) {
+    char what[48];
+    size_t bytes = (n + 7) / 8;
+    *bits = NULL;
+    if (!frame_len)
+        return ZDT_PREDICT_OK;
+    *bits = (uint8_t *)malloc(bytes ? bytes : 1);
+    if (*bits == NULL)
+        return zdt__nomem(err);
+    snprintf(what, sizeof(what), "the %s stream: ", part);
+    return zdt__frame_decode((const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
+}
+
+static int bit(const uint8_t *bits, size_t i) {
+    return bits != NULL && (bits[i >> 3] >> (7 - (i & 7)) & 1);
+}
+
+int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
+                         void *out, zdt_predict_error *err) {
+    const size_t n = g->count, elem = is_f32 ? 4 : 8;
+    int kind, log_fill, rc;
+    double b;
+    uint64_t n_exact, length;
+    size_t at, sign_len, map_len, marks = 0, used = 0, i;
+    const char *sign_frame, *map_frame;
+    const uint8_t *inner, *rest;
+    double *logs = NULL;
+    uint8_t *negative = NULL, *exact = NULL, *stored = NULL;
+    if (len < HEAD)
+        return zdt__corrupt(err, "header", "a format-2 chunk of %zu bytes is shorter than its "
+                            "32-byte header", len);
+    kind = buf[4];
+    log_fill = zdt__le16(buf + 6);
+    b = zdt__load_f64(buf + 8);
+    n_exact = zdt__le64(buf + 16);
+    length = zdt__le64(buf + 24);
+    if (kind != 1)
+        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1: pointwise "
+                            "relative, 2: masked)", kind);
+    if (buf[5] != elem)
+        return zdt__corrupt(err, "header", "the chunk holds %d-byte elements, the array %s",
+                            buf[5], is_f32 ? "float32" : "float64");
+    if (log_fill > 1)
+        return zdt__corrupt(err, "header", "the logarithms' fill field is %d, not 0 (-inf) or 1 "
+                            "(NaN)", log_fill);
+    if (!(b > 0.0 && b <= DBL_MAX))
+        return zdt__corrupt(err, "header", "the logarithms' bound is %.17g, not a finite number "
+                            "> 0", b);
+    if (n_exact > n)
+        return zdt__corrupt(err, "header", "the chunk claims %llu exact values for %zu elements",
+                            (unsigned long long)n_exact, n);
+    if (length > len - HEAD)
+        return zdt__corrupt(err, "logarithms", "the logarithms' chunk of %llu bytes runs past "
+                            "the chunk's end", (unsigned long long)length);
+    inner = buf + HEAD;
+    if (length >= 4 && memcmp(inner, "ZPR2", 4) == 0 && !(length >= 5 && inner[4] == 2))
+        /* (a format-1, format-3 or masked chunk only: a relative one would nest) */
+        return zdt__corrupt(err, "logarithms", "the logarithms' chunk is a format-2 chunk of "
+                            "kind %d, not a format-1 or a masked chunk",
+                            length >= 5 ? inner[4] : -1);
+    at = HEAD + (size_t)length;
+    rc = bitmap_check(buf, len, &at, n, "signs", &sign_frame, &sign_len, err);
+    if (rc == ZDT_PREDICT_OK)
+        rc = bitmap_check(buf, len, &at, n, "exact map", &map_frame, &map_len, err);
+    if (rc != ZDT_PREDICT_OK)
+        return rc;
+    rest = buf + at;
+    if (!n_exact && len > at)
+        return zdt__corrupt(err, "exact values", "%zu bytes after the streams of a chunk without "
+                            "exact values", len - at);
+    if (n_exact) {
+        rc = zdt__frame_check(rest, len - at, (size_t)n_exact * elem, "exact values",
+                              "the exact values: ", err);
+        if (rc != ZDT_PREDICT_OK)
+            return rc;
+    }
+
+    /* every length agrees: the logarithms, the bitmaps, the exact values */
+    logs = (double *)malloc((n ? n : 1) * sizeof(double));
+    if (logs == NULL)
+        return zdt__nomem(err);
+    rc = zdt__decode_floats(inner, (size_t)length, g, 0, b, 1,
+                            log_fill ? zdt__f64_of_bits(0x7FF8000000000000ull) : -HUGE_VAL, NULL,
+                            NULL, logs, err);
+    if (rc == ZDT_PREDICT_OK)
+        rc = bitmap_decode(sign_frame, sign_len, n, "signs", &negative, err);
+    if (rc == ZDT_PREDICT_OK)
+        rc = bitmap_decode(map_frame, map_len, n, "exact map", &exact, err);
+    if (rc == ZDT_PREDICT_OK) {
+        for (i = 0; i < n; i++)
+            marks += bit(exact, i) || isnan(logs[i]);
+        if (marks != n_exact)
+            rc = zdt__corrupt(err, "exact map", "the logarithms and the exact map mark %zu "
+                              "elements exact, the header counts %llu exact values", marks,
+                              (unsigned long long)n_exact);
+    }
+    if (rc == ZDT_PREDICT_OK && n_exact) {
+        stored = (uint8_t *)malloc((size_t)n_exact * elem);
+        if (stored == NULL)
+            rc = zdt__nomem(err);
+        else
+            rc = zdt__frame_decode(rest, len - at, stored, (size_t)n_exact * elem,
+                                   "exact values", "the exact values: ", err);
+    }
+    if (rc == ZDT_PREDICT_OK) {
+        for (i = 0; i < n; i++) {
+            double v = logs[i], y;
+            if (isnan(v) || bit(exact, i)) {
+                if (is_f32)
+                    ((float *)out)[i] = zdt__load_f32(stored + 4 * used);
+                else
+                    ((double *)out)[i] = zdt__load_f64(stored + 8 * used);
+                used++;
+                continue;
+            }
+            y = v == -HUGE_VAL ? 0.0 : v == HUGE_VAL ? HUGE_VAL : spec_exp2(v);
+            if (is_f32) {
+                float yt = (float)y;
+                ((float *)out)[i] = bit(negative, i) ? -yt : yt;
+            } else {
+                ((double *)out)[i] = bit(negative, i) ? -y : y;
+            }
+        }
+    }
+    free(logs);
+    free(negative);
+    free(exact);
+    free(stored);
+    return rc;
+}
