@@ -324,6 +324,8 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         zdt_predict_params inner = *p;
         inner.abs_error = b;
         inner.rel_error = 0.0;
+        /* (the logarithms' chunk never looks back at the reference mask: the spec) */
+        inner.reference = NULL;
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, n_nan || n_zero, log_fill ? nan : -HUGE_VAL,
                                &chunk, &decoded, err);
         if (rc != ZDT_PREDICT_OK)
@@ -364,6 +366,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         }
         inner.abs_error = b;
         inner.rel_error = 0.0;
+        inner.reference = NULL;
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;

@@ -452,6 +452,25 @@ def test_a_masked_field_s_missing_values_are_the_logarithms_fill():
     check_relative(rain, config.decode(data, rain.dtype, rain.shape, np.nan), 1e-3, None)
 
 
+
+def test_the_logarithms_chunk_never_looks_back_at_the_reference_mask():
+    """A land mask repeated along time and given as the configuration's reference: the values'
+    masks may look back at it, the logarithms' chunk (whose masked elements are the NaN and
+    zeros) never does (the spec): its reference field is 0, and the chunk decodes."""
+    from zdt.codecs.predict import ReferenceMask
+
+    t, i, j = np.mgrid[0:3, 0:60, 0:80]
+    x = 280 + 10 * np.sin(i / 9) * np.cos(j / 11) + t
+    land = (i - 30) ** 2 + (j - 40) ** 2 < 400
+    x[land] = np.nan
+    config = PredictConfig.create(rel_error=1e-3, mask=ReferenceMask.of(land[0]))
+    data = config.encode(x, np.nan)
+    assert data[32:37] == b"ZPR2\x02" and data[38:40] == b"\x00\x00"
+    y = config.decode(data, x.dtype, x.shape, np.nan)
+    check_relative(x, y, 1e-3, None)
+    assert np.array_equal(predict_reference.decode(data, x.dtype, x.shape, None, None).view("u8"),
+                          y.view("u8"))
+
 def test_a_newer_format_is_refused_naming_its_version():
     data = PredictConfig.create(rel_error=1e-3).encode(smooth_positive((4, 5)))
     with pytest.raises(CorruptChunkError, match="format 4, newer than this decoder reads"):

@@ -125,8 +125,9 @@ def encode(config: PredictConfig, x: np.ndarray, fill: object) -> bytes:
     negative = negative.view(bool)
     exact = np.isnan(logs) if n_exact else np.zeros(flat.shape, dtype=bool)
     b = log_bound(R, dtype, largest)
-    # (the logarithms' chunk has a fill value of its own, -inf or NaN: never the codec's `fill`)
-    inner = replace(config, abs_error=b, rel_error=None, fill=None)
+    # (the logarithms' chunk has a fill value of its own, -inf or NaN: never the codec's `fill`;
+    # and it never looks back at the reference mask, which is the values' mask, not theirs)
+    inner = replace(config, abs_error=b, rel_error=None, fill=None, mask=None)
     log_fill = int(n_exact > n_zero)
     # (without zeros or NaN logarithms no element is the logarithms' fill value: the chunk is
     # the same without one, and its encoder skips looking for it)
