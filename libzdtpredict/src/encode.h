@@ -88,7 +88,14 @@ void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
 
 /* one zstd frame of src[0 .. len) at `level` appended to out, as numcodecs' Zstd(level).encode
    writes it (ZSTD_compress2, the content size declared, no checksum); -1 on a zstd error */
-int zdt__zstd_append(zdt__buf *out, void *cctx, const void *src, size_t len, int level);
+int zdt__zstd_append(zdt__buf *out, const zdt__io *io, const void *src, size_t len, int level);
+
+/* --- stages 1 and 2 (pcodec.c) ------------------------------------------------------------ */
+
+/* the symbols' parts (flat sym[g->count], the masked elements' left out) appended to out; -1
+   when the provider fails (out->oom on no memory) */
+int zdt__pcodec_write(zdt__buf *out, const zdt__io *io, const zdt__grid *g, int predictor,
+                      int stage, const uint16_t *sym, const uint8_t *mask);
 
 #endif
 

@@ -6,7 +6,6 @@
    settle it: here integers, where the Python encoder takes Fractions, the same verdict), the
    signs, the exact map and values; and every value stored exactly where that is smaller. */
 #include <math.h>
-#include <zstd.h>
 
 #include "encode.h"
 
@@ -160,7 +159,7 @@ static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
 }
 
 /* _pack: head, the logarithms' chunk, signs, exact map, exact values */
-static int pack(const zdt_predict_params *p, void *cctx, const void *x, int is_f32, size_t n,
+static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32, size_t n,
                 double b, int log_fill, const zdt__buf *chunk, const double *logs,
                 const uint8_t *negative, const uint8_t *exact, zdt__buf *out) {
     const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
@@ -245,14 +244,15 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     uint64_t fill_bits = 0;
     float fill32 = 0.0f;
     zdt__buf chunk, every, echunk;
-    void *cctx = ZSTD_createCCtx();
+    zdt__io io, *cctx = &io;
     memset(&chunk, 0, sizeof(chunk));
     memset(&every, 0, sizeof(every));
     memset(&echunk, 0, sizeof(echunk));
+    zdt__io_of(&io, p);
     logs = (double *)malloc((n ? n : 1) * sizeof(double));
     negative = (uint8_t *)malloc(n ? n : 1);
     exact = (uint8_t *)calloc(n ? n : 1, 1);
-    if (cctx == NULL || logs == NULL || negative == NULL || exact == NULL) {
+    if (logs == NULL || negative == NULL || exact == NULL) {
         rc = zdt__nomem(err);
         goto done;
     }
@@ -383,7 +383,6 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     else if (out->oom || every.oom)
         rc = zdt__nomem(err);
 done:
-    ZSTD_freeCCtx((ZSTD_CCtx *)cctx);
     free(logs);
     free(decoded);
     free(negative);

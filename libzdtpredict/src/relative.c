@@ -59,7 +59,7 @@ static int bitmap_check(const uint8_t *buf, size_t len, size_t *at, size_t n, co
     return zdt__frame_check((const uint8_t *)*frame, *frame_len, (n + 7) / 8, part, what, err);
 }
 
-static int bitmap_decode(const char *frame, size_t frame_len, size_t n, const char *part,
+static int bitmap_decode(const zdt__io *io, const char *frame, size_t frame_len, size_t n, const char *part,
                          uint8_t **bits, zdt_predict_error *err) {
     char what[48];
     size_t bytes = (n + 7) / 8;
@@ -70,15 +70,15 @@ static int bitmap_decode(const char *frame, size_t frame_len, size_t n, const ch
     if (*bits == NULL)
         return zdt__nomem(err);
     snprintf(what, sizeof(what), "the %s stream: ", part);
-    return zdt__frame_decode((const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
+    return zdt__frame_decode(io, (const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
 }
 
 static int bit(const uint8_t *bits, size_t i) {
     return bits != NULL && (bits[i >> 3] >> (7 - (i & 7)) & 1);
 }
 
-int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
-                         void *out, zdt_predict_error *err) {
+int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
+                         int is_f32, void *out, zdt_predict_error *err) {
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     int kind, log_fill, rc;
     double b;
@@ -141,13 +141,13 @@ int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int
     logs = (double *)malloc((n ? n : 1) * sizeof(double));
     if (logs == NULL)
         return zdt__nomem(err);
-    rc = zdt__decode_floats(inner, (size_t)length, g, 0, b, 1,
+    rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1,
                             log_fill ? zdt__f64_of_bits(0x7FF8000000000000ull) : -HUGE_VAL, NULL,
                             NULL, logs, err);
     if (rc == ZDT_PREDICT_OK)
-        rc = bitmap_decode(sign_frame, sign_len, n, "signs", &negative, err);
+        rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
     if (rc == ZDT_PREDICT_OK)
-        rc = bitmap_decode(map_frame, map_len, n, "exact map", &exact, err);
+        rc = bitmap_decode(io, map_frame, map_len, n, "exact map", &exact, err);
     if (rc == ZDT_PREDICT_OK) {
         for (i = 0; i < n; i++)
             marks += bit(exact, i) || isnan(logs[i]);
@@ -161,7 +161,7 @@ int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int
         if (stored == NULL)
             rc = zdt__nomem(err);
         else
-            rc = zdt__frame_decode(rest, len - at, stored, (size_t)n_exact * elem,
+            rc = zdt__frame_decode(io, rest, len - at, stored, (size_t)n_exact * elem,
                                    "exact values", "the exact values: ", err);
     }
     if (rc == ZDT_PREDICT_OK) {
