@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from zdt.kernels import _predict_core
 
-if TYPE_CHECKING:
-    from zdt.codecs.predict_config import PredictConfig
+
+class PredictConfig(Protocol):
+    """What a chunk's calls take of the configuration (zdt.codecs.predict_config's
+    PredictConfig, which imports this module: named here by what it has, not imported)."""
+
+    @property
+    def fill(self) -> float | None: ...
+    @property
+    def core(self) -> _predict_core.Codec: ...
+    def check_dtype(self, dtype: np.dtype) -> np.dtype: ...
 
 CODEC = _predict_core.CODEC
 MAGIC = b"ZPR1"
