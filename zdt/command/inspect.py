@@ -44,7 +44,7 @@ def check(arr: Any, progress: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zdt.stores.nodes import open_source
+    from zdt.engine.sources import open_source
     from zdt.engine.arrays import fmt_bytes
     from zdt.errors import DAMAGED
     from zdt.stores import nodes

@@ -40,10 +40,11 @@ def check(source: Any, *, storage_options: dict | None = None, branch: str = "ma
         The chunks that do not decode (array, key, reason), in array and key order; empty when
         every chunk decodes. A chunk the store cannot give raises StorageError.
     """
+    from zdt.engine import sources
     from zdt.engine.damage import check_array
     from zdt.stores import nodes
 
-    _, node, _ = nodes.open_source(source, storage_options, branch)
+    _, node, _ = sources.open_source(source, storage_options, branch)
     return [d for _, arr in nodes.walk(node) if nodes.is_array(arr)
             for d in check_array(arr, progress or _no_progress)]
 
@@ -111,7 +112,8 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     """
     from zdt.engine.cluster import cluster_for
     from zdt.engine.decide import decide
-    from zdt.stores.nodes import is_array, open_source, walk
+    from zdt.engine.sources import open_source
+    from zdt.stores.nodes import is_array, walk
 
     selection = selection_of(abs_error, rel_error, bounds, include, exclude, force=force)
     compression = Compression.parse(compressor)
@@ -291,7 +293,8 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     who = Readers.parse(given_plan.readers if given_plan else readers)
     selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False,
                              force=force)
-    from zdt.stores.nodes import dataset_source_of, require_zarr
+    from zdt.engine.sources import dataset_source_of
+    from zdt.stores.nodes import require_zarr
 
     require_zarr()
     found = dataset_source_of(source, storage_options)

@@ -675,6 +675,7 @@ def compare_and_report(source: Any, decoded: Any, arrays: Sequence[str] | None,
     """compare, and the report page at `html` (with the plan's measurements, `measured`, when
     a conversion asks)."""
     from zdt.engine.arrays import is_numeric
+    from zdt.engine import sources
     from zdt.errors import UsageError
     from zdt.stores import nodes
 
@@ -684,8 +685,8 @@ def compare_and_report(source: Any, decoded: Any, arrays: Sequence[str] | None,
         from zdt.engine.report import require_matplotlib
 
         require_matplotlib()            # (before the reading, not after)
-    _, a_node, a_text = nodes.open_source(source, storage_options, branch)
-    _, b_node, b_text = nodes.open_source(decoded, storage_options, branch)
+    _, a_node, a_text = sources.open_source(source, storage_options, branch)
+    _, b_node, b_text = sources.open_source(decoded, storage_options, branch)
 
     def arrays_of(node: Any) -> dict[str, Any]:
         """PATH (inside the node opened, as zdt inspect names them from there) -> array."""

@@ -93,32 +93,6 @@ def is_array(node: Any) -> bool:
     return isinstance(node, zarr.Array) or getattr(node, "zdt_view", False)
 
 
-def open_source(source: Any, storage_options: dict | None, branch: str) -> tuple[Any, Any, str]:
-    """(location, node, the text messages name it by) of a store, group or array to read; an
-    xarray Dataset or a netCDF file is read as the store a plain to_zarr writes of it
-    (zdt.engine.netcdf)."""
-    require_zarr()
-    found = dataset_source_of(source, storage_options)
-    if found is not None:
-        src, inner = found
-        return src.location, src.node(inner), src.text + (f":{inner}" if inner else "")
-    loc, inner = Location.of(source, storage_options, branch)
-    return loc, open_node(loc, inner), loc.text + (f":{inner}" if inner else "")
-
-
-def dataset_source_of(source: Any, storage_options: dict | None) -> tuple[Any, str] | None:
-    """(zdt.engine.dataset_source.DatasetSource, the variable named) for an xarray Dataset or a
-    local netCDF file; None for a zarr store."""
-    from zdt.engine.netcdf import dataset_source
-
-    found = dataset_source(source)
-    if found is not None and storage_options:
-        from zdt.errors import UsageError
-
-        raise UsageError(f"storage_options are for URLs; {found[0].text} is read here")
-    return found
-
-
 def walk(node: Any) -> list[tuple[str, Any]]:
     """(path inside the store, node) for node and everything below it, parents first."""
     import zarr
