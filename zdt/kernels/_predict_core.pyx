@@ -118,6 +118,9 @@ cdef extern from "encode.h":
                      double abs_error, int predictor, double alpha, double beta, int has_fill,
                      double fill64, float fill32, int record) nogil
     void zdt__pred_free(zdt__pred *p)
+    int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
+                          int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
+                          double **values, zdt_predict_error *err) nogil
 
 
 VERSION = zdt_predict_version_string().decode()
@@ -356,6 +359,42 @@ cdef class Codec:
             if rc != ZDT_PREDICT_OK:
                 _raise(rc, &err, io)
             return out[:written].tobytes()
+
+    def encode_floats(self, arr, fill=None):
+        """A float array's chunk under the absolute bound, as encode writes it, and what it
+        decodes each finite element that is not the fill value to (float64, flat C order):
+        the values the relative chunks' encoder checks its elements against."""
+        cdef zdt_predict_params p
+        cdef zdt_predict_error err
+        cdef _Io io = _Io()
+        cdef zdt__grid g
+        cdef zdt__buf out
+        cdef double *values = NULL
+        cdef int rc
+        x = np.ascontiguousarray(arr)
+        if x.dtype not in (np.float32, np.float64) or self.base.abs_error <= 0.0:
+            raise ValueError(f"{CODEC}: encode_floats takes float32 or float64 arrays under "
+                             f"an absolute bound")
+        cdef const uint8_t[::1] src = x.reshape(-1).view(np.uint8)
+        cdef const void *sp = &src[0] if len(src) else NULL
+        self._params(&p, x.dtype, fill)
+        _set_shape(&p, tuple(x.shape))
+        io.attach(&p)
+        zdt__grid_of(&g, p.shape, p.ndim)
+        memset(&out, 0, sizeof(out))
+        with nogil:
+            rc = zdt__encode_chunk(sp, &p, &g, p.dtype == 1, p.abs_error, p.has_fill, p.fill,
+                                   &out, &values, &err)
+        try:
+            if rc != ZDT_PREDICT_OK:
+                _raise(rc, &err, io)
+            data = PyBytes_FromStringAndSize(<const char *>out.p, out.len) if out.len else b""
+            got = np.frombuffer(PyBytes_FromStringAndSize(<const char *>values, 8 * g.count),
+                                dtype=np.float64).copy() if g.count else np.empty(0)
+            return data, got
+        finally:
+            zdt__buf_free(&out)
+            free(values)
 
     def decode(self, data, out, fill=None) -> None:
         """Decodes the chunk `data` (any buffer) into `out` (a C-contiguous array of the
