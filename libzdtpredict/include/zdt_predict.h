@@ -1,9 +1,11 @@
 /* zdt_predict.h: the C library of zdt.predict, the error-bounded prediction codec of zdt.
  *
- * The format is docs/codecs/predict.md of the zdt repository; this library decodes every chunk
- * that page defines (formats 1, 2 and 3: every predictor, masked chunks, reference masks,
- * pointwise-relative chunks, integer arrays) but those whose symbols are pcodec-coded
- * (entropy stages 1 and 2), which return ZDT_PREDICT_E_UNSUPPORTED naming the stage.
+ * The format is docs/codecs/predict.md of the zdt repository. This library is zdt's one
+ * implementation of it: zdt's Python codecs call it. It encodes and decodes every chunk that
+ * page defines (formats 1, 2 and 3: every predictor, masked chunks, reference masks,
+ * pointwise-relative chunks, integer arrays). zstd and pcodec are providers the caller may
+ * pass (zdt_predict_zstd: libzstd when NULL; zdt_predict_pcodec for entropy stages 1 and 2:
+ * without one, those chunks return ZDT_PREDICT_E_UNSUPPORTED naming the stage).
  *
  * Contract:
  *  - every call is reentrant and thread-safe: no global mutable state, nothing printed, no
@@ -233,7 +235,7 @@ ZDT_PREDICT_API size_t zdt_predict_encode_bound(const zdt_predict_params *params
 
 /* Encodes the array src (src_size bytes: the shape's elements of the data type, C order,
    native byte order, aligned for the type) into dst (dst_capacity bytes; the caller owns it):
-   exactly the chunk zdt's Python encoder writes for this array and configuration (abs_error
+   exactly the chunk zdt writes for this array and configuration (abs_error
    or rel_error, predictor, entropy, level, fill / has_fill: the configuration's `fill` where
    it has one, else the array's fill value; reference: the configuration's `mask`; keep).
    *written: the chunk's length, also on ZDT_PREDICT_E_DST_SIZE (then nothing is written).

@@ -540,6 +540,6 @@ def test_the_mask_of_a_chunk_is_each_element_equal_to_the_fill_value_bit_for_bit
     if data[:5] == b"ZPR2\x02":
         n_masked, length = struct.unpack_from("<QQ", data, 8)
         got = _predict_core.mask_decode(data[24:24 + length], x.shape)
-        assert n_masked == got.count == int(want.sum()) and np.array_equal(got.bits, want)
+        assert n_masked == got.n_masked == int(want.sum()) and np.array_equal(got.bits, want)
     y = config.decode(data, x.dtype, x.shape, None if f is None else f[0])
     assert (y.view(bits)[want] == (f.view(bits)[0] if f is not None else 0)).all()

@@ -1,6 +1,7 @@
 from typing import NamedTuple
 
 import numpy as np
+from typing_extensions import disjoint_base
 
 from zdt.errors import CorruptChunkError
 
@@ -14,7 +15,7 @@ class MaskStream(NamedTuple):
     """A decoded mask stream: its bits (uint8, 1: masked) and how many are set."""
 
     bits: np.ndarray
-    count: int
+    n_masked: int
 
 class Prediction(NamedTuple):
     """A prediction: each element's symbol (flat C order), the raw values (visit order, the
@@ -24,6 +25,7 @@ class Prediction(NamedTuple):
     raw: np.ndarray
     values: np.ndarray
 
+@disjoint_base
 class Codec:
     def __init__(self, abs_error: float, rel_error: float, predictor: int, entropy: int,
                  level: int, keep: tuple[int, ...] | list[int] = ...,

@@ -457,7 +457,7 @@ class MaskStream(NamedTuple):
     """A decoded mask stream: its bits (uint8, 1: masked) and how many are set."""
 
     bits: np.ndarray
-    count: int
+    n_masked: int
 
 
 class Prediction(NamedTuple):
