@@ -30,6 +30,8 @@ static inline void ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, in
             }
         }
         if (!k) {
+            if (ZDT_UNLIKELY(w->nraw == w->raw_cap) && zdt__enc_grow_raw(w, sizeof(ENC_T)) < 0)
+                w->nraw--;      /* (no memory: w->oom set, the value dropped) */
             ((ENC_T *)w->raw)[w->nraw++] = xi;
             w->v[i] = isfinite(xd) ? xd : zdt__enc_finite_or_zero(p);
         }

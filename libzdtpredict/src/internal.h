@@ -13,6 +13,7 @@
 /* each binary64 operation rounded on its own (no x87 excess precision): the spec's bits */
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
 #error "zdt_predict needs FLT_EVAL_METHOD == 0 (SSE2 or another IEEE double unit, no x87)"
+
 #endif
 
 #if defined(__GNUC__)
@@ -23,6 +24,26 @@
 #define ZDT_PRINTF(f, a)
 #define ZDT_LIKELY(x) (x)
 #define ZDT_UNLIKELY(x) (x)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ZDT_RESTRICT __restrict__
+#elif defined(_MSC_VER)
+#define ZDT_RESTRICT __restrict
+#else
+#define ZDT_RESTRICT
+#endif
+
+/* A whole-array loop compiled for AVX-512 and AVX2 as well, the one run chosen when the
+   library loads (ifunc: gcc / clang on x86-64 ELF with glibc; elsewhere, or with
+   ZDT_PORTABLE, the baseline build only). The same C in each clone, and -ffp-contract=off
+   keeps each element's operations as written (no fused multiply-add), so every clone gives
+   the same bits: the width of the vectors changes, not the arithmetic. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && \
+    !defined(ZDT_PORTABLE) && !defined(ZDT_PREDICT_NO_CLONES)
+#define ZDT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZDT_CLONES
 #endif
 
 /* --- errors (error.c) -------------------------------------------------------------------- */
