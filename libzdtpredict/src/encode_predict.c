@@ -179,6 +179,9 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     }
     out->raw = w.raw;
     out->nraw = w.nraw;
+    /* (the classes served the traversal's contexts alone) */
+    free(out->cls);
+    out->cls = NULL;
     if (w.oom) {
         zdt__pred_free(out);
         return ZDT_PREDICT_E_NOMEM;
