@@ -373,13 +373,16 @@ static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__b
                     e->oom = 1;
                     break;
                 }
-                for (j = 0; j < p->nord; j++)
-                    if (p->osym[j] != 1) {
-                        msym[m] = p->osym[j];
-                        mctx[m] = p->octx[j];
-                        m++;
-                    }
-                zdt__histogram(msym, mctx, m, masked_counts);
+                for (j = 0; j < p->nord; j++) {
+                    /* (branch-free: written always, kept unless symbol 1) */
+                    msym[m] = p->osym[j];
+                    mctx[m] = p->octx[j];
+                    m += p->osym[j] != 1;
+                }
+                /* (the order's counts but token 1's: symbol 1 is token 1 alone) */
+                memcpy(masked_counts, p->counts, 60 * 64 * sizeof(int64_t));
+                for (j = 0; j < 60; j++)
+                    masked_counts[j * 64 + 1] = 0;
             } else {
                 for (j = 0; j < p->nord; j++)
                     m += p->osym[j] != 1;
