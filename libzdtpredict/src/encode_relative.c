@@ -183,11 +183,20 @@ static int misses_exactly(double x, double y, double r) {
 /* --- the chunk ------------------------------------------------------------------------------ */
 
 static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
-    size_t i;
-    memset(out, 0, (n + 7) / 8);
-    for (i = 0; i < n; i++)
-        if (bits[i])
-            out[i >> 3] |= (uint8_t)(0x80u >> (i & 7));
+    size_t i, k;
+    /* (eight bytes of 0 or 1 to a byte, first bit highest, without a branch) */
+    for (i = 0; i + 8 <= n; i += 8) {
+        unsigned b = 0;
+        for (k = 0; k < 8; k++)
+            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
+        out[i >> 3] = (uint8_t)b;
+    }
+    if (i < n) {
+        unsigned b = 0;
+        for (k = 0; i + k < n; k++)
+            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
+        out[i >> 3] = (uint8_t)b;
+    }
 }
 
 /* _pack: head, the logarithms' chunk, signs, exact map, exact values */
@@ -206,11 +215,21 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
         out->oom = 1;
         return 0;
     }
+    /* (branch-free: these loops vectorise) */
     for (i = 0; i < n; i++) {
         needed |= negative[i] > exact[i];
         n_exact += exact[i] != 0;
-        bits[i] = exact[i] && !(logs != NULL && isnan(logs[i]));
-        marked |= bits[i];
+    }
+    if (logs != NULL) {
+        for (i = 0; i < n; i++) {
+            bits[i] = (uint8_t)((exact[i] != 0) & !(logs[i] != logs[i]));
+            marked |= bits[i];
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            bits[i] = (uint8_t)(exact[i] != 0);
+            marked |= bits[i];
+        }
     }
     zdt__buf_put(out, "ZPR2", 4);
     zdt__buf_u8(out, 1);
