@@ -118,9 +118,11 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
     # floor/ceil/trunc (it keeps them scalar in case the precision exception traps); results
     # of IEEE operations are unchanged. -ffp-contract=off: no fused multiply-add where the
     # source rounds twice, so every build gives the same bits.
-    args += ["-fno-trapping-math", "-ffp-contract=off"]
     if level == "c99":      # (libzdtpredict: the C standard its CMake build uses)
+        # (-fno-fast-math first: it resets -ftrapping-math, and after -fno-trapping-math it
+        # kept gcc from vectorising libzdtpredict's whole-array loops)
         args += ["-std=c99", "-fno-fast-math"]
+    args += ["-fno-trapping-math", "-ffp-contract=off"]
     if X86_64:
         args += {"baseline": ["-march=x86-64-v2", "-mtune=generic"],
                  "module": ["-march=x86-64-v2", "-mtune=generic"],

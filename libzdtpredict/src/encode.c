@@ -308,7 +308,7 @@ typedef struct {
     double *values;             /* the kept prediction's predictor values (when asked) */
 } best_t;
 
-static void offer(best_t *best, zdt__buf *cand, const zdt__pred *p, int want_values, enc_t *e) {
+static void offer(best_t *best, zdt__buf *cand, zdt__pred *p, int want_values, enc_t *e) {
     zdt__buf t;
     if (best->set && !(cand->len < best->bytes.len))
         return;
@@ -318,17 +318,26 @@ static void offer(best_t *best, zdt__buf *cand, const zdt__pred *p, int want_val
     cand->len = 0;
     best->set = 1;
     if (want_values) {
-        if (best->values == NULL)
-            best->values = (double *)malloc((p->n ? p->n : 1) * sizeof(double));
-        if (best->values == NULL)
-            e->oom = 1;
-        else
-            memcpy(best->values, p->v, p->n * sizeof(double));
+        if (p->v != NULL) {
+            /* (the prediction's own values taken, not copied: no fresh pages for them) */
+            free(best->values);
+            best->values = p->v;
+            p->given = p->v;
+            p->v = NULL;
+        } else if (best->values != p->given) {
+            /* (taken by the other form's candidate: a copy) */
+            if (best->values == NULL)
+                best->values = (double *)malloc((p->n ? p->n : 1) * sizeof(double));
+            if (best->values == NULL)
+                e->oom = 1;
+            else
+                memcpy(best->values, p->given, p->n * sizeof(double));
+        }
     }
 }
 
 /* one prediction (a predictor, or its format-3 variant) packed in each form and stage */
-static void pack_forms(enc_t *e, const zdt__pred *p, const uint8_t *mask, const zdt__buf *head,
+static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__buf *head,
                        const int *forms, int n_forms, best_t *best, int want_values) {
     zdt__buf raw_frame, cand, rawb;
     int64_t *masked_counts = NULL;
@@ -364,13 +373,16 @@ static void pack_forms(enc_t *e, const zdt__pred *p, const uint8_t *mask, const 
                     e->oom = 1;
                     break;
                 }
-                for (j = 0; j < p->nord; j++)
-                    if (p->osym[j] != 1) {
-                        msym[m] = p->osym[j];
-                        mctx[m] = p->octx[j];
-                        m++;
-                    }
-                zdt__histogram(msym, mctx, m, masked_counts);
+                for (j = 0; j < p->nord; j++) {
+                    /* (branch-free: written always, kept unless symbol 1) */
+                    msym[m] = p->osym[j];
+                    mctx[m] = p->octx[j];
+                    m += p->osym[j] != 1;
+                }
+                /* (the order's counts but token 1's: symbol 1 is token 1 alone) */
+                memcpy(masked_counts, p->counts, 60 * 64 * sizeof(int64_t));
+                for (j = 0; j < 60; j++)
+                    masked_counts[j * 64 + 1] = 0;
             } else {
                 for (j = 0; j < p->nord; j++)
                     m += p->osym[j] != 1;
@@ -489,6 +501,10 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
         int t;
         if (!e->oom && !e->zerr && !e->perr)
             pack_forms(e, &preds[k], mask, &head, forms, n_forms, best, want);
+        /* (its values are a kept candidate's or no longer needed: not held through the
+           format-3 trials) */
+        free(preds[k].v);
+        preds[k].v = NULL;
         if (!e->oom && !e->zerr && !e->perr && level_worth(&preds[k]))
             for (t = 0; t < 2 && !e->oom && !e->zerr && !e->perr; t++) {
                 zdt__pred v;

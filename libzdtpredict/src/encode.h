@@ -48,7 +48,8 @@ typedef struct {
     double alpha, beta;         /* format 3's steps (1, 1: format 1) */
     size_t n;
     uint16_t *sym;              /* each element's symbol, flat C order */
-    double *v;                  /* each element's predictor value */
+    double *v;                  /* each element's predictor value (NULL once given away) */
+    const double *given;        /* v where a kept candidate took it (encode.c's offer) */
     void *raw;                  /* the raw values (float or double, native), visit order */
     size_t nraw;
     /* stage 3 (recorded): the symbols and their fine contexts in visit order, the count of

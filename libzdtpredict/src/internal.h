@@ -13,19 +13,6 @@
 /* each binary64 operation rounded on its own (no x87 excess precision): the spec's bits */
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
 #error "zdt_predict needs FLT_EVAL_METHOD == 0 (SSE2 or another IEEE double unit, no x87)"
-/* --- stage 2's level groups (levels.c) ------------------------------------------------------ */
-
-/* each element's level group 0 .. 3 (flat C order) for predictor (4: not along the first real
-   dimension, along which it slices) */
-void zdt__level_groups(const zdt__grid *g, int predictor, uint8_t *group);
-
-/* --- stages 1 and 2: the pcodec provider's parts (pcodec.c) ---------------------------------- */
-
-/* the symbols of a stage 1 or 2 chunk at buf[0 .. len) into sym[g->count] (flat C order; a
-   masked element, mask[i] 1, gets symbol 1); *end: where the parts end */
-int zdt__pcodec_read(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
-                     int predictor, int stage, const uint8_t *mask, uint16_t *sym, size_t *end,
-                     zdt_predict_error *err);
 
 #endif
 
@@ -37,20 +24,26 @@ int zdt__pcodec_read(const zdt__io *io, const uint8_t *buf, size_t len, const zd
 #define ZDT_PRINTF(f, a)
 #define ZDT_LIKELY(x) (x)
 #define ZDT_UNLIKELY(x) (x)
-/* --- stage 2's level groups (levels.c) ------------------------------------------------------ */
+#endif
 
-/* each element's level group 0 .. 3 (flat C order) for predictor (4: not along the first real
-   dimension, along which it slices) */
-void zdt__level_groups(const zdt__grid *g, int predictor, uint8_t *group);
+#if defined(__GNUC__) || defined(__clang__)
+#define ZDT_RESTRICT __restrict__
+#elif defined(_MSC_VER)
+#define ZDT_RESTRICT __restrict
+#else
+#define ZDT_RESTRICT
+#endif
 
-/* --- stages 1 and 2: the pcodec provider's parts (pcodec.c) ---------------------------------- */
-
-/* the symbols of a stage 1 or 2 chunk at buf[0 .. len) into sym[g->count] (flat C order; a
-   masked element, mask[i] 1, gets symbol 1); *end: where the parts end */
-int zdt__pcodec_read(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
-                     int predictor, int stage, const uint8_t *mask, uint16_t *sym, size_t *end,
-                     zdt_predict_error *err);
-
+/* A whole-array loop compiled for AVX-512 and AVX2 as well, the one run chosen when the
+   library loads (ifunc: gcc / clang on x86-64 ELF with glibc; elsewhere, or with
+   ZDT_PORTABLE, the baseline build only). The same C in each clone, and -ffp-contract=off
+   keeps each element's operations as written (no fused multiply-add), so every clone gives
+   the same bits: the width of the vectors changes, not the arithmetic. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && \
+    !defined(ZDT_PORTABLE) && !defined(ZDT_PREDICT_NO_CLONES)
+#define ZDT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZDT_CLONES
 #endif
 
 /* --- errors (error.c) -------------------------------------------------------------------- */
