@@ -98,6 +98,8 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
     (the other extensions: baseline instruction set) or "plain" (no instruction-set flags)."""
     if compiler_type == "msvc":
         args = ["/Od", "/Zi"] if DEBUG else ["/O2"]
+        if level == "c99":
+            args += ["/std:c11"]        # (MSVC has no C99 switch; C11 is its nearest)
         # /fp:precise: IEEE semantics, and no contraction into FMA (MSVC contracts only with
         # /fp:contract or /fp:fast), so every build gives the same bits as gcc's
         args += ["/fp:precise"]
@@ -116,10 +118,15 @@ def compile_args(compiler_type: str, level: str) -> list[str]:
     # floor/ceil/trunc (it keeps them scalar in case the precision exception traps); results
     # of IEEE operations are unchanged. -ffp-contract=off: no fused multiply-add where the
     # source rounds twice, so every build gives the same bits.
+    if level == "c99":      # (libzdtpredict: the C standard its CMake build uses)
+        # (-fno-fast-math first: it resets -ftrapping-math, and after -fno-trapping-math it
+        # kept gcc from vectorising libzdtpredict's whole-array loops)
+        args += ["-std=c99", "-fno-fast-math"]
     args += ["-fno-trapping-math", "-ffp-contract=off"]
     if X86_64:
         args += {"baseline": ["-march=x86-64-v2", "-mtune=generic"],
                  "module": ["-march=x86-64-v2", "-mtune=generic"],
+                 "c99": ["-march=x86-64-v2", "-mtune=generic"],
                  "avx2": ["-march=x86-64-v3", "-mtune=generic"],
                  "avx512": ["-march=x86-64-v4", "-mtune=generic"]}.get(level, [])
     return args
@@ -140,8 +147,11 @@ KERNEL_SOURCES = [f"zdt/kernels/{name}" for name in (
     "_steps.pxd", "_portable.pxd", "_portable.h", "_stream.h")]
 
 
-PREDICT_SOURCES = [f"zdt/kernels/{name}" for name in ("_predict_shape.pxd", "_predict_quantize.pxd",
-                                                      "_ans.pxd")]
+# zdt.predict's C library (libzdtpredict/: its own CMake build for C users), compiled into
+# zdt.kernels._predict_core without libzstd: the extension passes numcodecs' zstd as its
+# provider, so no zstd headers or library are needed to build zdt
+LIBZDTPREDICT_SOURCES = sorted(glob.glob("libzdtpredict/src/*.c"))
+LIBZDTPREDICT_DEPENDS = sorted(glob.glob("libzdtpredict/src/*.h") + glob.glob("libzdtpredict/include/*.h"))
 
 
 # The modules built against NumPy's C API: built with NumPy 2's headers, they load on NumPy >= 2.
@@ -172,13 +182,12 @@ extensions = [
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),
     # The packbits bit stream (no instruction-set variants: it is bound by memory).
     extension("zdt.kernels._packbits", ["zdt/kernels/_packbits.pyx"], "module"),
-    # zdt.predict's traversals (one build: sequential, bound by its dependency chain, not by
-    # vector width; -ffp-contract=off keeps its bits the same everywhere) and its entropy stage 3
-    extension("zdt.kernels._predict", ["zdt/kernels/_predict.pyx"], "module",
-              depends=PREDICT_SOURCES),
-    extension("zdt.kernels._ans", ["zdt/kernels/_ans.pyx"], "module", depends=["zdt/kernels/_ans.pxd"]),
-    # zdt.predict's relative chunks: log2, the spec's exp2, the encoder's screen
-    extension("zdt.kernels._logs", ["zdt/kernels/_logs.pyx"], "module"),
+    # zdt.predict: the C library's sources and the Cython binding over its header (one build:
+    # sequential, bound by its dependency chain, not by vector width; C99 and -ffp-contract=off
+    # as the library's CMake build, so its bits are the same everywhere)
+    extension("zdt.kernels._predict_core", ["zdt/kernels/_predict_core.pyx", *LIBZDTPREDICT_SOURCES],
+              "c99", depends=LIBZDTPREDICT_DEPENDS,
+              include_dirs=["libzdtpredict/include", "libzdtpredict/src"]),
     # Strings (NumPy's StringDType C API, NumPy >= 2).
     extension("zdt.kernels._vlen", ["zdt/kernels/_vlen.pyx"], "module",
               include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS),

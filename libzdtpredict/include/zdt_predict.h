@@ -1,9 +1,11 @@
 /* zdt_predict.h: the C library of zdt.predict, the error-bounded prediction codec of zdt.
  *
- * The format is docs/codecs/predict.md of the zdt repository; this library decodes every chunk
- * that page defines (formats 1, 2 and 3: every predictor, masked chunks, reference masks,
- * pointwise-relative chunks, integer arrays) but those whose symbols are pcodec-coded
- * (entropy stages 1 and 2), which return ZDT_PREDICT_E_UNSUPPORTED naming the stage.
+ * The format is docs/codecs/predict.md of the zdt repository. This library is zdt's one
+ * implementation of it: zdt's Python codecs call it. It encodes and decodes every chunk that
+ * page defines (formats 1, 2 and 3: every predictor, masked chunks, reference masks,
+ * pointwise-relative chunks, integer arrays). zstd and pcodec are providers the caller may
+ * pass (zdt_predict_zstd: libzstd when NULL; zdt_predict_pcodec for entropy stages 1 and 2:
+ * without one, those chunks return ZDT_PREDICT_E_UNSUPPORTED naming the stage).
  *
  * Contract:
  *  - every call is reentrant and thread-safe: no global mutable state, nothing printed, no
@@ -28,12 +30,12 @@ extern "C" {
 /* the library's version (MAJOR * 10000 + MINOR * 100 + PATCH), and its ABI's: the ABI number
    changes whenever a struct below or a function's signature changes */
 #define ZDT_PREDICT_VERSION_MAJOR 0
-#define ZDT_PREDICT_VERSION_MINOR 2
+#define ZDT_PREDICT_VERSION_MINOR 3
 #define ZDT_PREDICT_VERSION_PATCH 0
 #define ZDT_PREDICT_VERSION_NUMBER \
     (ZDT_PREDICT_VERSION_MAJOR * 10000 + ZDT_PREDICT_VERSION_MINOR * 100 + ZDT_PREDICT_VERSION_PATCH)
-#define ZDT_PREDICT_VERSION_STRING "0.2.0"
-#define ZDT_PREDICT_ABI_VERSION 2
+#define ZDT_PREDICT_VERSION_STRING "0.3.0"
+#define ZDT_PREDICT_ABI_VERSION 3
 /* the newest chunk format this library reads (the fourth byte of a chunk's magic) */
 #define ZDT_PREDICT_FORMAT_NEWEST 3
 
@@ -74,6 +76,52 @@ typedef enum {
 
 #define ZDT_PREDICT_MAX_DIMS 32
 
+/* --- providers: zstd, and pcodec for entropy stages 1 and 2 ---------------------------------- */
+
+/* zstd as the library calls it: a frame compressed, a frame decompressed. The library parses
+   and checks every frame's header itself (RFC 8878: the magic, the declared content size, the
+   blocks up to the frame's end) before it calls decompress, so a provider only codes. NULL in
+   the parameters: libzstd, when the library is built with it (CMake: always); built without
+   it, a chunk that has a zstd frame gives ZDT_PREDICT_E_UNSUPPORTED. zdt's Python extension
+   passes numcodecs' zstd (the bytes zdt writes come from it). A provider is called from the
+   thread that called the library; `opaque` is passed back as given. */
+typedef struct {
+    uint32_t struct_size;           /* sizeof(zdt_predict_zstd) */
+    void *opaque;
+    /* one frame of src[0 .. src_size) at `level`, its content size declared, no checksum, into
+       dst (dst_capacity >= zdt_predict_zstd_bound(src_size)); *written: its length. Returns 0,
+       or nonzero on failure (then the call fails with ZDT_PREDICT_E_PARAM). */
+    int (*compress)(void *opaque, const void *src, size_t src_size, int level, void *dst,
+                    size_t dst_capacity, size_t *written);
+    /* the one frame src[0 .. src_size) (checked: it declares dst_size bytes of content) into
+       dst[0 .. dst_size). Returns 0 when it decodes to exactly dst_size bytes; else nonzero,
+       with a reason in why[0 .. why_size) (the chunk is then corrupt, part "zstd frame", or
+       as the caller's part says). */
+    int (*decompress)(void *opaque, const void *src, size_t src_size, void *dst,
+                      size_t dst_size, char *why, size_t why_size);
+} zdt_predict_zstd;
+
+/* the most bytes a zstd frame of src_size bytes takes (ZSTD_COMPRESSBOUND) */
+ZDT_PREDICT_API size_t zdt_predict_zstd_bound(size_t src_size);
+
+/* Entropy stages 1 and 2: the symbols in pcodec's standalone format (pcodec's own library or
+   its Python package is the provider; this library frames them, orders stage 2's level
+   groups and reconstructs the elements). NULL in the parameters: those stages give
+   ZDT_PREDICT_E_UNSUPPORTED. */
+typedef struct {
+    uint32_t struct_size;           /* sizeof(zdt_predict_pcodec) */
+    void *opaque;
+    /* pcodec's standalone bytes of sym[0 .. n): *out, *out_size (the provider's memory, valid
+       until its next call or the end of the library's call). 0, or nonzero on failure. */
+    int (*compress)(void *opaque, const uint16_t *sym, size_t n, const void **out,
+                    size_t *out_size);
+    /* the n symbols src[0 .. src_size) holds into sym[0 .. n). ZDT_PREDICT_OK; or a negative
+       status (ZDT_PREDICT_E_CORRUPT: the bytes do not hold exactly n symbols) with a reason in
+       why[0 .. why_size). */
+    int (*decompress)(void *opaque, const void *src, size_t src_size, uint16_t *sym, size_t n,
+                      char *why, size_t why_size);
+} zdt_predict_pcodec;
+
 /* What a decoder must know besides the chunk: the array's data type and the chunk's shape (C
    order), and the codec's configuration. Fill in with zdt_predict_params_init (or
    ZDT_PREDICT_PARAMS_INIT), then set the fields. */
@@ -100,13 +148,17 @@ typedef struct {
     /* ZDT_PREDICT_PREDICTOR_AUTO (0, the default) or a chunk's predictor code 1 .. 4 */
     int predictor;
     /* ZDT_PREDICT_ENTROPY_AUTO (-1, the default), or a chunk's entropy stage: 0 zstd, 3 rANS
-       with contexts (1, 2: pcodec, ZDT_PREDICT_E_UNSUPPORTED) */
+       with contexts, 1 and 2 pcodec (whole, by level group: with a pcodec provider, else
+       ZDT_PREDICT_E_UNSUPPORTED) */
     int entropy;
     /* the zstd level, -7 .. 22 (3) */
     int level;
     /* integer arrays: the configuration's `keep`, values stored exactly (n_keep of them) */
     const int64_t *keep;
     size_t n_keep;
+    /* --- providers (both directions) --- */
+    const zdt_predict_zstd *zstd;       /* NULL: libzstd (see zdt_predict_zstd) */
+    const zdt_predict_pcodec *pcodec;   /* NULL: entropy stages 1 and 2 unsupported */
 } zdt_predict_params;
 
 /* predictor codes (the chunk header's), and auto */
@@ -118,11 +170,13 @@ typedef struct {
 /* entropy stages (the chunk header's), and auto */
 #define ZDT_PREDICT_ENTROPY_AUTO (-1)
 #define ZDT_PREDICT_ENTROPY_ZSTD 0
+#define ZDT_PREDICT_ENTROPY_PCODEC 1
+#define ZDT_PREDICT_ENTROPY_PCODEC_LEVELS 2
 #define ZDT_PREDICT_ENTROPY_ANS 3
 
 #define ZDT_PREDICT_PARAMS_INIT \
     { sizeof(zdt_predict_params), ZDT_PREDICT_FLOAT64, 0, {0}, 0.0, 0, 0.0, NULL, {0, 0}, \
-      0.0, ZDT_PREDICT_PREDICTOR_AUTO, ZDT_PREDICT_ENTROPY_AUTO, 3, NULL, 0 }
+      0.0, ZDT_PREDICT_PREDICTOR_AUTO, ZDT_PREDICT_ENTROPY_AUTO, 3, NULL, 0, NULL, NULL }
 
 /* What went wrong: the status again, the part of the chunk found wrong (as zdt's
    CorruptChunkError.part: "header", "symbols", "ANS stream", "raw values", "zstd frame",
@@ -181,7 +235,7 @@ ZDT_PREDICT_API size_t zdt_predict_encode_bound(const zdt_predict_params *params
 
 /* Encodes the array src (src_size bytes: the shape's elements of the data type, C order,
    native byte order, aligned for the type) into dst (dst_capacity bytes; the caller owns it):
-   exactly the chunk zdt's Python encoder writes for this array and configuration (abs_error
+   exactly the chunk zdt writes for this array and configuration (abs_error
    or rel_error, predictor, entropy, level, fill / has_fill: the configuration's `fill` where
    it has one, else the array's fill value; reference: the configuration's `mask`; keep).
    *written: the chunk's length, also on ZDT_PREDICT_E_DST_SIZE (then nothing is written).

@@ -8,6 +8,7 @@ int zdt_predict_decode(const void *src, size_t src_size, const zdt_predict_param
     const uint8_t *buf = (const uint8_t *)src;
     size_t count = 0, elem = 0;
     zdt__grid g;
+    zdt__io io;
     int rc = zdt__check_params(params, &count, &elem, err), is_int;
     if (rc != ZDT_PREDICT_OK)
         return rc;
@@ -23,17 +24,18 @@ int zdt_predict_decode(const void *src, size_t src_size, const zdt_predict_param
     if (buf == NULL)
         buf = (const uint8_t *)"";
     zdt__grid_of(&g, params->shape, params->ndim);
+    zdt__io_of(&io, params);
     is_int = params->dtype >= ZDT_PREDICT_INT8;
     if (src_size >= 4 && memcmp(buf, "ZPR2", 4) == 0 && !(src_size > 4 && buf[4] == 2)) {
         if (is_int)
             return zdt__corrupt(err, "header", "a format-2 chunk (a relative bound) in an integer "
                                 "array: integer arrays take format 1 and masked chunks only");
-        return zdt__decode_relative(buf, src_size, &g, params->dtype == ZDT_PREDICT_FLOAT32, dst,
+        return zdt__decode_relative(&io, buf, src_size, &g, params->dtype == ZDT_PREDICT_FLOAT32, dst,
                                     err);
     }
     if (is_int)
-        return zdt__decode_integers(buf, src_size, params, &g, dst, err);
-    return zdt__decode_floats(buf, src_size, &g, params->dtype == ZDT_PREDICT_FLOAT32,
+        return zdt__decode_integers(&io, buf, src_size, params, &g, dst, err);
+    return zdt__decode_floats(&io, buf, src_size, &g, params->dtype == ZDT_PREDICT_FLOAT32,
                               params->abs_error, params->has_fill, params->fill,
                               params->reference, params->reference_shape, dst, err);
 }

@@ -5,7 +5,6 @@
    entropy stages (_stages), each candidate packed (_pack) and the smallest kept, the first of
    equals, in the Python encoder's order. */
 #include <math.h>
-#include <zstd.h>
 
 #include "encode.h"
 
@@ -36,11 +35,11 @@ typedef struct {
     int has_fill;
     double fill64;
     float fill32;
-    ZSTD_CCtx *cctx;
-    int oom, zerr;
+    zdt__io io;
+    int oom, zerr, perr;
 } enc_t;
 
-static int record_of(const enc_t *e) { return e->entropy != 0; }     /* auto or ans */
+static int record_of(const enc_t *e) { return e->entropy == -1 || e->entropy == 3; }  /* auto, ans */
 
 static int predict(enc_t *e, zdt__pred *p, const void *x, const zdt__grid *g, int predictor,
                    double alpha, double beta, int record) {
@@ -125,7 +124,8 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
     } else {
         for (d = 0; d < 4; d++)
             real += e->g->n[d] > 1;
-        names[count++] = 1;
+        if (e->entropy != 2)        /* (stage 2 only with the predictors that have levels) */
+            names[count++] = 1;
         names[count++] = 2;
         if (real >= 2) {
             names[count++] = 3;
@@ -272,6 +272,12 @@ static void pack(enc_t *e, const zdt__pred *p, const order_t *o, int stage, cons
     if (stage == 3) {
         zdt__ans_pack(out, o->osym, o->octx, o->nord, o->counts);
         zdt__buf_put(out, raw_frame->p, raw_frame->len);
+    } else if (stage == 1 || stage == 2) {
+        /* the symbols by the pcodec provider (stage 2: each level group apart), then the raw
+           values' frame */
+        if (zdt__pcodec_write(out, &e->io, e->g, p->predictor, stage, p->sym, mask) < 0)
+            e->perr = 1;
+        zdt__buf_put(out, raw_frame->p, raw_frame->len);
     } else {
         zdt__buf content;
         size_t i, m = 0, n = p->n;
@@ -288,7 +294,7 @@ static void pack(enc_t *e, const zdt__pred *p, const order_t *o, int stage, cons
                 content.p[m++] = (uint8_t)(p->sym[i] >> 8);
         content.len = m;
         raw_bytes(e, p, &content);
-        if (zdt__zstd_append(out, e->cctx, content.p, content.len, e->level) < 0)
+        if (zdt__zstd_append(out, &e->io, content.p, content.len, e->level) < 0)
             e->zerr = 1;
         zdt__buf_free(&content);
     }
@@ -302,7 +308,7 @@ typedef struct {
     double *values;             /* the kept prediction's predictor values (when asked) */
 } best_t;
 
-static void offer(best_t *best, zdt__buf *cand, const zdt__pred *p, int want_values, enc_t *e) {
+static void offer(best_t *best, zdt__buf *cand, zdt__pred *p, int want_values, enc_t *e) {
     zdt__buf t;
     if (best->set && !(cand->len < best->bytes.len))
         return;
@@ -312,17 +318,26 @@ static void offer(best_t *best, zdt__buf *cand, const zdt__pred *p, int want_val
     cand->len = 0;
     best->set = 1;
     if (want_values) {
-        if (best->values == NULL)
-            best->values = (double *)malloc((p->n ? p->n : 1) * sizeof(double));
-        if (best->values == NULL)
-            e->oom = 1;
-        else
-            memcpy(best->values, p->v, p->n * sizeof(double));
+        if (p->v != NULL) {
+            /* (the prediction's own values taken, not copied: no fresh pages for them) */
+            free(best->values);
+            best->values = p->v;
+            p->given = p->v;
+            p->v = NULL;
+        } else if (best->values != p->given) {
+            /* (taken by the other form's candidate: a copy) */
+            if (best->values == NULL)
+                best->values = (double *)malloc((p->n ? p->n : 1) * sizeof(double));
+            if (best->values == NULL)
+                e->oom = 1;
+            else
+                memcpy(best->values, p->given, p->n * sizeof(double));
+        }
     }
 }
 
 /* one prediction (a predictor, or its format-3 variant) packed in each form and stage */
-static void pack_forms(enc_t *e, const zdt__pred *p, const uint8_t *mask, const zdt__buf *head,
+static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__buf *head,
                        const int *forms, int n_forms, best_t *best, int want_values) {
     zdt__buf raw_frame, cand, rawb;
     int64_t *masked_counts = NULL;
@@ -334,13 +349,13 @@ static void pack_forms(enc_t *e, const zdt__pred *p, const uint8_t *mask, const 
     memset(&rawb, 0, sizeof(rawb));
     if (p->nraw) {
         raw_bytes(e, p, &rawb);
-        if (zdt__zstd_append(&raw_frame, e->cctx, rawb.p, rawb.len, e->level) < 0)
+        if (zdt__zstd_append(&raw_frame, &e->io, rawb.p, rawb.len, e->level) < 0)
             e->zerr = 1;
         zdt__buf_free(&rawb);
         if (rawb.oom || raw_frame.oom)
             e->oom = 1;
     }
-    for (f = 0; f < n_forms && !e->oom && !e->zerr; f++) {
+    for (f = 0; f < n_forms && !e->oom && !e->zerr && !e->perr; f++) {
         int masked = forms[f] == 1, stages[2], n_stages, s;
         order_t o;
         o.osym = p->osym;
@@ -358,13 +373,16 @@ static void pack_forms(enc_t *e, const zdt__pred *p, const uint8_t *mask, const 
                     e->oom = 1;
                     break;
                 }
-                for (j = 0; j < p->nord; j++)
-                    if (p->osym[j] != 1) {
-                        msym[m] = p->osym[j];
-                        mctx[m] = p->octx[j];
-                        m++;
-                    }
-                zdt__histogram(msym, mctx, m, masked_counts);
+                for (j = 0; j < p->nord; j++) {
+                    /* (branch-free: written always, kept unless symbol 1) */
+                    msym[m] = p->osym[j];
+                    mctx[m] = p->octx[j];
+                    m += p->osym[j] != 1;
+                }
+                /* (the order's counts but token 1's: symbol 1 is token 1 alone) */
+                memcpy(masked_counts, p->counts, 60 * 64 * sizeof(int64_t));
+                for (j = 0; j < 60; j++)
+                    masked_counts[j * 64 + 1] = 0;
             } else {
                 for (j = 0; j < p->nord; j++)
                     m += p->osym[j] != 1;
@@ -382,7 +400,7 @@ static void pack_forms(enc_t *e, const zdt__pred *p, const uint8_t *mask, const 
             pack(e, p, &o, stages[s], masked ? mask : NULL, &raw_frame, &cand);
             if (cand.oom)
                 e->oom = 1;
-            if (e->oom || e->zerr)
+            if (e->oom || e->zerr || e->perr)
                 break;
             offer(&best[forms[f]], &cand, p, want_values, e);
         }
@@ -481,10 +499,14 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
     made = e->oom ? 0 : choose_predictors(e, preds);
     for (k = 0; k < made; k++) {
         int t;
-        if (!e->oom && !e->zerr)
+        if (!e->oom && !e->zerr && !e->perr)
             pack_forms(e, &preds[k], mask, &head, forms, n_forms, best, want);
-        if (!e->oom && !e->zerr && level_worth(&preds[k]))
-            for (t = 0; t < 2 && !e->oom && !e->zerr; t++) {
+        /* (its values are a kept candidate's or no longer needed: not held through the
+           format-3 trials) */
+        free(preds[k].v);
+        preds[k].v = NULL;
+        if (!e->oom && !e->zerr && !e->perr && level_worth(&preds[k]))
+            for (t = 0; t < 2 && !e->oom && !e->zerr && !e->perr; t++) {
                 zdt__pred v;
                 if (predict(e, &v, e->x, e->g, preds[k].predictor, STEPS_TRIED[t][0],
                             STEPS_TRIED[t][1], record_of(e)) != ZDT_PREDICT_OK)
@@ -499,6 +521,8 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
     else if (e->zerr)
         rc = zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "zstd refused to compress (level %d)",
                        e->level);
+    else if (e->perr)
+        rc = zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "the pcodec provider refused to compress");
     else {
         /* the masked chunk where it is smaller than format 1's */
         best_t *kept = best[1].set && (!best[0].set || best[1].bytes.len < best[0].bytes.len) ?
@@ -536,13 +560,16 @@ static int check_encode(const zdt_predict_params *p, size_t *count, size_t *elem
     if (p->predictor < 0 || p->predictor > 4)
         return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "predictor must be 0 (auto) or 1 to 4, "
                          "got %d", p->predictor);
-    if (p->entropy == 1 || p->entropy == 2)
-        return zdt__fail(err, ZDT_PREDICT_E_UNSUPPORTED, "", "entropy stage %d (%s) is written "
-                         "by zdt's Python encoder only (the pcodec package)", p->entropy,
+    if ((p->entropy == 1 || p->entropy == 2) && p->pcodec == NULL)
+        return zdt__fail(err, ZDT_PREDICT_E_UNSUPPORTED, "", "entropy stage %d (%s) needs a "
+                         "pcodec provider (params.pcodec)", p->entropy,
                          p->entropy == 1 ? "pcodec" : "pcodec by level");
-    if (p->entropy != -1 && p->entropy != 0 && p->entropy != 3)
-        return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "entropy must be -1 (auto), 0 (zstd) or "
-                         "3 (ans), got %d", p->entropy);
+    if (p->entropy == 2 && p->predictor == 1)
+        return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "entropy 2 (pcodec by level) goes with "
+                         "the interpolation predictors (Lorenzo has no levels)");
+    if (p->entropy < -1 || p->entropy > 3)
+        return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "entropy must be -1 (auto), 0 (zstd), "
+                         "1 (pcodec), 2 (pcodec by level) or 3 (ans), got %d", p->entropy);
     if (p->level < -7 || p->level > 22)
         return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "level must be an integer from -7 to 22, "
                          "got %d", p->level);
@@ -562,9 +589,13 @@ static size_t add_sat(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX :
 /* the largest chunk of n elements of elem bytes any candidate packs to */
 static size_t values_bound(size_t n, size_t elem) {
     size_t ans = add_sat(add_sat(32 + 1 + 60 * (1 + 64 + 2 * 63) + 16, 4 * n + 4),
-                         ZSTD_compressBound(n * elem));
-    size_t zstd = add_sat(32, ZSTD_compressBound(2 * n + n * elem));
+                         zdt_predict_zstd_bound(n * elem));
+    size_t zstd = add_sat(32, zdt_predict_zstd_bound(2 * n + n * elem));
+    /* stages 1 and 2: four parts of pcodec's standalone format at most (2 bytes a symbol,
+       its headers and a page's metadata well within 4 KiB and 1/64 of the symbols) */
+    size_t pco = add_sat(add_sat(32 + 4 * (8 + 4096), 2 * n + n / 16), zdt_predict_zstd_bound(n * elem));
     size_t plain = ans > zstd ? ans : zstd;
+    plain = plain > pco ? plain : pco;
     return add_sat(plain, MASKED_HEADER + 12 + 2 * (n + 2));
 }
 
@@ -577,9 +608,9 @@ size_t zdt_predict_encode_bound(const zdt_predict_params *params) {
     b = values_bound(count, elem);
     if (params->rel_error > 0.0) {
         /* header, the logarithms' chunk, sign stream, exact map, exact values */
-        size_t bitmap = ZSTD_compressBound((count + 7) / 8);
+        size_t bitmap = zdt_predict_zstd_bound((count + 7) / 8);
         b = add_sat(add_sat(add_sat(32 + 16, values_bound(count, 8)), 2 * bitmap),
-                    ZSTD_compressBound(count * elem));
+                    zdt_predict_zstd_bound(count * elem));
     }
     return b;
 }
@@ -589,7 +620,6 @@ int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__g
                       double **values, zdt_predict_error *err) {
     enc_t e;
     const uint8_t *reference = NULL;
-    int rc;
     memset(&e, 0, sizeof(e));
     e.g = g;
     e.x = src;
@@ -606,12 +636,8 @@ int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__g
     if (p->reference != NULL && p->reference_shape[0] == g->n[2] &&
         p->reference_shape[1] == g->n[3])
         reference = p->reference;
-    e.cctx = ZSTD_createCCtx();
-    if (e.cctx == NULL)
-        return zdt__nomem(err);
-    rc = encode_floats(&e, reference, out, values, err);
-    ZSTD_freeCCtx(e.cctx);
-    return rc;
+    zdt__io_of(&e.io, p);
+    return encode_floats(&e, reference, out, values, err);
 }
 
 int zdt_predict_encode(const void *src, size_t src_size, const zdt_predict_params *params,

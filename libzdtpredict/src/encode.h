@@ -48,7 +48,8 @@ typedef struct {
     double alpha, beta;         /* format 3's steps (1, 1: format 1) */
     size_t n;
     uint16_t *sym;              /* each element's symbol, flat C order */
-    double *v;                  /* each element's predictor value */
+    double *v;                  /* each element's predictor value (NULL once given away) */
+    const double *given;        /* v where a kept candidate took it (encode.c's offer) */
     void *raw;                  /* the raw values (float or double, native), visit order */
     size_t nraw;
     /* stage 3 (recorded): the symbols and their fine contexts in visit order, the count of
@@ -88,7 +89,14 @@ void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
 
 /* one zstd frame of src[0 .. len) at `level` appended to out, as numcodecs' Zstd(level).encode
    writes it (ZSTD_compress2, the content size declared, no checksum); -1 on a zstd error */
-int zdt__zstd_append(zdt__buf *out, void *cctx, const void *src, size_t len, int level);
+int zdt__zstd_append(zdt__buf *out, const zdt__io *io, const void *src, size_t len, int level);
+
+/* --- stages 1 and 2 (pcodec.c) ------------------------------------------------------------ */
+
+/* the symbols' parts (flat sym[g->count], the masked elements' left out) appended to out; -1
+   when the provider fails (out->oom on no memory) */
+int zdt__pcodec_write(zdt__buf *out, const zdt__io *io, const zdt__grid *g, int predictor,
+                      int stage, const uint16_t *sym, const uint8_t *mask);
 
 #endif
 

@@ -40,6 +40,8 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
     void *y = NULL;
     int at_risk = 0, rounds, rc = ZDT_PREDICT_OK, others = 0;
     zdt_predict_params inner = *p;
+    zdt__io io;
+    zdt__io_of(&io, p);
     switch (p->dtype) {
     case ZDT_PREDICT_INT8: case ZDT_PREDICT_UINT8: k_elem = 1; break;
     case ZDT_PREDICT_INT16: case ZDT_PREDICT_UINT16: k_elem = 2; break;
@@ -88,7 +90,7 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
                                err);
         if (rc != ZDT_PREDICT_OK || !at_risk)
             goto done;
-        rc = zdt__decode_integers(out->p, out->len, p, g, y, err);
+        rc = zdt__decode_integers(&io, out->p, out->len, p, g, y, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
         for (i = 0; i < n; i++)

@@ -16,7 +16,8 @@ typedef struct {
     uint8_t *octx;
     size_t j;
     void *raw;
-    size_t nraw;
+    size_t nraw, raw_cap;       /* raw grows as values are stored (most chunks store few) */
+    int oom;
     double q0, q, inv_q, limit, alpha, beta;
     int has_fill;
     double fill64;
@@ -47,6 +48,20 @@ static inline void zdt__enc_level(zdt__ew *w, size_t s) {
         w->q = w->q0 / f;
         w->inv_q = 1.0 / w->q;
     }
+}
+
+/* room for more raw values (doubling); -1 with w->oom set (then w->raw keeps a spare slot
+   the caller overwrites, so the traversal goes on without a branch of its own) */
+static int zdt__enc_grow_raw(zdt__ew *w, size_t elem) {
+    size_t cap = 2 * w->raw_cap;
+    void *p = w->oom ? NULL : realloc(w->raw, cap * elem);
+    if (p == NULL) {
+        w->oom = 1;
+        return -1;
+    }
+    w->raw = p;
+    w->raw_cap = cap;
+    return 0;
 }
 
 static inline int same_f32(float a, const zdt__ew *w) {
@@ -117,7 +132,10 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     out->n = n;
     out->sym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
     out->v = (double *)malloc((n ? n : 1) * sizeof(double));
-    out->raw = malloc((n ? n : 1) * elem);
+    /* (the raw values start small: most chunks store few, and a buffer of n elements
+       reserved the heap's top for nothing) */
+    w.raw_cap = n < 1024 ? (n ? n : 1) : 1024;
+    out->raw = malloc(w.raw_cap * elem);
     if (record) {
         out->cls = (uint8_t *)malloc(n ? n : 1);
         out->osym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
@@ -159,7 +177,15 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                 enc_run_f64(predictor, &w, (const double *)x, g);
         }
     }
+    out->raw = w.raw;
     out->nraw = w.nraw;
+    /* (the classes served the traversal's contexts alone) */
+    free(out->cls);
+    out->cls = NULL;
+    if (w.oom) {
+        zdt__pred_free(out);
+        return ZDT_PREDICT_E_NOMEM;
+    }
     if (record) {
         out->nord = w.j;
         zdt__histogram(out->osym, out->octx, out->nord, out->counts);

@@ -6,17 +6,13 @@
    settle it: here integers, where the Python encoder takes Fractions, the same verdict), the
    signs, the exact map and values; and every value stored exactly where that is smaller. */
 #include <math.h>
-#include <zstd.h>
 
 #include "encode.h"
+#include "logs.h"
 
 #define HEAD 32u
 
-static const double C[14] = {
-    0x1.0000000000000p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5,
-    0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17,
-    0x1.62c0223a5c824p-20, 0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32,
-    0x1.c3bd650fc2986p-36, 0x1.816193166d0f9p-40};
+static const double C[14] = ZDT__EXP2_C;
 
 /* 1 / (2 i + 3), i = 0 .. 10: log2's series (1/3, 1/5, ..., 1/23) */
 static const double ATANH[11] = {1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
@@ -39,22 +35,6 @@ static double spec_exp2(double v) {
     return ldexp(p, (int)k);
 }
 
-/* _logs' log2 of m 2^e, m in [1/2, 1) */
-static inline double log2_of(double m, int e) {
-    const double two_over_ln2 = 2.0 / 0.6931471805599453;
-    const double sqrt_half = 0.70710678118654757;   /* sqrt(0.5), correctly rounded */
-    double s, s2, p;
-    int j, low = m < sqrt_half;
-    m = low ? 2 * m : m;
-    e = low ? e - 1 : e;
-    s = (m - 1) / (m + 1);
-    s2 = s * s;
-    p = ATANH[10];
-    for (j = 9; j >= 0; j--)
-        p = p * s2 + ATANH[j];
-    return (double)e + (s * (p * s2 + 1.0)) * two_over_ln2;
-}
-
 /* log2 |a| for a finite non-zero a: m and e from the bits for a normal a (_logs'
    zdt_mantissa: frexp's answer), from frexp below the normal range */
 static double log2_abs(double a) {
@@ -63,12 +43,63 @@ static double log2_abs(double a) {
     double m;
     if (b < 0x0010000000000000ull) {
         m = frexp(fabs(a), &e);
-        return log2_of(m, e);
+        return zdt__log2_of(m, e, ATANH);
     }
     e = (int)(b >> 52) - 1022;
     m = zdt__f64_of_bits((b & 0x000FFFFFFFFFFFFFull) | 0x3FE0000000000000ull);
-    return log2_of(m, e);
+    return zdt__log2_of(m, e, ATANH);
 }
+
+/* --- the whole-chunk passes (encode_relative_pass.h) ----------------------------------------
+
+   logarithms: logs[i] = log2 |x[i]| (log2_abs), NaN for a NaN and for the fill value (fill_on,
+   fill_bits), -inf for a zero, +inf for an infinity; negative[i] the sign bit; counts[0] the
+   NaN logarithms, counts[1] the zeros, counts[2] the odd elements (zero, below the normal
+   range, infinite, NaN, the fill value); returns the largest |logs[i]| over the finite ones.
+   Block by block: each block's logarithms from the bits in one loop that vectorises (no libm
+   call, no branch), with a count of its odd and negative elements; only a block with an odd
+   element takes the specials' loops, only one with a negative element the signs' loop.
+
+   verdict: the screen of y, x's decoded value: 2 where y is not finite, zero or the fill
+   value; else 0 where y is surely within r |x| (a margin of 2^-50 over the roundings of
+   |y - x| and r |x|), 1 where exact arithmetic must decide.
+
+   check: y = 2^v[i] from the bits (the spec's 2^v where it is a normal number), rounded to T,
+   negated where x[i] is negative; verdict[i] 0 where the element needs no check (exact
+   already, its logarithm not finite, x zero), else its verdict, or 3 where 2^v is not done
+   from the bits (the caller does those with spec_exp2); returns how many verdicts are not 0.
+   `plain`: every logarithm finite, no x zero, none exact (the chunk had no odd element):
+   neither logs nor exact is read. In blocks: the powers in a loop of their own, the verdicts
+   in one of 64-bit values, then narrowed to bytes with the exact marks (one loop doing it all
+   vectorised narrower). */
+
+#define PASS(name) name##_f64
+#define T double
+#define U uint64_t
+#define LOW 0x0010000000000000ull
+#define INF 0x7FF0000000000000ull
+#define COPYSIGN copysign
+#include "encode_relative_pass.h"
+#undef PASS
+#undef T
+#undef U
+#undef LOW
+#undef INF
+#undef COPYSIGN
+
+#define PASS(name) name##_f32
+#define T float
+#define U uint32_t
+#define LOW 1u
+#define INF 0x7F800000u
+#define COPYSIGN copysignf
+#include "encode_relative_pass.h"
+#undef PASS
+#undef T
+#undef U
+#undef LOW
+#undef INF
+#undef COPYSIGN
 
 /* --- exact arithmetic: |y - x| > r |x| for finite non-zero x, y of one sign and r > 0 ----- */
 
@@ -152,15 +183,24 @@ static int misses_exactly(double x, double y, double r) {
 /* --- the chunk ------------------------------------------------------------------------------ */
 
 static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
-    size_t i;
-    memset(out, 0, (n + 7) / 8);
-    for (i = 0; i < n; i++)
-        if (bits[i])
-            out[i >> 3] |= (uint8_t)(0x80u >> (i & 7));
+    size_t i, k;
+    /* (eight bytes of 0 or 1 to a byte, first bit highest, without a branch) */
+    for (i = 0; i + 8 <= n; i += 8) {
+        unsigned b = 0;
+        for (k = 0; k < 8; k++)
+            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
+        out[i >> 3] = (uint8_t)b;
+    }
+    if (i < n) {
+        unsigned b = 0;
+        for (k = 0; i + k < n; k++)
+            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
+        out[i >> 3] = (uint8_t)b;
+    }
 }
 
 /* _pack: head, the logarithms' chunk, signs, exact map, exact values */
-static int pack(const zdt_predict_params *p, void *cctx, const void *x, int is_f32, size_t n,
+static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32, size_t n,
                 double b, int log_fill, const zdt__buf *chunk, const double *logs,
                 const uint8_t *negative, const uint8_t *exact, zdt__buf *out) {
     const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
@@ -175,11 +215,21 @@ static int pack(const zdt_predict_params *p, void *cctx, const void *x, int is_f
         out->oom = 1;
         return 0;
     }
+    /* (branch-free: these loops vectorise) */
     for (i = 0; i < n; i++) {
         needed |= negative[i] > exact[i];
         n_exact += exact[i] != 0;
-        bits[i] = exact[i] && !(logs != NULL && isnan(logs[i]));
-        marked |= bits[i];
+    }
+    if (logs != NULL) {
+        for (i = 0; i < n; i++) {
+            bits[i] = (uint8_t)((exact[i] != 0) & !(logs[i] != logs[i]));
+            marked |= bits[i];
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            bits[i] = (uint8_t)(exact[i] != 0);
+            marked |= bits[i];
+        }
     }
     zdt__buf_put(out, "ZPR2", 4);
     zdt__buf_u8(out, 1);
@@ -239,20 +289,21 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
-    uint8_t *negative = NULL, *exact = NULL;
-    size_t i, n_nan = 0, n_zero = 0, n_odd = 0;
+    uint8_t *negative = NULL, *exact = NULL, *verdict = NULL;
+    size_t i, n_nan = 0, n_zero = 0, n_odd = 0, flagged;
     int has_fill = 0, log_fill, rc = ZDT_PREDICT_OK, plain;
     uint64_t fill_bits = 0;
     float fill32 = 0.0f;
     zdt__buf chunk, every, echunk;
-    void *cctx = ZSTD_createCCtx();
+    zdt__io io, *cctx = &io;
     memset(&chunk, 0, sizeof(chunk));
     memset(&every, 0, sizeof(every));
     memset(&echunk, 0, sizeof(echunk));
+    zdt__io_of(&io, p);
     logs = (double *)malloc((n ? n : 1) * sizeof(double));
     negative = (uint8_t *)malloc(n ? n : 1);
     exact = (uint8_t *)calloc(n ? n : 1, 1);
-    if (cctx == NULL || logs == NULL || negative == NULL || exact == NULL) {
+    if (logs == NULL || negative == NULL || exact == NULL) {
         rc = zdt__nomem(err);
         goto done;
     }
@@ -272,42 +323,19 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         }
     }
     /* the logarithms, signs and counts (_logs.logarithms) */
-    for (i = 0; i < n; i++) {
-        double a;
-        uint64_t bits;
-        int odd, is_nan, sub;
+    if (n) {
+        size_t counts[3];
         if (is_f32) {
-            uint32_t b32;
-            float f = ((const float *)src)[i];
-            memcpy(&b32, &f, 4);
-            bits = b32;
-            a = f;
-            negative[i] = (uint8_t)(b32 >> 31);
-            sub = 0;
-            odd = (b32 & 0x7FFFFFFFu) == 0 || (b32 & 0x7FFFFFFFu) >= 0x7F800000u;
+            uint32_t fb32 = (uint32_t)fill_bits;
+            largest = logarithms_f32((const float *)src, logs, negative, n, has_fill ? 1u : 0u,
+                                     fb32, counts);
         } else {
-            a = ((const double *)src)[i];
-            bits = zdt__bits_of_f64(a);
-            negative[i] = (uint8_t)(bits >> 63);
-            sub = (bits & 0x7FFFFFFFFFFFFFFFull) < 0x0010000000000000ull;
-            odd = sub || (bits & 0x7FFFFFFFFFFFFFFFull) >= 0x7FF0000000000000ull;
+            largest = logarithms_f64((const double *)src, logs, negative, n,
+                                     has_fill ? (uint64_t)1 : 0, fill_bits, counts);
         }
-        is_nan = isnan(a) || (has_fill && bits == fill_bits);
-        odd |= has_fill && bits == fill_bits;
-        n_odd += (size_t)odd;
-        if (is_nan) {
-            logs[i] = nan;
-            n_nan++;
-        } else if (a == 0.0) {
-            logs[i] = -HUGE_VAL;
-            n_zero++;
-        } else if (isinf(a)) {
-            logs[i] = HUGE_VAL;
-        } else {
-            logs[i] = log2_abs(a);
-            if (fabs(logs[i]) > largest)
-                largest = fabs(logs[i]);
-        }
+        n_nan = counts[0];
+        n_zero = counts[1];
+        n_odd = counts[2];
     }
     if (n_nan)
         for (i = 0; i < n; i++)
@@ -331,29 +359,48 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         if (rc != ZDT_PREDICT_OK)
             goto done;
     }
-    /* every element checked against what it decodes to (_logs.check, then exactly) */
+    /* every element checked against what it decodes to (_logs.check, then exactly): the
+       screen for every element in a pass of its own, then one at a time the few it leaves */
     plain = !n_odd;
-    for (i = 0; i < n; i++) {
-        double xd = is_f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
-        double y, d, t;
-        int bad, sure;
-        if (!plain && (exact[i] || !isfinite(logs[i]) || xd == 0.0))
+    verdict = (uint8_t *)malloc(n ? n : 1);
+    if (verdict == NULL) {
+        rc = zdt__nomem(err);
+        goto done;
+    }
+    flagged = !n ? 0 : is_f32 ? check_f32((const float *)src, logs, decoded, exact, n, R,
+                                          has_fill, fill32, plain, verdict)
+                              : check_f64((const double *)src, logs, decoded, exact, n, R,
+                                          has_fill, fillv, plain, verdict);
+    for (i = 0; flagged && i < n; i++) {
+        double xd, y;
+        int v = verdict[i];
+        if (!v)
             continue;
-        y = spec_exp2(decoded[i]);
-        if (is_f32) {
-            float yt = (float)y;
-            yt = xd < 0 ? -yt : yt;
-            y = yt;
-            bad = !isfinite(y) || y == 0.0 || (has_fill && yt == fill32);
-        } else {
-            y = xd < 0 ? -y : y;
-            bad = !isfinite(y) || y == 0.0 || (has_fill && y == fillv);
+        flagged--;
+        xd = is_f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
+        if (v == 3) {
+            /* (2^v outside the normal range: spec_exp2's ldexp) */
+            y = spec_exp2(decoded[i]);
+            if (is_f32) {
+                float yt = (float)y, xf = ((const float *)src)[i];
+                v = verdict_f32(xd < 0 ? -yt : yt, xf, R, has_fill, fill32);
+            } else {
+                v = verdict_f64(xd < 0 ? -y : y, xd, R, has_fill, fillv);
+            }
         }
-        d = fabs(y - xd);
-        t = R * fabs(xd);
-        sure = isfinite(d) && t >= 0x1p-1000 && d <= t * (1.0 - 0x1p-50);
-        if (bad || (!sure && misses_exactly(xd, y, R)))
+        if (v == 2)
             exact[i] = 1;
+        else if (v == 1) {
+            y = spec_exp2(decoded[i]);
+            if (is_f32) {
+                float yt = (float)y;
+                y = xd < 0 ? -yt : yt;
+            } else {
+                y = xd < 0 ? -y : y;
+            }
+            if (misses_exactly(xd, y, R))
+                exact[i] = 1;
+        }
     }
     rc = pack(p, cctx, src, is_f32, n, b, log_fill, &chunk, n_nan ? logs : NULL, negative, exact,
               out);
@@ -383,11 +430,11 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     else if (out->oom || every.oom)
         rc = zdt__nomem(err);
 done:
-    ZSTD_freeCCtx((ZSTD_CCtx *)cctx);
     free(logs);
     free(decoded);
     free(negative);
     free(exact);
+    free(verdict);
     zdt__buf_free(&chunk);
     zdt__buf_free(&every);
     zdt__buf_free(&echunk);

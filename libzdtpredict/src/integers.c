@@ -16,7 +16,8 @@ static const char *type_name(uint32_t dtype) {
     return dtype <= ZDT_PREDICT_UINT32 ? names[dtype] : "?";
 }
 
-int zdt__decode_integers(const uint8_t *buf, size_t len, const zdt_predict_params *p,
+int zdt__decode_integers(const zdt__io *io, const uint8_t *buf, size_t len,
+                         const zdt_predict_params *p,
                          const zdt__grid *g, void *out, zdt_predict_error *err) {
     const size_t n = g->count;
     double lo, hi, bound, k;
@@ -36,7 +37,7 @@ int zdt__decode_integers(const uint8_t *buf, size_t len, const zdt_predict_param
     y = (double *)malloc((n ? n : 1) * sizeof(double));
     if (y == NULL)
         return zdt__nomem(err);
-    rc = zdt__decode_floats(buf, len, g, 0, bound, p->has_fill, p->fill, p->reference,
+    rc = zdt__decode_floats(io, buf, len, g, 0, bound, p->has_fill, p->fill, p->reference,
                             p->reference_shape, y, err);
     for (i = 0; rc == ZDT_PREDICT_OK && i < n; i++) {
         double v = y[i], r;

@@ -13,6 +13,7 @@
 /* each binary64 operation rounded on its own (no x87 excess precision): the spec's bits */
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
 #error "zdt_predict needs FLT_EVAL_METHOD == 0 (SSE2 or another IEEE double unit, no x87)"
+
 #endif
 
 #if defined(__GNUC__)
@@ -23,6 +24,26 @@
 #define ZDT_PRINTF(f, a)
 #define ZDT_LIKELY(x) (x)
 #define ZDT_UNLIKELY(x) (x)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ZDT_RESTRICT __restrict__
+#elif defined(_MSC_VER)
+#define ZDT_RESTRICT __restrict
+#else
+#define ZDT_RESTRICT
+#endif
+
+/* A whole-array loop compiled for AVX-512 and AVX2 as well, the one run chosen when the
+   library loads (ifunc: gcc / clang on x86-64 ELF with glibc; elsewhere, or with
+   ZDT_PORTABLE, the baseline build only). The same C in each clone, and -ffp-contract=off
+   keeps each element's operations as written (no fused multiply-add), so every clone gives
+   the same bits: the width of the vectors changes, not the arithmetic. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && \
+    !defined(ZDT_PORTABLE) && !defined(ZDT_PREDICT_NO_CLONES)
+#define ZDT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZDT_CLONES
 #endif
 
 /* --- errors (error.c) -------------------------------------------------------------------- */
@@ -81,6 +102,17 @@ void zdt__grid_of(zdt__grid *g, const uint64_t *shape, uint32_t ndim);
 int zdt__check_params(const zdt_predict_params *p, size_t *count, size_t *elem,
                       zdt_predict_error *err);
 
+/* --- the providers (zframe.c, zstd_libzstd.c) --------------------------------------------- */
+
+typedef struct {
+    const zdt_predict_zstd *zstd;       /* the caller's, else libzstd's, else NULL */
+    const zdt_predict_pcodec *pcodec;   /* NULL: stages 1 and 2 unsupported */
+} zdt__io;
+
+void zdt__io_of(zdt__io *io, const zdt_predict_params *p);
+/* libzstd's provider (NULL when built without ZDT_PREDICT_LIBZSTD) */
+const zdt_predict_zstd *zdt__zstd_default(void);
+
 /* --- the values' chunk (values.c): format 1 or 3, alone or in a masked chunk -------------- */
 
 typedef struct {
@@ -91,6 +123,7 @@ typedef struct {
     double fill;            /* as binary64 (rounded to float32 for a float32 chunk) */
     const uint8_t *mask;    /* a masked chunk's mask (1: masked), else NULL */
     size_t n_masked;
+    const zdt__io *io;
 } zdt__values;
 
 /* decodes the values' chunk buf[0 .. len) into out (float[n] or double[n]) */
@@ -99,7 +132,8 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
 
 /* a float chunk of format 1, 2 (kind 2: masked) or 3 with this fill value and reference
    mask (NULL: none), and decodes it; format 2 kind 1 is the caller's */
-int zdt__decode_floats(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
+int zdt__decode_floats(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
+                       int is_f32,
                        double abs_error, int has_fill, double fill, const uint8_t *reference,
                        const uint64_t *reference_shape, void *out, zdt_predict_error *err);
 
@@ -110,8 +144,9 @@ int zdt__decode_floats(const uint8_t *buf, size_t len, const zdt__grid *g, int i
 int zdt__frame_check(const uint8_t *buf, size_t len, size_t expected, const char *part,
                      const char *what, zdt_predict_error *err);
 /* decodes such a frame (checked first) into out[expected] */
-int zdt__frame_decode(const uint8_t *buf, size_t len, uint8_t *out, size_t expected,
-                      const char *part, const char *what, zdt_predict_error *err);
+int zdt__frame_decode(const zdt__io *io, const uint8_t *buf, size_t len, uint8_t *out,
+                      size_t expected, const char *part, const char *what,
+                      zdt_predict_error *err);
 
 /* --- the mask stream (mask.c) ------------------------------------------------------------ */
 
@@ -123,9 +158,24 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
 
 /* --- format 2, kind 1 (relative.c) and integer arrays (integers.c) ------------------------ */
 
-int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
-                         void *out, zdt_predict_error *err);
-int zdt__decode_integers(const uint8_t *buf, size_t len, const zdt_predict_params *p,
+int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
+                         int is_f32, void *out, zdt_predict_error *err);
+int zdt__decode_integers(const zdt__io *io, const uint8_t *buf, size_t len,
+                         const zdt_predict_params *p,
                          const zdt__grid *g, void *out, zdt_predict_error *err);
+
+/* --- stage 2's level groups (levels.c) ------------------------------------------------------ */
+
+/* each element's level group 0 .. 3 (flat C order) for predictor (4: not along the first real
+   dimension, along which it slices) */
+void zdt__level_groups(const zdt__grid *g, int predictor, uint8_t *group);
+
+/* --- stages 1 and 2: the pcodec provider's parts (pcodec.c) ---------------------------------- */
+
+/* the symbols of a stage 1 or 2 chunk at buf[0 .. len) into sym[g->count] (flat C order; a
+   masked element, mask[i] 1, gets symbol 1); *end: where the parts end */
+int zdt__pcodec_read(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
+                     int predictor, int stage, const uint8_t *mask, uint16_t *sym, size_t *end,
+                     zdt_predict_error *err);
 
 #endif

@@ -28,7 +28,7 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
     uint32_t x, pc = 32768u;
     uint64_t n_words, pos = 0;
     const uint8_t *words;
-    uint8_t *ctx;
+    uint8_t *ctx, *row;
     size_t i = 0, k0, k1, k2, k3, set = 0;
     int c, cur = 0;
     if (len < MASK_HEAD)
@@ -45,30 +45,29 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
         return zdt__corrupt(err, part, "%zu bytes after the mask stream's words, within its "
                             "length", (size_t)(len - MASK_HEAD - 2 * n_words));
     words = buf + MASK_HEAD;
-    ctx = (uint8_t *)malloc(n3 ? n3 : 1);
-    if (ctx == NULL)
+    /* row[0 .. n3 + 2): the row above with a 0 on either side (all 0 in a slice's first
+       row); ctx = row + n3 + 2: each bit's context but for w (the bit before it, added as
+       the row goes), made a row at a time without a branch */
+    row = (uint8_t *)malloc(2 * n3 + 2);
+    if (row == NULL)
         return zdt__nomem(err);
+    ctx = row + n3 + 2;
     for (c = 0; c < MASK_CONTEXTS; c++)
         p[c] = 32768u;
     for (k0 = 0; k0 < n0; k0++) {
         for (k1 = 0; k1 < n1; k1++) {
+            memset(row, 0, n3 + 2);
             for (k2 = 0; k2 < n2; k2++, i += n3) {
                 /* the slice before: along dimension 1 of the grid, else (a first slice) along
                    dimension 0 at the same place of its first slice, else the reference mask */
                 const uint8_t *before = k1 > 0 ? bits + i - s1 : k0 > 0 ? bits + i - s0 :
                                         reference != NULL ? reference + k2 * n3 : NULL;
-                const uint8_t *up = k2 > 0 ? bits + i - n3 : NULL;
                 uint32_t bit = 0;
-                /* each bit's context but for w (the bit before it, added as the row goes) */
-                for (k3 = 0; k3 < n3; k3++) {
-                    uint32_t t = 0;
-                    if (up != NULL)
-                        t = (uint32_t)up[k3] << 1 | (uint32_t)(k3 > 0 ? up[k3 - 1] : 0) << 2 |
-                            (uint32_t)(k3 + 1 < n3 ? up[k3 + 1] : 0) << 3;
-                    if (before != NULL)
-                        t |= (uint32_t)(1 + before[k3]) << 4;
-                    ctx[k3] = (uint8_t)t;
-                }
+                for (k3 = 0; k3 < n3; k3++)
+                    ctx[k3] = (uint8_t)((row[k3 + 1] << 1) | (row[k3] << 2) | (row[k3 + 2] << 3));
+                if (before != NULL)
+                    for (k3 = 0; k3 < n3; k3++)
+                        ctx[k3] |= (uint8_t)((1 + before[k3]) << 4);
                 k3 = 0;
                 while (k3 < n3) {
                     uint32_t slot, f;
@@ -124,13 +123,14 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
                         }
                     }
                 }
+                memcpy(row + 1, bits + i, n3);
             }
         }
     }
-    free(ctx);
+    free(row);
     if (0) {
 ran_out:
-        free(ctx);
+        free(row);
         return zdt__corrupt(err, part, "the mask stream ends before the chunk's %zu bits",
                             g->count);
     }

@@ -11,11 +11,11 @@ void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
     const size_t n0 = g->n[0], n1 = g->n[1], n2 = g->n[2], n3 = g->n[3];
     const size_t n = g->count, s1 = n2 * n3, s0 = n1 * n2 * n3, cap = n + 2;
     uint32_t p[MASK_CONTEXTS];
-    uint32_t x = 65536u;
+    uint32_t x = 65536u, pc = 32768u;
     uint16_t *pr, *w;
     uint8_t *row;
     size_t i = 0, k0, k1, k2, k3, top = cap;
-    int c;
+    int c, cur = 0;
     if (n == 0) {
         zdt__buf_u32(out, x);
         zdt__buf_u64(out, 0);
@@ -49,12 +49,17 @@ void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
                     for (k3 = 0; k3 < n3; k3++)
                         ctx[k3] |= (uint8_t)((1 + before[k3]) << 4);
                 for (k3 = 0; k3 < n3; k3++) {
-                    uint32_t pc;
                     c = (int)(ctx[k3] | bit);
-                    pc = p[c];
+                    if (c != cur) {
+                        /* (the context's probability in a register while it repeats, as
+                           the decoder: through p[c] each bit waited for the last's store) */
+                        p[cur] = pc;
+                        cur = c;
+                        pc = p[c];
+                    }
                     bit = bits[i + k3];
                     pr[i + k3] = (uint16_t)pc;
-                    p[c] = bit ? pc + ((ONE - pc) >> 4) : pc - (pc >> 4);
+                    pc = bit ? pc + ((ONE - pc) >> 4) : pc - (pc >> 4);
                 }
                 memcpy(row + 1, bits + i, n3);
             }

@@ -112,6 +112,27 @@ done:
     return rc;
 }
 
+/* `count` elements from flat index i in steps of es, each interpolated along a dimension of
+   stride o where the cubic's four neighbours i -+ o, i -+ 3 o all exist (most elements: the
+   loop without the bounds tests); `ctx`: the level group's tables by neighbour classes */
+static inline int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t *ctx, size_t i,
+                             size_t count, size_t es, size_t o) {
+    const double *v = w->v;
+    size_t j;
+    for (j = 0; j < count; j++, i += es) {
+        double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+        int table = 0;
+#if WALK_ANS
+        table = ctx[(w->cls[i - o] << 3) | w->cls[i + o]];
+#else
+        (void)ctx;
+#endif
+        if (WALK(visit)(w, a, i, p, table) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Predictors 2 and 3 (`reverse`: at each level the dimensions last to first) over the grid
    g, whose element (0, 0, 0, 0) is at flat index `base` (predictor 4: a slice). */
 static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, int reverse) {
@@ -141,6 +162,14 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
     }
     for (; s >= 1; s /= 2) {
         int group = s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : 3;
+        /* (the level group's tables in an array of their own: a pointer into `a` would
+           keep the coder's fields out of registers) */
+        int16_t ctx[40];
+#if WALK_ANS
+        memcpy(ctx, a.ctx[group], sizeof(ctx));
+#else
+        ctx[0] = (int16_t)group;
+#endif
         zdt__set_level(&w, s);
         for (kk = 0; kk < 4; kk++) {
             size_t nd, st, o, kd;
@@ -167,8 +196,49 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                 for (k1 = first[1]; k1 < g->n[1]; k1 += step[1])
                     for (k2 = first[2]; k2 < g->n[2]; k2 += step[2]) {
                         size_t row = base + k0 * g->st[0] + k1 * g->st[1] + k2 * g->st[2];
+                        size_t end = g->n[3];
                         kd = d == 0 ? k0 : d == 1 ? k1 : k2;
-                        for (k3 = first[3]; k3 < g->n[3]; k3 += step[3]) {
+                        k3 = first[3];
+                        if (d != 3 && kd >= 3 * s && kd + 3 * s < nd) {
+                            /* (the cubic's four neighbours exist for the whole row) */
+                            if (WALK(span)(&w, &a, ctx, row + k3,
+                                           (end - k3 + step[3] - 1) / step[3], step[3], o) < 0) {
+                                rc = -1;
+                                goto done;
+                            }
+                            continue;
+                        }
+                        if (d == 3 && end > 3 * s) {
+                            /* along the row: from k3 = 3 s while k3 + 3 s < n3, the cubic's
+                               span; the elements before and after it one by one below */
+                            size_t count;
+                            for (; k3 < 3 * s && k3 < end; k3 += step[3]) {
+                                double p, b;
+                                size_t i = row + k3;
+                                int ahead = k3 + s < nd;
+                                b = v[i - o];
+                                if (ahead)
+                                    p = (b + v[i + o]) * 0.5;
+                                else
+                                    p = b;
+#if WALK_ANS
+                                table = ctx[(w.cls[i - o] << 3) | w.cls[ahead ? i + o : i - o]];
+#endif
+                                if (WALK(visit)(&w, &a, i, p, table) < 0) {
+                                    rc = -1;
+                                    goto done;
+                                }
+                            }
+                            if (k3 + 3 * s < end) {
+                                count = (end - 3 * s - 1 - k3) / (2 * s) + 1;
+                                if (WALK(span)(&w, &a, ctx, row + k3, count, 2 * s, s) < 0) {
+                                    rc = -1;
+                                    goto done;
+                                }
+                                k3 += count * 2 * s;
+                            }
+                        }
+                        for (; k3 < end; k3 += step[3]) {
                             size_t i = row + k3;
                             double p, b;
                             int ahead;
@@ -188,10 +258,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                                 p = b;
                             }
 #if WALK_ANS
-                            table = a.ctx[group][(w.cls[i - o] << 3) |
-                                                 w.cls[ahead ? i + o : i - o]];
-#else
-                            (void)group;
+                            table = ctx[(w.cls[i - o] << 3) | w.cls[ahead ? i + o : i - o]];
 #endif
                             if (WALK(visit)(&w, &a, i, p, table) < 0) {
                                 rc = -1;

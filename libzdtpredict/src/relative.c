@@ -6,15 +6,11 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "logs.h"
 
 #define HEAD 32u
 
-/* the binary64 values nearest (ln 2)^i / i!, i = 0 .. 13 */
-static const double C[14] = {
-    0x1.0000000000000p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5,
-    0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17,
-    0x1.62c0223a5c824p-20, 0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32,
-    0x1.c3bd650fc2986p-36, 0x1.816193166d0f9p-40};
+static const double C[14] = ZDT__EXP2_C;
 
 /* 2^v for a finite v, as the spec computes it: k = v rounded to an integer (ties to even),
    f = v - k, Horner's rule over C (each product and sum rounded), p 2^k rounded once */
@@ -36,6 +32,17 @@ static double spec_exp2(double v) {
         k = -1200.0;
     return ldexp(p, (int)k);
 }
+
+#define PASS(name) name##_f64
+#define T double
+#include "relative_pass.h"
+#undef PASS
+#undef T
+#define PASS(name) name##_f32
+#define T float
+#include "relative_pass.h"
+#undef PASS
+#undef T
 
 /* a length-prefixed bitmap stream at buf[*at]: checks it (its length, its frame declaring
    ceil(n / 8) bytes); *frame, *frame_len: the frame (length 0: no stream) */
@@ -59,7 +66,7 @@ static int bitmap_check(const uint8_t *buf, size_t len, size_t *at, size_t n, co
     return zdt__frame_check((const uint8_t *)*frame, *frame_len, (n + 7) / 8, part, what, err);
 }
 
-static int bitmap_decode(const char *frame, size_t frame_len, size_t n, const char *part,
+static int bitmap_decode(const zdt__io *io, const char *frame, size_t frame_len, size_t n, const char *part,
                          uint8_t **bits, zdt_predict_error *err) {
     char what[48];
     size_t bytes = (n + 7) / 8;
@@ -70,15 +77,15 @@ static int bitmap_decode(const char *frame, size_t frame_len, size_t n, const ch
     if (*bits == NULL)
         return zdt__nomem(err);
     snprintf(what, sizeof(what), "the %s stream: ", part);
-    return zdt__frame_decode((const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
+    return zdt__frame_decode(io, (const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
 }
 
 static int bit(const uint8_t *bits, size_t i) {
     return bits != NULL && (bits[i >> 3] >> (7 - (i & 7)) & 1);
 }
 
-int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
-                         void *out, zdt_predict_error *err) {
+int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
+                         int is_f32, void *out, zdt_predict_error *err) {
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     int kind, log_fill, rc;
     double b;
@@ -87,7 +94,7 @@ int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int
     const char *sign_frame, *map_frame;
     const uint8_t *inner, *rest;
     double *logs = NULL;
-    uint8_t *negative = NULL, *exact = NULL, *stored = NULL;
+    uint8_t *negative = NULL, *exact = NULL, *stored = NULL, *where = NULL;
     if (len < HEAD)
         return zdt__corrupt(err, "header", "a format-2 chunk of %zu bytes is shorter than its "
                             "32-byte header", len);
@@ -141,16 +148,36 @@ int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int
     logs = (double *)malloc((n ? n : 1) * sizeof(double));
     if (logs == NULL)
         return zdt__nomem(err);
-    rc = zdt__decode_floats(inner, (size_t)length, g, 0, b, 1,
+    rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1,
                             log_fill ? zdt__f64_of_bits(0x7FF8000000000000ull) : -HUGE_VAL, NULL,
                             NULL, logs, err);
     if (rc == ZDT_PREDICT_OK)
-        rc = bitmap_decode(sign_frame, sign_len, n, "signs", &negative, err);
+        rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
     if (rc == ZDT_PREDICT_OK)
-        rc = bitmap_decode(map_frame, map_len, n, "exact map", &exact, err);
-    if (rc == ZDT_PREDICT_OK) {
-        for (i = 0; i < n; i++)
-            marks += bit(exact, i) || isnan(logs[i]);
+        rc = bitmap_decode(io, map_frame, map_len, n, "exact map", &exact, err);
+    if (rc == ZDT_PREDICT_OK && n_exact) {
+        where = (uint8_t *)malloc(n);
+        if (where == NULL)
+            rc = zdt__nomem(err);
+    }
+    if (rc == ZDT_PREDICT_OK && n) {
+        /* every element from its logarithm (the exact ones overwritten below) */
+        size_t far = 0;
+        marks = is_f32 ? powers_f32(logs, negative, exact, n, (float *)out, where, &far)
+                       : powers_f64(logs, negative, exact, n, (double *)out, where, &far);
+        for (i = 0; far && i < n; i++) {
+            double v = logs[i], k = rint(v);
+            if (isfinite(v) && !(k >= -1020.0 && k <= 1020.0)) {
+                double y = spec_exp2(v);
+                far--;
+                if (is_f32) {
+                    float yt = (float)y;
+                    ((float *)out)[i] = bit(negative, i) ? -yt : yt;
+                } else {
+                    ((double *)out)[i] = bit(negative, i) ? -y : y;
+                }
+            }
+        }
         if (marks != n_exact)
             rc = zdt__corrupt(err, "exact map", "the logarithms and the exact map mark %zu "
                               "elements exact, the header counts %llu exact values", marks,
@@ -161,32 +188,34 @@ int zdt__decode_relative(const uint8_t *buf, size_t len, const zdt__grid *g, int
         if (stored == NULL)
             rc = zdt__nomem(err);
         else
-            rc = zdt__frame_decode(rest, len - at, stored, (size_t)n_exact * elem,
+            rc = zdt__frame_decode(io, rest, len - at, stored, (size_t)n_exact * elem,
                                    "exact values", "the exact values: ", err);
     }
-    if (rc == ZDT_PREDICT_OK) {
-        for (i = 0; i < n; i++) {
-            double v = logs[i], y;
-            if (isnan(v) || bit(exact, i)) {
-                if (is_f32)
-                    ((float *)out)[i] = zdt__load_f32(stored + 4 * used);
-                else
-                    ((double *)out)[i] = zdt__load_f64(stored + 8 * used);
-                used++;
+    if (rc == ZDT_PREDICT_OK && n_exact) {
+        /* the exact elements: the stored values in order (eight marks at a time while they
+           are all 0, as nearly all are) */
+        for (i = 0; i < n && used < n_exact; i++) {
+            uint64_t eight;
+            if (i + 8 <= n) {
+                memcpy(&eight, where + i, 8);
+                if (!eight) {
+                    i += 7;
+                    continue;
+                }
+            }
+            if (!where[i])
                 continue;
-            }
-            y = v == -HUGE_VAL ? 0.0 : v == HUGE_VAL ? HUGE_VAL : spec_exp2(v);
-            if (is_f32) {
-                float yt = (float)y;
-                ((float *)out)[i] = bit(negative, i) ? -yt : yt;
-            } else {
-                ((double *)out)[i] = bit(negative, i) ? -y : y;
-            }
+            if (is_f32)
+                ((float *)out)[i] = zdt__load_f32(stored + 4 * used);
+            else
+                ((double *)out)[i] = zdt__load_f64(stored + 8 * used);
+            used++;
         }
     }
     free(logs);
     free(negative);
     free(exact);
     free(stored);
+    free(where);
     return rc;
 }

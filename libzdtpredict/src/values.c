@@ -102,18 +102,23 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
     if (stage == 2 && predictor == 1)
         return zdt__corrupt(err, "header", "entropy stage 2 (by level) with predictor 1, which "
                             "has no levels");
-    if (stage == 1 || stage == 2)
-        return zdt__fail(err, ZDT_PREDICT_E_UNSUPPORTED, "symbols",
-                         "the chunk's symbols are coded by entropy stage %d (%s), which this "
-                         "library does not decode (zdt's Python decoder does, with the pcodec "
-                         "package)", stage, stage == 1 ? "pcodec" : "pcodec by level");
     n_raw = (size_t)n_raw64;
     raw_bytes = n_raw * elem;
-    if (stage == 3) {
+    if (stage != 0) {
         size_t end = 0;
-        rc = zdt__ans_read(&s.ans, buf + start, len - start, &end, err);
+        if (stage == 3) {
+            rc = zdt__ans_read(&s.ans, buf + start, len - start, &end, err);
+        } else {
+            /* stages 1 and 2: the pcodec provider's symbols, decoded here (their parts are
+               pcodec's to check) */
+            s.sym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
+            if (s.sym == NULL)
+                return zdt__nomem(err);
+            rc = zdt__pcodec_read(vc->io, buf + start, len - start, g, predictor, stage,
+                                  vc->mask, s.sym, &end, err);
+        }
         if (rc != ZDT_PREDICT_OK)
-            return rc;
+            return release(&s, rc);
         start += end;
         if (n_raw)
             rc = zdt__frame_check(buf + start, len - start, raw_bytes, "zstd frame", "", err);
@@ -122,6 +127,8 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
                               "exact values", len - start);
         if (rc != ZDT_PREDICT_OK)
             return release(&s, rc);
+        if (n == 0 && stage != 3)
+            return release(&s, ZDT_PREDICT_OK);
         if (n == 0) {
             if (s.ans.n_words || s.ans.x0 != ZDT_ANS_L || s.ans.x1 != ZDT_ANS_L)
                 return release(&s, zdt__corrupt(err, "ANS stream", "the ANS stream does not end "
@@ -143,7 +150,7 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
         s.payload = (uint8_t *)malloc(content ? content : 1);
         if (s.payload == NULL)
             return release(&s, zdt__nomem(err));
-        rc = zdt__frame_decode(buf + start, len - start, s.payload, content, "zstd frame", "",
+        rc = zdt__frame_decode(vc->io, buf + start, len - start, s.payload, content, "zstd frame", "",
                                err);
         if (rc != ZDT_PREDICT_OK)
             return release(&s, rc);
@@ -165,6 +172,8 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
             s.sym[i] = (uint16_t)(lo[j] | (hi[j] << 8));
             j++;
         }
+        w.sym = s.sym;
+    } else if (stage != 3) {
         w.sym = s.sym;
     } else {
         s.cls = (uint8_t *)malloc(n);
@@ -222,7 +231,7 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
         /* float64: the elements whose value is not their predictor value */
         double *o = (double *)out;
         if (w.nfill) {
-            if (stage == 0) {
+            if (stage != 3) {
                 for (i = 0; i < n; i++)
                     if (s.sym[i] == 1)
                         o[i] = vc->fill;
@@ -241,7 +250,8 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
     return release(&s, ZDT_PREDICT_OK);
 }
 
-int zdt__decode_floats(const uint8_t *buf, size_t len, const zdt__grid *g, int is_f32,
+int zdt__decode_floats(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
+                       int is_f32,
                        double abs_error, int has_fill, double fill, const uint8_t *reference,
                        const uint64_t *reference_shape, void *out, zdt_predict_error *err) {
     zdt__values vc;
@@ -256,6 +266,7 @@ int zdt__decode_floats(const uint8_t *buf, size_t len, const zdt__grid *g, int i
     vc.fill = fill;
     vc.mask = NULL;
     vc.n_masked = 0;
+    vc.io = io;
     if (!(len >= 5 && memcmp(buf, "ZPR2", 4) == 0 && buf[4] == 2))
         return zdt__decode_values(buf, len, &vc, out, err);
     /* a masked chunk: its header, the mask stream, then the values' chunk */

@@ -26,7 +26,9 @@ class Params(ctypes.Structure):
                 # the encoder's configuration
                 ("rel_error", ctypes.c_double), ("predictor", ctypes.c_int),
                 ("entropy", ctypes.c_int), ("level", ctypes.c_int),
-                ("keep", ctypes.POINTER(ctypes.c_int64)), ("n_keep", ctypes.c_size_t)]
+                ("keep", ctypes.POINTER(ctypes.c_int64)), ("n_keep", ctypes.c_size_t),
+                # the providers (NULL: libzstd; no pcodec)
+                ("zstd", ctypes.c_void_p), ("pcodec", ctypes.c_void_p)]
 
 
 PREDICTORS = {"auto": 0, "lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,

@@ -15,11 +15,11 @@ from hypothesis_budget import examples
 
 import predict_reference
 from exact import check_within
-from zdt.codecs import predict as predict_codec
+from predict_pack import masked, pack_values
 from zdt.codecs.predict import (MASKED_HEADER, PREDICTORS, PredictConfig, ReferenceMask,
-                                fill_array, grid4, mask_formats, without_masked)
+                                fill_value, grid4)
 from zdt.errors import ConfigError, CorruptChunkError
-from zdt.kernels import _ans, _predict
+from zdt.kernels import _predict_core
 
 FILL = -9999.0
 
@@ -46,12 +46,17 @@ shapes = st.lists(st.integers(1, 9), min_size=0, max_size=5).map(tuple)
 @given(shape=shapes, seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.0, 0.05, 0.5, 0.97, 1.0]),
        repeat=st.booleans())
 def test_the_mask_stream_decodes_as_the_reference_decodes_it(shape, seed, density, repeat):
+    """The library's mask stream (_predict_core.mask_encode / mask_decode) against the spec's
+    reference decoder; a stream is exactly its bytes (one more: part "mask")."""
     mask = land(shape, seed, density, repeat).reshape(-1).view(np.uint8)
-    stream = _ans.mask_encode(mask, grid4(shape))
-    got, count, rest = _ans.mask_decode(stream + b"tail", grid4(shape))
-    assert np.array_equal(got, mask) and count == int(mask.sum()) and bytes(rest) == b"tail"
+    stream = _predict_core.mask_encode(mask, shape)
+    got, count = _predict_core.mask_decode(stream, shape)
+    assert np.array_equal(got, mask) and count == int(mask.sum())
     ref = predict_reference.decode_mask(stream, predict_reference.spec_shape(shape))
     assert ref == [bool(b) for b in mask]
+    with pytest.raises(CorruptChunkError) as info:
+        _predict_core.mask_decode(stream + b"tail", shape)
+    assert info.value.part == "mask"
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -60,7 +65,7 @@ def test_the_mask_stream_decodes_as_the_reference_decodes_it(shape, seed, densit
 def test_a_mask_stream_looking_back_at_a_reference_decodes_as_the_reference_decoder(
         shape, seed, density, repeat, same):
     """The first slice looking back at a reference mask of the grid's last two extents (the
-    chunk's own first slice, or another mask): the kernel and the spec's reference decoder."""
+    chunk's own first slice, or another mask): the library and the spec's reference decoder."""
     grid = grid4(shape)
     if not math.prod(shape):
         return
@@ -68,9 +73,9 @@ def test_a_mask_stream_looking_back_at_a_reference_decodes_as_the_reference_deco
     rows, cols = grid[2:]
     ref = (mask[:rows * cols] if same else
            land((rows, cols), seed + 1, density, False).reshape(-1).view(np.uint8)).copy()
-    stream = _ans.mask_encode(mask, grid, ref)
-    got, count, rest = _ans.mask_decode(stream + b"tail", grid, ref)
-    assert np.array_equal(got, mask) and count == int(mask.sum()) and bytes(rest) == b"tail"
+    stream = _predict_core.mask_encode(mask, shape, ref)
+    got, count = _predict_core.mask_decode(stream, shape, ref)
+    assert np.array_equal(got, mask) and count == int(mask.sum())
     bits = [bool(b) for b in ref]
     expected = predict_reference.decode_mask(
         stream, predict_reference.spec_shape(shape), [bits[r * cols:(r + 1) * cols] for r in range(rows)])
@@ -141,11 +146,21 @@ def test_reference_mask_config_errors_and_corrupt_reference_fields():
 
 def test_a_mask_repeated_along_the_first_axis_costs_next_to_nothing_after_the_first_slice():
     one = land((1, 90, 120), 4, 0.3, True)
-    stream_one = _ans.mask_encode(one.reshape(-1).view(np.uint8), grid4(one.shape))
+    stream_one = _predict_core.mask_encode(one.reshape(-1).view(np.uint8), one.shape)
     many = np.broadcast_to(one, (40, 90, 120)).copy()
-    stream_many = _ans.mask_encode(many.reshape(-1).view(np.uint8), grid4(many.shape))
+    stream_many = _predict_core.mask_encode(many.reshape(-1).view(np.uint8), many.shape)
     # 39 more slices of 10,800 bits: under 0.002 bits each
     assert len(stream_many) - len(stream_one) < 39 * 10_800 * 0.002 / 8, (len(stream_one), len(stream_many))
+
+
+def masked_field(shape, seed, density, repeat, fill, dtype, first=None):
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
+    x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
+    mask = land(shape, seed, density, repeat)
+    mask.reshape(-1)[:first or max(1, -(-x.size // 64))] = True
+    x[mask] = fill
+    return x.astype(dtype), mask
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -154,23 +169,40 @@ def test_a_mask_repeated_along_the_first_axis_costs_next_to_nothing_after_the_fi
        fill=st.sampled_from([FILL, np.nan, 0.0]), dtype=st.sampled_from(["float32", "float64"]),
        E=st.sampled_from([1e-4, 0.05, 2.0]),
        predictor=st.sampled_from(["lorenzo", "interpolation", "interpolation_reversed",
-                                  "interpolation_slices", "auto"]),
-       entropy=st.sampled_from(["zstd", "pcodec", "pcodec_levels", "ans", "auto"]))
+                                  "interpolation_slices"]),
+       stage=st.sampled_from([0, 1, 2, 3]))
 def test_masked_chunks_keep_the_bound_and_decode_as_the_reference_decodes_them(
-        shape, seed, density, repeat, fill, dtype, E, predictor, entropy):
-    if predictor == "lorenzo" and entropy == "pcodec_levels":
+        shape, seed, density, repeat, fill, dtype, E, predictor, stage):
+    """A masked chunk of every predictor and stage: stages 0 to 2 packed by hand from the
+    library's prediction (tests/predict_pack.py: whichever form the encoder would keep),
+    stage 3 the encoder's chunk (masked where it keeps the masked form)."""
+    if predictor == "lorenzo" and stage == 2:
         predictor = "interpolation"
-    rng = np.random.default_rng(seed)
-    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
-    x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
-    mask = land(shape, seed, density, repeat)
-    mask.reshape(-1)[:max(1, -(-x.size // 64))] = True
-    x[mask] = fill
-    x = x.astype(dtype)
+    x, mask = masked_field(shape, seed, density, repeat, fill, dtype)
+    entropy = ["zstd", "pcodec", "pcodec_levels", "ans"][stage]
     config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
-    data = config.encode_floats(x, fill, formats=("masked",))[0]     # (not format 1)
+    if stage == 3:
+        data = config.encode(x, fill)
+        if data[:5] != b"ZPR2\x02":         # (format 1 smaller: its fill-value symbols)
+            check_masked_chunk(config, data, x, fill, E)
+            return
+    else:
+        data = hand_masked(x, mask, fill, E, PREDICTORS[predictor], stage)
     assert data[:5] == b"ZPR2\x02"
     check_masked_chunk(config, data, x, fill, E)
+
+
+def hand_masked(x: np.ndarray, mask: np.ndarray, fill: float, E: float, code: int, stage: int,
+                steps: tuple[float, float] | None = None) -> bytes:
+    """The masked chunk of x (its fill values where mask is set) packed by hand (stages 0, 1,
+    2) from the library's prediction: the mask stream, then the values' chunk without the
+    masked elements' symbols."""
+    marks = mask.reshape(-1).view(np.uint8)
+    p = _predict_core.predict(x, x.shape, E, code, fill_value(fill, x.dtype), *(steps or (1.0, 1.0)))
+    assert np.array_equal(p.symbols == 1, mask.reshape(-1))
+    values = pack_values(p.symbols, p.raw, x.shape, code, stage, steps, marks)
+    return masked(values, _predict_core.mask_encode(marks, x.shape), int(marks.sum()),
+                  x.dtype.itemsize)
 
 
 def check_masked_chunk(config: PredictConfig, data: bytes, x: np.ndarray, fill: float,
@@ -192,28 +224,17 @@ def check_masked_chunk(config: PredictConfig, data: bytes, x: np.ndarray, fill: 
        fill=st.sampled_from([FILL, np.nan]), dtype=st.sampled_from(["float32", "float64"]),
        E=st.sampled_from([1e-4, 0.05, 2.0]),
        predictor=st.sampled_from(["interpolation", "interpolation_reversed", "interpolation_slices"]),
-       entropy=st.sampled_from(["zstd", "pcodec", "pcodec_levels", "ans"]),
+       stage=st.sampled_from([0, 1, 2]),
        alpha=st.floats(1.0, 3.0), beta=st.floats(1.0, 64.0))
 def test_masked_chunks_with_format_3_values_keep_the_bound_and_decode_as_the_reference(
-        shape, seed, density, repeat, fill, dtype, E, predictor, entropy, alpha, beta):
+        shape, seed, density, repeat, fill, dtype, E, predictor, stage, alpha, beta):
     """A masked chunk whose values' chunk is of format 3 (a step for each level), built from
-    its parts: within E, the mask kept, and the reference decoder's bits."""
-    rng = np.random.default_rng(seed)
-    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
-    x = 10.0 + sum(np.sin(g / (2 + k)) for k, g in enumerate(grids)) + rng.normal(0, 0.01, shape)
-    mask = land(shape, seed, density, repeat)
-    mask.reshape(-1)[0] = True
-    x[mask] = fill
-    x = x.astype(dtype)
-    flat, shape4, fills = x.reshape(-1), grid4(x.shape), fill_array(fill, x.dtype)
-    marks = mask.reshape(-1).view(np.uint8)
-    code = PREDICTORS[predictor]
-    prediction = _predict.encode(flat, shape4, E, code, fills, entropy == "ans", True, alpha, beta)
-    stream = _ans.mask_encode(marks, shape4)
-    config = PredictConfig.create(abs_error=E, predictor=predictor, entropy=entropy)
-    values = config._pack(code, x.dtype, prediction, entropy, shape4, marks, (alpha, beta))
-    data = MASKED_HEADER.pack(b"ZPR2", 2, x.dtype.itemsize, 0, int(mask.sum()), len(stream)) + stream + values
-    assert values[:4] == b"ZPR3"
+    its parts (stages 0 to 2; stage 3's: the encoder's, test_format_3_and_a_reference_mask_in
+    _a_zarr_array): within E, the mask kept, and the reference decoder's bits."""
+    x, mask = masked_field(shape, seed, density, repeat, fill, dtype, first=1)
+    config = PredictConfig.create(abs_error=E, predictor=predictor)
+    data = hand_masked(x, mask, fill, E, PREDICTORS[predictor], stage, (alpha, beta))
+    assert predict_reference.values_chunk(data)[:4] == b"ZPR3"
     check_masked_chunk(config, data, x, fill, E)
 
 
@@ -225,7 +246,7 @@ def test_a_mask_repeated_along_time_in_a_4d_chunk_costs_next_to_nothing_after_th
     size = {}
     for steps in (1, 12):
         m = np.broadcast_to(one, (steps, 6, 40, 50)).copy()
-        size[steps] = len(_ans.mask_encode(m.reshape(-1).view(np.uint8), grid4(m.shape)))
+        size[steps] = len(_predict_core.mask_encode(m.reshape(-1).view(np.uint8), m.shape))
     # (11 more steps of 12,000 bits: under 0.005 bits each; along dimension 1 alone, 11x)
     assert size[12] - size[1] < 11 * 6 * 2000 * 0.005 / 8, size
 
@@ -237,13 +258,26 @@ def field_with_land(shape=(12, 60, 80)) -> np.ndarray:
     return x
 
 
+def plain_twin(data: bytes, x: np.ndarray, fill: float, E: float) -> bytes:
+    """The format-1 (format-3) stage-0 chunk of the prediction whose masked chunk `data` is
+    (its predictor and steps), packed by hand: what the encoder wrote without the mask."""
+    values = predict_reference.values_chunk(data)
+    steps = struct.unpack_from("<dd", values, 16) if values[:4] == b"ZPR3" else None
+    p = _predict_core.predict(x, x.shape, E, values[4], fill_value(fill, x.dtype),
+                              *(steps or (1.0, 1.0)))
+    return pack_values(p.symbols, p.raw, x.shape, values[4], 0, steps)
+
+
 def test_a_masked_chunk_is_smaller_than_format_1_where_a_mask_repeats():
+    """The masked chunk the encoder writes (stage 0) against the format-1 chunk of the same
+    prediction and stage, packed by hand."""
     x = field_with_land()
-    config = PredictConfig.create(abs_error=0.05)
-    masked = config.encode(x, np.nan)
-    plain = config._encode_values(x.reshape(-1), grid4(x.shape), x.dtype, np.array([np.nan]), None)[0]
-    assert masked[:5] == b"ZPR2\x02" and plain[:4] == b"ZPR1"
-    assert len(masked) < 0.9 * len(plain), (len(masked), len(plain))
+    config = PredictConfig.create(abs_error=0.05, entropy="zstd")
+    data = config.encode(x, np.nan)
+    plain = plain_twin(data, x, np.nan, 0.05)
+    assert data[:5] == b"ZPR2\x02" and plain[:3] == b"ZPR"
+    assert len(data) < 0.9 * len(plain), (len(data), len(plain))
+    check_masked_chunk(config, data, x, np.nan, 0.05)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -252,25 +286,21 @@ def test_a_masked_chunk_is_smaller_than_format_1_where_a_mask_repeats():
        dtype=st.sampled_from(["float32", "float64"]))
 def test_a_masked_chunk_packs_the_unmasked_prediction_without_its_fill_symbols(
         shape, seed, density, repeat, predictor, dtype):
-    """Both formats pack one prediction: the order a masked prediction records is the
-    unmasked prediction's without its fill-value symbols, symbol for symbol and context for
-    context, and every other part of the prediction is the same."""
+    """One prediction under both forms: its fill-value symbols (symbol 1) are exactly the
+    masked elements; stage 3 packs a masked chunk's symbols without them (its order and
+    contexts the prediction's, the fill-value symbols left out), and the reference decoder,
+    which decodes no symbol for a masked element, reads the chunk the encoder writes."""
     rng = np.random.default_rng(seed)
     x = np.cumsum(rng.normal(size=shape or (1,)), axis=-1).astype(dtype)
     mask = land(x.shape, seed, density, repeat)
     x[mask] = FILL
-    flat, shape4, fills = x.reshape(-1), grid4(x.shape), fill_array(FILL, x.dtype)
-    code = PREDICTORS[predictor]
-    plain = _predict.encode(flat, shape4, 0.01, code, fills, True, False)
-    masked = _predict.encode(flat, shape4, 0.01, code, fills, True, True)
-    derived = without_masked(plain)
-    assert np.array_equal(derived.order.symbols, masked.order.symbols)
-    assert np.array_equal(derived.order.contexts, masked.order.contexts)
-    assert np.array_equal(derived.order.counts, masked.order.counts)
-    assert np.array_equal(plain.symbols, masked.symbols)
-    assert np.array_equal(plain.raw.view(np.uint8), masked.raw.view(np.uint8))
-    assert np.array_equal(plain.values.view(np.uint64), masked.values.view(np.uint64))
-    assert int(np.count_nonzero(plain.order.symbols == 1)) == int(mask.sum())
+    p = _predict_core.predict(x, x.shape, 0.01, PREDICTORS[predictor], FILL)
+    assert np.array_equal(p.symbols == 1, mask.reshape(-1))
+    config = PredictConfig.create(abs_error=0.01, predictor=predictor, entropy="ans")
+    check_masked_chunk(config, config.encode(x, FILL), x, FILL, 0.01)
+    if mask.any():      # (the same symbols packed by hand as a masked chunk, stage 0)
+        hand = hand_masked(x, mask, FILL, 0.01, PREDICTORS[predictor], 0)
+        check_masked_chunk(config, hand, x, FILL, 0.01)
 
 
 def smooth_field(shape=(300, 400)) -> np.ndarray:
@@ -278,32 +308,43 @@ def smooth_field(shape=(300, 400)) -> np.ndarray:
     return 280 + 10 * np.sin(i / 50) * np.cos(j / 70) + 0.3 * np.sin(i / 8) * np.cos(j / 6)
 
 
+def both_forms(data: bytes, x: np.ndarray, mask: np.ndarray, E: float) -> tuple[int, int]:
+    """The lengths of the masked chunk and the format-1 (format-3) chunk of the prediction
+    the encoder kept for `data` (its predictor and steps), both packed by hand with stage 2
+    (pcodec by level, which codes the forms alike; stage 3 is the encoder's alone)."""
+    values = predict_reference.values_chunk(data)
+    steps = struct.unpack_from("<dd", values, 16) if values[:4] == b"ZPR3" else None
+    p = _predict_core.predict(x, x.shape, E, values[4], np.nan, *(steps or (1.0, 1.0)))
+    plain = pack_values(p.symbols, p.raw, x.shape, values[4], 2, steps)
+    masked_ = hand_masked(x, mask, np.nan, E, values[4], 2, steps)
+    check_masked_chunk(PredictConfig.create(abs_error=E), masked_, x, np.nan, E)
+    return len(masked_), len(plain)
+
+
 @pytest.mark.parametrize("share", [0.005, 0.02, 0.1])
 def test_gaps_at_random_are_written_in_format_1_which_is_smaller_there(share):
     """Gaps at random (the mask stream near the entropy of independent bits): format 1's
-    fill-value symbols cost less than the mask stream; what encode writes is format 1, and
-    smaller than the masked chunk (format 1, or its format-3 twin with level steps: not a
-    masked chunk)."""
+    fill-value symbols cost less than the mask stream; what encode writes is format 1 (or
+    its format-3 twin with level steps: not a masked chunk), and of the same prediction
+    and stage the masked chunk is the larger."""
     x = smooth_field()
     m = np.random.default_rng(4).random(x.shape) < share
     x[m] = np.nan
     config = PredictConfig.create(abs_error=0.01)
     data = config.encode(x, np.nan)
-    masked = config.encode_floats(x, np.nan, formats=("masked",))[0]
-    assert data[:4] in (b"ZPR1", b"ZPR3") and len(data) < len(masked), (len(data), len(masked))
+    assert data[:4] in (b"ZPR1", b"ZPR3")
+    masked_, plain = both_forms(data, x, m, 0.01)
+    assert plain < masked_, (plain, masked_)
     y = config.decode(data, x.dtype, x.shape, np.nan)
     assert np.array_equal(np.isnan(y), m)
     check_within(x, y, 0.01, np.asarray(np.nan))
 
 
 @pytest.mark.parametrize("gaps", ["scan lines", "land", "an edge"])
-def test_gaps_in_shapes_are_written_as_masked_chunks_which_are_smaller_there(gaps, monkeypatch):
+def test_gaps_in_shapes_are_written_as_masked_chunks_which_are_smaller_there(gaps):
     """Gaps in shapes (scan lines every 97 rows, land, a sensor's edge): the mask stream
-    codes the shapes for next to nothing; encode writes the masked chunk, smaller than
-    format 1 (a few masked elements as well as many). (Format 3 aside: with level steps the
-    edge's masked chunk writes 3,321 bytes and the plain one 3,300, format 1 3,464 and 3,470;
-    which form to pack is decided before the steps are tried.)"""
-    monkeypatch.setattr(predict_codec, "STEPS_TRIED", ())
+    codes the shapes for next to nothing; encode writes the masked chunk, and of the same
+    prediction and stage format 1 is the larger (a few masked elements as well as many)."""
     x = smooth_field()
     m = np.zeros(x.shape, dtype=bool)
     if gaps == "scan lines":
@@ -315,35 +356,25 @@ def test_gaps_in_shapes_are_written_as_masked_chunks_which_are_smaller_there(gap
     x[m] = np.nan
     config = PredictConfig.create(abs_error=0.01)
     data = config.encode(x, np.nan)
-    plain = config.encode_floats(x, np.nan, formats=("plain",))[0]
-    assert data[:5] == b"ZPR2\x02" and len(data) < len(plain), (len(data), len(plain))
+    assert data[:5] == b"ZPR2\x02"
+    masked_, plain = both_forms(data, x, m, 0.01)
+    assert masked_ < plain, (masked_, plain)
     assert np.array_equal(np.isnan(config.decode(data, x.dtype, x.shape, np.nan)), m)
-
-
-def test_mask_formats_measures_both_for_small_chunks_and_between_the_thresholds():
-    head = _ans.MASK_HEAD.size
-    assert mask_formats(head + 100, 10, 100) == ("masked", "plain")        # (small)
-    assert mask_formats(head, 10**6, 10**6) == ("masked",)                  # (all masked)
-    n, k = 10**6, 3 * 10**4                 # (independent bits: 194,392 bits, 24,299 bytes)
-    assert mask_formats(head + 24_299, k, n) == ("plain",)
-    assert mask_formats(head + 18_300, k, n) == ("plain",)                  # (0.753 of it)
-    assert mask_formats(head + 4_800, k, n) == ("masked",)                  # (0.198)
-    assert mask_formats(head + 12_150, k, n) == ("masked", "plain")         # (0.5)
-    # (1% masked, under 1/64: independent bits 80,793 bits, 10,099 bytes)
-    assert mask_formats(head + 2_000, 10**4, n) == ("masked", "plain")      # (0.198)
-    assert mask_formats(head + 10_099, 10**4, n) == ("plain",)
-    # (most masked, the unmasked ones at random: both)
-    assert mask_formats(head + 24_299, n - k, n) == ("masked", "plain")
 
 
 def test_few_masked_elements_keep_the_smaller_of_both_formats():
     x = field_with_land((4, 60, 80))
     x[np.isnan(x)] = 1.0            # (no mask at all but one element)
     x[0, 0, 0] = np.nan
-    config = PredictConfig.create(abs_error=0.05)
+    config = PredictConfig.create(abs_error=0.05, entropy="zstd")
     data = config.encode(x, np.nan)
-    plain = config._encode_values(x.reshape(-1), grid4(x.shape), x.dtype, np.array([np.nan]), None)[0]
-    assert data == plain            # (one masked element: the mask stream's fixed cost loses)
+    # (one masked element: the mask stream's fixed cost loses; format 1 of the same
+    # prediction, as packed by hand)
+    assert data[:4] in (b"ZPR1", b"ZPR3")
+    steps = struct.unpack_from("<dd", data, 16) if data[:4] == b"ZPR3" else None
+    p = _predict_core.predict(x, x.shape, 0.05, data[4], np.nan, *(steps or (1.0, 1.0)))
+    assert data == pack_values(p.symbols, p.raw, x.shape, data[4], 0, steps)
+    assert PredictConfig.create(abs_error=0.05).encode(x, np.nan)[:4] in (b"ZPR1", b"ZPR3")
 
 
 def test_integer_and_relative_chunks_take_the_mask_too():
@@ -410,7 +441,7 @@ def test_corrupt_masked_chunks_are_errors_naming_the_part():
         "no state": (head(length=3) + stream[:3] + values, "mask",
                      "the chunk ends inside the mask stream's state"),
         "values chunk's magic": (data[:24 + length] + b"XPR1" + values[4:], "header",
-                                 "the masked chunk's values chunk starts with b'XPR1', not b'ZPR1' or b'ZPR3'"),
+                                 "the masked chunk's values chunk starts with 'XPR1', not 'ZPR1' or 'ZPR3'"),
     }
     for label, (bad, part, message) in cases.items():
         with pytest.raises(CorruptChunkError) as info:
@@ -431,10 +462,10 @@ def test_corrupt_masked_chunks_are_errors_naming_the_part():
     flat = x.reshape(-1)
     fewer = np.isnan(flat).view(np.uint8).copy()
     fewer[int(np.flatnonzero(fewer)[0])] = 0
-    prediction = _predict.encode(flat, grid4(x.shape), 0.05, 2, np.array([np.nan]))
-    values = config._pack(2, x.dtype, prediction, "zstd", grid4(x.shape), fewer)
-    stream = _ans.mask_encode(fewer, grid4(x.shape))
-    bad = MASKED_HEADER.pack(b"ZPR2", 2, 8, 0, int(fewer.sum()), len(stream)) + stream + values
+    p = _predict_core.predict(x, x.shape, 0.05, 2, np.nan)
+    values = pack_values(p.symbols, p.raw, x.shape, 2, 0, mask=fewer)
+    stream = _predict_core.mask_encode(fewer, x.shape)
+    bad = masked(values, stream, int(fewer.sum()), 8)
     with pytest.raises(CorruptChunkError) as info:
         config.decode(bad, x.dtype, x.shape, np.nan)
     assert info.value.part == "symbols"
@@ -487,21 +518,28 @@ def test_a_relative_chunk_inside_a_relative_chunk_is_corrupt():
        seed=st.integers(0, 2**16))
 def test_the_mask_of_a_chunk_is_each_element_equal_to_the_fill_value_bit_for_bit(n, at, dtype,
                                                                                   fill, seed):
-    """_predict.fill_mask (a scan that writes nothing until the first fill value, 256 elements
-    at a time) against the rule one element at a time: 1 where the element's bits are the fill
-    value's (NaN of another sign or payload, or -0.0 for 0.0, is not it), None where none is;
-    fill values placed anywhere in chunks that span several of the scan's blocks."""
+    """The elements the library takes as the fill value (the prediction's fill-value
+    symbols, a masked chunk's mask) against the rule one element at a time: those whose bits
+    are the fill value's (NaN of another sign or payload, or -0.0 for 0.0, is not it); no
+    masked chunk where none is; fill values placed anywhere in chunks of up to 1,100
+    elements; each comes back as the fill value, bit for bit."""
     rng = np.random.default_rng(seed)
     x = rng.normal(size=n).astype(dtype)
     others = np.array([np.nan, -np.nan, 0.0, -0.0, -9999.0], dtype=dtype)
     for k in at:
         if k < n:
             x[k] = others[k % len(others)]
-    fills = np.empty(0, dtype) if fill is None else np.array([fill], dtype=dtype)
-    got = _predict.fill_mask(x, fills)
     bits = np.dtype(f"u{x.dtype.itemsize}")
-    want = [] if fill is None else [int(v == fills.view(bits)[0]) for v in x.view(bits).tolist()]
-    if not any(want):
-        assert got is None
-    else:
-        assert got.dtype == np.uint8 and got.tolist() == want
+    f = None if fill is None else np.array([fill], dtype=dtype)
+    want = np.zeros(n, bool) if f is None else x.view(bits) == f.view(bits)[0]
+    p = _predict_core.predict(x, x.shape, 0.01, 1, None if f is None else fill_value(f[0], x.dtype))
+    assert np.array_equal(p.symbols == 1, want)
+    config = PredictConfig.create(abs_error=0.01)
+    data = config.encode(x, None if f is None else f[0])
+    assert (data[:5] == b"ZPR2\x02") <= bool(want.any())
+    if data[:5] == b"ZPR2\x02":
+        n_masked, length = struct.unpack_from("<QQ", data, 8)
+        got = _predict_core.mask_decode(data[24:24 + length], x.shape)
+        assert n_masked == got.n_masked == int(want.sum()) and np.array_equal(got.bits, want)
+    y = config.decode(data, x.dtype, x.shape, None if f is None else f[0])
+    assert (y.view(bits)[want] == (f.view(bits)[0] if f is not None else 0)).all()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import decimal
 import math
 import struct
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -16,11 +17,11 @@ import zarr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
+from numcodecs.zstd import Zstd
 from zarr.storage import MemoryStore
 
 import predict_reference
 from exact import UINT, check_relative
-from zdt.codecs import predict_relative
 from zdt.codecs.predict import PredictConfig
 from zdt.codecs.zarr.predict import PredictCodec
 from zdt.errors import ConfigError, CorruptChunkError
@@ -73,48 +74,6 @@ def test_every_element_within_r_of_its_magnitude_and_the_reference_decodes_the_s
     assert np.array_equal(ref.view(bits), y.view(bits))
 
 
-@settings(max_examples=examples(300), deadline=None)
-@given(st.floats(-1100, 1100, allow_nan=False))
-def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
-    """The spec's exp2 (its coefficients computed again from ln 2 by the reference) against 2**v
-    to 40 digits: within 2**-51 relative while the result is a normal number."""
-    got = predict_relative.exp2(np.array([v]))[0]
-    assert got == predict_reference.spec_exp2(v)
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        true = decimal.Decimal(2) ** decimal.Decimal(v)
-    if true > decimal.Decimal(np.finfo(np.float64).max):
-        assert got == math.inf
-    elif true >= decimal.Decimal(2.0 ** -1022):
-        assert abs(decimal.Decimal(got) / true - 1) <= decimal.Decimal(2.0 ** -51)
-
-
-@settings(max_examples=examples(100), deadline=None)
-@given(st.lists(st.floats(-1100, 1100, allow_nan=False), min_size=1, max_size=40))
-def test_exp2_of_an_array_is_each_value_alone(vs):
-    """The kernel's whole-array pass (2**k from its bits) and its second pass for results
-    outside the normal range (ldexp) give each element what it gives alone, the reference's
-    bits."""
-    got = predict_relative.exp2(np.array(vs))
-    assert [float(g) for g in got] == [predict_reference.spec_exp2(v) for v in vs]
-
-
-@settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.floats(min_value=5e-324, max_value=1.7976931348623157e308), min_size=1,
-                max_size=40))
-def test_log2_within_a_few_units_for_normal_and_subnormal_values(vs):
-    """The encoder's log2 (the mantissa and exponent from the bits for normal values, frexp
-    for subnormal ones) against log2 to 40 digits, each element as it is alone."""
-    got = predict_relative.log2(np.array(vs))
-    for v, g in zip(vs, got.tolist()):
-        assert g == predict_relative.log2(np.array([v]))[0]
-        with decimal.localcontext() as ctx:
-            ctx.prec = 40
-            true = decimal.Decimal(v).ln() / decimal.Decimal(2).ln()
-        assert abs(decimal.Decimal(g) - true) <= 8 * decimal.Decimal(float(np.spacing(abs(float(true))))) \
-            + decimal.Decimal(2.0 ** -60), (v, g, true)
-
-
 special_floats = st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 5e-324,
                                   -1e-310, 2.0 ** -1022, 1e-45, 3.5e38, -7.0, 1e300])
 element_lists = st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), special_floats),
@@ -131,163 +90,208 @@ def rounded(y: float, dtype: str) -> float:
         return float(np.array([y]).astype(dtype)[0])
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(values=element_lists, dtype=st.sampled_from(["float32", "float64"]),
-       fill=st.sampled_from([None, -7.0, 1e300]), background=st.sampled_from([0, 300, 1100]),
-       at=st.integers(0, 1100), seed=st.integers(0, 2**16))
-def test_the_logarithms_pass_is_each_element_s_logarithm(values, dtype, fill, background, at,
-                                                         seed):
-    """zdt.kernels._logs.logarithms (the encoder's first pass, vectorised, block by block)
-    against its definition one element at a time: np.nan's bits for NaN (either sign) and for
-    the fill value's bits, -inf for a zero, +inf for an infinity, else log2 |x| as `log2` gives
-    it for that value alone; the sign bit of every element; the largest |log| and the counts.
-    The values drawn stand alone or among `background` positive normal ones (so that blocks
-    of the pass with and without odd or negative elements meet)."""
-    from zdt.kernels import _logs
-
-    rng = np.random.default_rng(seed)
-    plain = (rng.random(background) * 2.0 ** rng.integers(-60, 60, background)).tolist()
-    at = min(at, len(plain))
-    x = as_type(plain[:at] + values + plain[at:], dtype)
-    fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
-    logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
-    largest, n_nan, n_zero, n_odd = _logs.logarithms(x, logs, negative, fills)
-    bits = UINT[x.dtype.itemsize]
-    want, most, nans, zeros = [], 0.0, 0, 0
-    # (odd: zero, infinite, NaN, the fill value, or a float64 subnormal; float32's subnormals
-    # are normal float64 numbers, whose bits give their logarithms as any other's)
-    odd = sum(1 for xi in x if not math.isfinite(float(xi)) or float(xi) == 0
-              or (fill is not None and xi.view(bits) == fills[0].view(bits))
-              or (dtype == "float64" and abs(float(xi)) < 2.0 ** -1022))
-    for xi in x:
-        a = abs(float(xi))
-        if math.isnan(a) or (fill is not None and xi.view(bits) == fills[0].view(bits)):
-            want.append(np.float64(np.nan).view(np.uint64))
-            nans += 1
-        elif a == 0:
-            want.append(np.float64(-math.inf).view(np.uint64))
-            zeros += 1
-        elif math.isinf(a):
-            want.append(np.float64(math.inf).view(np.uint64))
-        else:
-            lg = predict_relative.log2(np.array([a]))[0]
-            want.append(np.float64(lg).view(np.uint64))
-            most = max(most, abs(float(lg)))
-    assert logs.view(np.uint64).tolist() == [int(w) for w in want]
-    assert negative.tolist() == [int(np.signbit(xi)) for xi in x]
-    assert (largest, n_nan, n_zero, n_odd) == (most, nans, zeros, odd)
+RELATIVE_HEADER = struct.Struct("<4sBBHdQQ")
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(values=element_lists, noise=st.lists(st.sampled_from([0.0, 1e-6, -3e-4, 2e-3, 0.7, 1e3, -2e3]),
-                                            min_size=40, max_size=40),
-       dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, -7.0]),
-       R=st.sampled_from([1e-6, 1e-3, 0.3]), exact_every=st.sampled_from([0, 3]),
-       copies=st.sampled_from([1, 17]), plain=st.booleans())
-def test_the_check_marks_exactly_the_elements_that_miss(values, noise, dtype, fill, R, exact_every,
-                                                        copies, plain):
-    """predict_relative.exact_check (zdt.kernels._logs.check, vectorised, then rational
-    arithmetic for what its screen leaves) against the rule one element at a time in
-    Fractions: an element not yet exact, with a finite non-zero value and a finite logarithm,
-    becomes exact where y (the reference's 2**v for its decoded logarithm v, rounded to the
-    type, with x's sign) is not finite, is zero, equals the fill value, or is not within R |x|;
-    no other element changes. The decoded logarithms stray from the true ones by up to 2000,
-    so results outside the normal range (ldexp) are checked too. `copies` of the values in a
-    row run past the kernel's blocks of 256. `plain`: the kernel told that no element is odd
-    (its loop that reads neither the logarithms nor the exact marks), where that is so."""
+def bitmap_frame(bits: np.ndarray) -> bytes:
+    """A sign stream or exact map: u64 length, then a zstd frame of the bits (first element
+    in the high bit of the first byte); no bits set: length 0 and nothing."""
+    bits = np.asarray(bits, bool).reshape(-1)
+    if not bits.any():
+        return struct.pack("<Q", 0)
+    frame = bytes(Zstd().encode(np.packbits(bits).tobytes()))
+    return struct.pack("<Q", len(frame)) + frame
+
+
+def relative_chunk(logs_chunk: bytes, dtype: np.dtype, log_fill: int, b: float,
+                   negative: np.ndarray, marked: np.ndarray, exact: np.ndarray) -> bytes:
+    """A relative chunk (format 2, kind 1) from its parts, packed by hand: the logarithms'
+    chunk, the signs, the exact map (marked: the elements exact beside the NaN logarithms)
+    and the exact values (in element order)."""
+    exact = np.asarray(exact, dtype=dtype)
+    out = RELATIVE_HEADER.pack(b"ZPR2", 1, dtype.itemsize, log_fill, b, exact.size,
+                               len(logs_chunk)) + logs_chunk
+    out += bitmap_frame(negative) + bitmap_frame(marked)
+    if exact.size:
+        out += bytes(Zstd().encode(exact.astype(dtype.newbyteorder("<")).tobytes()))
+    return out
+
+
+class Parts(NamedTuple):
+    """A relative chunk's parts, read as the spec lays them out."""
+
+    log_fill: int
+    b: float
+    n_exact: int
+    logs: np.ndarray          # the logarithms as the logarithms' chunk decodes (flat)
+    negative: np.ndarray      # the sign bits (bool, flat)
+    marked: np.ndarray        # the exact map's bits (bool, flat)
+    exact: np.ndarray         # the exact values
+
+
+def parts(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> Parts:
+    magic, kind, size, log_fill, b, n_exact, length = RELATIVE_HEADER.unpack_from(data)
+    assert (magic, kind, size) == (b"ZPR2", 1, dtype.itemsize)
+    n = math.prod(shape)
+    logs = PredictConfig.create(abs_error=b).decode(
+        data[32:32 + length], np.dtype("float64"), shape, [-math.inf, math.nan][log_fill])
+    at = 32 + length
+    bits = []
+    for _ in range(2):
+        (k,) = struct.unpack_from("<Q", data, at)
+        raw = bytes(Zstd().decode(data[at + 8:at + 8 + k])) if k else bytes((n + 7) // 8)
+        bits.append(np.unpackbits(np.frombuffer(raw, np.uint8), count=n).astype(bool))
+        at += 8 + k
+    exact = np.frombuffer(bytes(Zstd().decode(data[at:])), dtype.newbyteorder("<")) \
+        if n_exact else np.empty(0, dtype)
+    return Parts(log_fill, b, n_exact, logs.reshape(-1), bits[0], bits[1], exact)
+
+
+def would_read(v: float, negative: bool, dtype: str) -> float:
+    """What the decoder reads for an element that is not exact: 2^v (the reference's), 0 for
+    -inf, infinity for +inf, rounded to the type, negated for a set sign bit."""
+    y = 0.0 if v == -math.inf else math.inf if v == math.inf else predict_reference.spec_exp2(v)
+    y = rounded(y, dtype)
+    return -y if negative else y
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), shape=shapes, dtype=st.sampled_from(["float32", "float64"]),
+       scale=st.sampled_from([1e-30, 1.0, 1e30, 3e38]), spread=st.sampled_from([0.0, 0.5, 8.0]),
+       zeros=st.sampled_from([0.0, 0.3]), negative=st.sampled_from([0.0, 0.2, 1.0]),
+       specials=st.sampled_from([0.0, 0.1]), fill=st.sampled_from([None, -7.0, np.nan]),
+       R=st.sampled_from([1e-7, 2e-7, 1e-6, 1e-3, 0.3]))
+def test_the_encoder_s_logarithms_signs_and_exact_map_are_each_element_s(
+        seed, shape, dtype, scale, spread, zeros, negative, specials, fill, R):
+    """The parts of the relative chunks the encoder writes, read back element by element:
+    the logarithms' chunk decodes NaN for NaN (either sign) and the fill value's bits, -inf
+    for a zero, +inf for an infinity, else a finite logarithm; the sign bits are each
+    element's (or none at all); n_exact counts the NaN logarithms and the marked elements;
+    an element is marked exactly where what the decoder would read from its logarithm (the
+    reference's 2^v, rounded to the type, with its sign) is not finite, is zero, is the fill
+    value or is not within R |x| in exact arithmetic (the encoder's check: a float64 screen,
+    then integers where it cannot settle); the exact values are the elements' own. (float32
+    near its largest values, and R near float32's own precision, make elements miss.)"""
     from fractions import Fraction
 
-    x = as_type(values * copies, dtype)
-    noise = noise * copies
-    logs, negative = np.empty(x.size), np.empty(x.size, np.uint8)
-    fills = np.empty(0, dtype) if fill is None else as_type([fill], dtype)
-    n_odd = _logs_logarithms(x, logs, negative, fills)[3]
-    plain = plain and not n_odd and not exact_every
-    decoded = np.where(np.isfinite(logs), logs + np.array(noise[:x.size]), 0.0)
-    exact = np.isnan(logs)
-    if exact_every:
-        exact[::exact_every] = True
-    before = exact.copy()
-    predict_relative.exact_check(x, logs, decoded, exact, R, fills, plain)
-    for i, xi in enumerate(x.tolist()):
-        if before[i] or not math.isfinite(logs[i]) or xi == 0:
-            assert exact[i] == before[i], i
+    x = relative_field(seed, shape, dtype, scale, spread, zeros, negative, specials, fill)
+    data = PredictConfig.create(rel_error=R).encode(x, fill)
+    if data[:5] != b"ZPR2\x01":
+        return
+    p = parts(data, x.dtype, x.shape)
+    flat = x.reshape(-1)
+    bits = UINT[x.dtype.itemsize]
+    fill_bits = None if fill is None else np.asarray(fill, dtype=x.dtype).view(bits)
+    nan_log = np.isnan(p.logs)
+    if nan_log.all():               # (every value exact, or every element NaN or the fill)
+        assert p.n_exact == flat.size and not p.marked.any()
+        assert np.array_equal(p.exact.view(bits), flat.view(bits))
+        return
+    for i, xi in enumerate(flat.tolist()):
+        v = float(p.logs[i])
+        is_fill = fill_bits is not None and flat.view(bits)[i] == fill_bits
+        if math.isnan(xi) or is_fill:
+            assert math.isnan(v), i
             continue
-        y = rounded(math.copysign(predict_reference.spec_exp2(float(decoded[i])), xi), dtype)
-        miss = (not math.isfinite(y) or y == 0 or (fill is not None and y == float(fills[0]))
-                or abs(Fraction(y) - Fraction(xi)) > Fraction(R) * abs(Fraction(xi)))
-        assert bool(exact[i]) == miss, (i, xi, y, float(decoded[i]))
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_the_check_marks_an_element_that_would_read_back_as_the_fill_value(dtype):
-    """-8.0001 and 8.0001 whose logarithms decode to 3 exactly (2**3 = 8, within R of both):
-    with the fill value -8 the first would read back as it, so it is exact; the second is not,
-    nor is either without a fill value."""
-    x = np.array([-8.0001, 8.0001], dtype=dtype)
-    logs, decoded = np.full(2, 3.0001), np.full(2, 3.0)
-    for fills, want in ((np.array([-8.0], dtype), [True, False]), (np.empty(0, dtype), [False, False])):
-        exact = np.zeros(2, dtype=bool)
-        predict_relative.exact_check(x, logs, decoded, exact, 1e-3, fills)
-        assert exact.tolist() == want
-
-
-def _logs_logarithms(x, logs, negative, fills):
-    from zdt.kernels import _logs
-
-    return _logs.logarithms(x, logs, negative, fills)
+        assert not math.isnan(v), i
+        if xi == 0:
+            assert v == -math.inf, i
+        elif math.isinf(xi):
+            assert v == math.inf, i
+        else:
+            assert math.isfinite(v), i
+        if p.negative.any():
+            assert p.negative[i] == bool(np.signbit(flat[i])), i
+        y = would_read(v, bool(p.negative[i]), dtype)
+        miss = (xi != 0 and math.isfinite(xi)) and (
+            not math.isfinite(y) or y == 0 or (fill is not None and y == float(np.asarray(fill, x.dtype)))
+            or abs(Fraction(y) - Fraction(xi)) > Fraction(R) * abs(Fraction(xi)))
+        assert bool(p.marked[i]) == miss, (i, xi, y, v)
+    assert p.n_exact == int(np.count_nonzero(p.marked | nan_log))
+    assert np.array_equal(p.exact.view(bits), flat[p.marked | nan_log].view(bits))
+    y = PredictConfig.create(rel_error=R).decode(data, x.dtype, x.shape, fill)
+    check_relative(x, y, R, fill)
 
 
 @settings(max_examples=examples(200), deadline=None)
 @given(logs=st.lists(st.one_of(st.floats(-1200, 1200), st.sampled_from([math.inf, -math.inf, math.nan])),
-                     min_size=0, max_size=40),
+                     min_size=1, max_size=40),
        signs=st.lists(st.booleans(), min_size=40, max_size=40),
        exact_every=st.sampled_from([0, 2, 5]), dtype=st.sampled_from(["float32", "float64"]),
-       copies=st.sampled_from([1, 17]))
-def test_the_values_pass_is_each_element_s_value(logs, signs, exact_every, dtype, copies):
-    """predict_relative.values (zdt.kernels._logs.values, vectorised) against the decoder's
-    rule one element at a time: an exact element takes the next stored value; else the
-    reference's 2**v rounded to the type for a finite v, infinity for +inf, zero for -inf,
-    negated where the sign bit is set (NaN logarithms come only with exact elements).
-    `copies` of the logarithms in a row run past the kernel's blocks of 256."""
+       copies=st.sampled_from([1, 17]), log_fill=st.sampled_from([0, 1]))
+def test_the_decoder_reads_each_element_from_its_logarithm(logs, signs, exact_every, dtype,
+                                                           copies, log_fill):
+    """A relative chunk packed by hand around a logarithms' chunk of any logarithms (±1200,
+    ±inf, NaN; `copies` in a row run past the library's blocks): the C decoder gives each
+    element what the decoder's rule gives it one at a time: an exact element (NaN logarithm
+    or marked) the next stored value; else the reference's 2^v (the spec's polynomial)
+    rounded to the type for a finite v, infinity for +inf, zero for -inf, negated where the
+    sign bit is set; with neither signs nor exact map, the same unsigned. A stored value
+    short: corrupt."""
     logs, signs = logs * copies, signs * copies
     n = len(logs)
+    dt = np.dtype(dtype)
     v = np.array(logs, dtype=np.float64)
+    fill = [-math.inf, math.nan][log_fill]
+    config = PredictConfig.create(abs_error=1e-9)
+    logs_chunk = config.encode(v, fill)
+    decoded = config.decode(logs_chunk, v.dtype, v.shape, fill)       # (within 1e-9 of v)
     negative = np.array(signs[:n], dtype=bool)
-    exact = np.isnan(v)
+    marked = np.zeros(n, bool)
     if exact_every:
-        exact[::exact_every] = True
+        marked[::exact_every] = True
+    marked &= ~np.isnan(decoded)
+    exact = np.isnan(decoded) | marked
     stored = as_type([1.5 + i for i in range(int(exact.sum()))], dtype)
-    out = predict_relative.values(v, negative, exact, stored, np.dtype(dtype))
+    data = relative_chunk(logs_chunk, dt, log_fill, 1e-9, negative, marked, stored)
+    out = PredictConfig.create(rel_error=1e-3).decode(data, dt, (n,))
     want, j = [], 0
     for i in range(n):
         if exact[i]:
             want.append(float(stored[j]))
             j += 1
-            continue
-        y = (rounded(predict_reference.spec_exp2(float(v[i])), dtype) if math.isfinite(v[i])
-             else (math.inf if v[i] > 0 else 0.0))
-        want.append(-y if negative[i] else y)
-    bits = UINT[np.dtype(dtype).itemsize]
+        else:
+            want.append(would_read(float(decoded[i]), bool(negative[i]), dtype))
+    bits = UINT[dt.itemsize]
     assert out.view(bits).tolist() == as_type(want, dtype).view(bits).tolist()
-    # a chunk without signs and exact values (both None): each element's value unsigned, the
-    # NaN logarithms counted (the decoder's check against the header's count of exact values)
-    from zdt.kernels import _logs
-
-    alone = np.empty(n, dtype=dtype)
-    assert _logs.powers(v, None, None, alone) == int(np.isnan(v).sum())
-    finite = ~np.isnan(v)
-    unsigned = [(rounded(predict_reference.spec_exp2(float(lg)), dtype) if math.isfinite(lg)
-                 else (math.inf if lg > 0 else 0.0)) for lg in v[finite].tolist()]
+    assert np.array_equal(predict_reference.decode(data, dt, (n,), None, None).view(bits),
+                          out.view(bits))
+    # (no signs, no exact map: each element unsigned, the NaN logarithms' values stored)
+    plain = relative_chunk(logs_chunk, dt, log_fill, 1e-9, np.zeros(n, bool), np.zeros(n, bool),
+                           stored[:int(np.isnan(decoded).sum())])
+    alone = PredictConfig.create(rel_error=1e-3).decode(plain, dt, (n,))
+    finite = ~np.isnan(decoded)
+    unsigned = [would_read(float(lg), False, dtype) for lg in decoded[finite].tolist()]
     assert alone[finite].view(bits).tolist() == as_type(unsigned, dtype).view(bits).tolist()
-    if n:       # (one stored value short of the exact elements: an error, not a read past)
-        with pytest.raises(ValueError, match="stored values"):
-            predict_relative.values(v, negative, np.ones(n, dtype=bool),
-                                    as_type([1.0] * (n - 1), dtype), np.dtype(dtype))
+    if exact.any():        # (one stored value short of the exact elements: corrupt)
+        short = relative_chunk(logs_chunk, dt, log_fill, 1e-9, negative, marked, stored[:-1])
+        short = short[:16] + struct.pack("<Q", int(exact.sum())) + short[24:]
+        with pytest.raises(CorruptChunkError) as info:
+            PredictConfig.create(rel_error=1e-3).decode(short, dt, (n,))
+        assert info.value.part == "exact values"
 
 
-def test_the_spec_table_is_the_reference_coefficients():
-    assert list(predict_relative.EXP2) == predict_reference.exp2_coefficients()
+@settings(max_examples=examples(300), deadline=None)
+@given(st.floats(-1100, 1100, allow_nan=False))
+def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
+    """The decoder's 2^v (a relative chunk of one element packed by hand, float64, its
+    logarithm v as the logarithms' chunk decodes it) is the reference's spec_exp2 (its
+    coefficients computed again from ln 2), and against 2**v to 40 digits within 2**-51
+    relative while the result is a normal number."""
+    config = PredictConfig.create(abs_error=1e-9)
+    logs_chunk = config.encode(np.array([v]))
+    w = float(config.decode(logs_chunk, np.dtype("f8"), (1,))[0])
+    data = relative_chunk(logs_chunk, np.dtype("f8"), 0, 1e-9, np.zeros(1, bool),
+                          np.zeros(1, bool), np.empty(0))
+    got = float(PredictConfig.create(rel_error=1e-3).decode(data, np.dtype("f8"), (1,))[0])
+    assert got == predict_reference.spec_exp2(w)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        true = decimal.Decimal(2) ** decimal.Decimal(w)
+    if true > decimal.Decimal(np.finfo(np.float64).max):
+        assert got == math.inf
+    elif true >= decimal.Decimal(2.0 ** -1022):
+        assert abs(decimal.Decimal(got) / true - 1) <= decimal.Decimal(2.0 ** -51)
 
 
 def smooth_positive(shape=(60, 80)) -> np.ndarray:
@@ -295,22 +299,33 @@ def smooth_positive(shape=(60, 80)) -> np.ndarray:
     return 1e-3 * np.exp2(4 * np.sin(i / 9) * np.cos(j / 13))
 
 
-def test_elements_the_logarithms_miss_are_stored_exactly(monkeypatch):
-    """A logarithms' bound too wide for R (here 1.05 and 3 times log2(1 + R)) misses on some
-    elements: the encoder's check marks them exact (their logarithms left as they were), and
-    every element keeps R."""
+def largest_marked(shape=(60, 80)) -> np.ndarray:
+    """float32 values, the first third of the rows float32's largest, (2^24 - k) 2^104 for
+    k = 1 .. 31 (the decoded values of some round past the largest float32 to infinity: the
+    check marks them exact)."""
+    x = smooth_positive(shape).astype("f4")
+    top = x[:shape[0] // 3]
+    top[...] = np.ldexp(2.0 ** 24 - 1 - np.arange(top.size).reshape(top.shape) % 31, 104)
+    return x
+
+
+def test_elements_the_logarithms_miss_are_stored_exactly():
+    """Elements whose logarithms decode to a value not within R (float32's largest values,
+    whose 2^v rounds to infinity): the encoder's check marks them exact (their logarithms
+    left as they were), and every element keeps R."""
     x = smooth_positive()
     R = 1e-3
     config = PredictConfig.create(rel_error=R)
     assert struct.unpack_from("<Q", config.encode(x), 16)[0] == 0
-    for factor in (1.05, 3):
-        monkeypatch.setattr(predict_relative, "log_bound", lambda r, dt, big: factor * math.log2(1 + r))
-        data = config.encode(x)
-        n_exact = struct.unpack_from("<Q", data, 16)[0]
-        assert 0 < n_exact < x.size
-        y = config.decode(data, x.dtype, x.shape)
-        check_relative(x, y, R, None)
-        assert np.array_equal(y, predict_reference.decode(data, x.dtype, x.shape, None, None))
+    x = largest_marked()
+    data = config.encode(x)
+    n_exact = struct.unpack_from("<Q", data, 16)[0]
+    assert 0 < n_exact < x.size
+    p = parts(data, x.dtype, x.shape)
+    assert p.marked.any() and np.all(x.reshape(-1)[p.marked] >= 2.0 ** 127)
+    y = config.decode(data, x.dtype, x.shape)
+    check_relative(x, y, R, None)
+    assert np.array_equal(y, predict_reference.decode(data, x.dtype, x.shape, None, None))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -362,17 +377,16 @@ def test_zeros_cost_next_to_nothing_and_signs_only_where_there_are_negatives():
     data = PredictConfig.create(rel_error=1e-2).encode(x)
     half = PredictConfig.create(rel_error=1e-2).encode(x[:, :50].copy())
     assert len(data) - len(half) < 5000 / 8 / 2      # under half a bit a zero
-    head, length = predict_relative.HEAD, struct.unpack_from("<Q", data, 24)[0]
+    head, length = RELATIVE_HEADER, struct.unpack_from("<Q", data, 24)[0]
     assert struct.unpack_from("<Q", data, head.size + length)[0] == 0      # no sign stream
     x[0, 0] = -x[0, 0]
     data = PredictConfig.create(rel_error=1e-2).encode(x)
     assert struct.unpack_from("<Q", data, head.size + length)[0] > 0
 
 
-def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
-    # (a logarithms' bound too wide: some elements miss, and the chunk has an exact map)
-    monkeypatch.setattr(predict_relative, "log_bound", lambda r, dt, big: 3 * math.log2(1 + r))
-    x = smooth_positive((20, 30))
+def test_corrupt_relative_chunks_name_the_stream():
+    # (float32's largest values: they miss, and the chunk has an exact map)
+    x = largest_marked((30, 40))
     x[0, :5] = -x[0, :5]
     x[3, 3] = np.nan
     config = PredictConfig.create(rel_error=1e-3, entropy="zstd")
@@ -386,15 +400,28 @@ def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
     assert map_length > 0
     exact_at = map_at + 8 + map_length
     n_exact = struct.unpack_from("<Q", data, 16)[0]
+    stored = bytes(Zstd().decode(data[exact_at:]))
+
+    def with_stored(values: bytes) -> bytes:
+        return bytes(Zstd().encode(values))
+
     cases = {
         "short": (data[:20], "header"),
         "kind": (data[:4] + b"\x02" + data[5:], "header"),
-        "element size": (data[:5] + b"\x04" + data[6:], "header"),
+        "element size": (data[:5] + b"\x08" + data[6:], "header"),
         "logarithms' fill": (data[:6] + b"\x02\x00" + data[8:], "header"),
         "b NaN": (data[:8] + struct.pack("<d", math.nan) + data[16:], "header"),
         "b zero": (data[:8] + struct.pack("<d", 0.0) + data[16:], "header"),
         "n_exact too large": (data[:16] + struct.pack("<Q", 10**6) + data[24:], "header"),
-        "n_exact off by one": (data[:16] + struct.pack("<Q", n_exact + 1) + data[24:], "exact map"),
+        # (n_exact off: the exact values' frame declares another size, checked before any
+        # stream is decoded; with a frame of that size, the marks do not add up to it)
+        "n_exact off by one": (data[:16] + struct.pack("<Q", n_exact + 1) + data[24:], "exact values"),
+        "n_exact and values one more": (data[:16] + struct.pack("<Q", n_exact + 1)
+                                        + data[24:exact_at] + with_stored(stored + stored[:4]),
+                                        "exact map"),
+        "n_exact and values one less": (data[:16] + struct.pack("<Q", n_exact - 1)
+                                        + data[24:exact_at] + with_stored(stored[:-4]),
+                                        "exact map"),
         "logarithms' length": (data[:24] + struct.pack("<Q", 10**9) + data[32:], "logarithms"),
         "logarithms' chunk": (data[:32] + b"XPR1" + data[36:], "header"),
         "sign length": (data[:signs_at] + struct.pack("<Q", 10**9) + data[signs_at + 8:], "signs"),
@@ -402,7 +429,7 @@ def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
         "map length": (data[:map_at] + struct.pack("<Q", 10**9) + data[map_at + 8:], "exact map"),
         "map frame": (data[:map_at + 8] + b"\0\0\0\0" + data[map_at + 12:], "exact map"),
         "no map": (data[:map_at] + struct.pack("<Q", 0) + data[exact_at:], "exact map"),
-        "n_exact less": (data[:16] + struct.pack("<Q", n_exact - 1) + data[24:], "exact map"),
+        "n_exact less": (data[:16] + struct.pack("<Q", n_exact - 1) + data[24:], "exact values"),
         "exact frame": (data[:exact_at] + b"\0\0\0\0" + data[exact_at + 4:], "exact values"),
         "exact values cut": (data[:exact_at + 3], "exact values"),
         "trailing bytes": (data + b"\0", "exact values"),
@@ -419,7 +446,7 @@ def test_corrupt_relative_chunks_name_the_stream(monkeypatch):
     assert str(info.value) == "zdt.predict: the logarithms' fill field is 2, not 0 (-inf) or 1 (NaN)"
     # a chunk without signs and exact map whose one NaN logarithm the header does not count
     # (the decoder's loop for chunks without signs or exact values still counts NaN logarithms)
-    monkeypatch.undo()      # (the true bound: no element misses, no exact map)
+    # (no element misses: no exact map)
     y = smooth_positive((20, 30))
     y[3, 3] = np.nan
     plain = PredictConfig.create(rel_error=1e-3).encode(y)

@@ -319,29 +319,42 @@ TARGETS = {
 
 def _level_steps_chunk(x: np.ndarray, abs_error: float, entropy: str) -> bytes:
     """A format-3 chunk of `x` (interpolation, alpha 1.25, beta 2), whatever the encoder
-    would choose for it."""
-    from zdt.codecs.predict import PREDICTORS, PredictConfig, fill_array, grid4
-    from zdt.kernels import _predict
+    would choose for it: stage 0 written here from the library's prediction; stage 3 the
+    encoder's own chunk where it chooses format 3."""
+    from numcodecs.zstd import Zstd
 
-    shape, predictor = grid4(x.shape), PREDICTORS["interpolation"]
-    prediction = _predict.encode(x.reshape(-1), shape, abs_error, predictor,
-                                 fill_array(None, x.dtype), entropy == "ans", False, 1.25, 2.0)
-    return PredictConfig.create(abs_error=abs_error, entropy=entropy)._pack(
-        predictor, x.dtype, prediction, entropy, shape, steps=(1.25, 2.0))
+    from zdt.codecs.predict import HEADER, LEVEL_STEPS, PREDICTORS, PredictConfig, grid4
+    from zdt.kernels import _predict_core
+
+    config = PredictConfig.create(abs_error=abs_error, predictor="interpolation", entropy=entropy)
+    chunk = config.encode(x)
+    if entropy == "ans" and chunk[:4] == b"ZPR3":
+        return chunk
+    p = _predict_core.predict(x.reshape(-1), grid4(x.shape), abs_error,
+                              PREDICTORS["interpolation"], None, 1.25, 2.0)
+    planes = (p.symbols & 0xFF).astype(np.uint8).tobytes() + (p.symbols >> 8).astype(np.uint8).tobytes()
+    head = HEADER.pack(b"ZPR3", PREDICTORS["interpolation"], x.dtype.itemsize, 0, len(p.raw))
+    return head + LEVEL_STEPS.pack(1.25, 2.0) + bytes(Zstd(level=3).encode(
+        planes + p.raw.astype(x.dtype.newbyteorder("<")).tobytes()))
 
 
 def _looking_back_chunk(x: np.ndarray) -> bytes:
     """A masked chunk of the (6, 8) float64 `x` with NaN where the target's reference mask is
     set, its mask stream looking back at that reference (the header's field 1)."""
-    from zdt.codecs.predict import MASKED_HEADER, PredictConfig
-    from zdt.kernels import _ans
+    from numcodecs.zstd import Zstd
+
+    from zdt.codecs.predict import HEADER, MASKED_HEADER, PREDICTORS
+    from zdt.kernels import _predict_core
 
     reference = predict_reference_mask(6, 8)
     y = np.where(reference.bits.reshape(6, 8) == 1, np.nan, x)
-    chunk = PredictConfig.create(abs_error=0.5, mask=reference).encode_floats(
-        y, np.nan, formats=("masked",))[0]
-    values = chunk[24 + int.from_bytes(chunk[16:24], "little"):]
-    stream = _ans.mask_encode(reference.bits, (1, 1, 6, 8), reference.bits)
+    # (its values' chunk by stage 0, written here: the unmasked elements' symbols)
+    p = _predict_core.predict(y.reshape(-1), (1, 1, 6, 8), 0.5, PREDICTORS["interpolation"], np.nan)
+    sym = p.symbols[reference.bits == 0]
+    planes = (sym & 0xFF).astype(np.uint8).tobytes() + (sym >> 8).astype(np.uint8).tobytes()
+    values = HEADER.pack(b"ZPR1", PREDICTORS["interpolation"], 8, 0, len(p.raw)) + bytes(
+        Zstd(level=3).encode(planes + p.raw.astype("<f8").tobytes()))
+    stream = _predict_core.mask_encode(reference.bits, (1, 1, 6, 8), reference.bits)
     return MASKED_HEADER.pack(b"ZPR2", 2, 8, 1, int(reference.bits.sum()), len(stream)) + stream + values
 
 

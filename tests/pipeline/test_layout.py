@@ -201,3 +201,37 @@ def test_no_kernel_source_switches_bounds_checks_off():
     found = [f"{p.name}:{n}" for p in sorted(kernels.glob("*.p[yx][xdi]"))
              for n, line in enumerate(p.read_text().splitlines(), 1) if directive.search(line)]
     assert sorted(kernels.glob("*.p[yx][xdi]")) and found == []
+
+
+def test_the_codecs_import_no_circle():
+    """No two modules of zdt.codecs import each other, directly or around a circle (at the top
+    of the file or inside a function alike): each codec's modules are laid out by job, the
+    configuration below the chunk calls below the faces."""
+    root = Path(__file__).resolve().parents[2]
+    graph: dict[str, set[str]] = {}
+    for path in sorted((root / "zdt" / "codecs").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        graph[module] = set()
+    for module in graph:
+        path = root / Path(*module.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        graph[module] = {m for m in _imports(path, module) if m in graph and m != module}
+    state: dict[str, int] = {}
+
+    def visit(m: str, trail: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            if state.get(n) == 1 and not module_is_package_of(n, m):
+                raise AssertionError(f"an import circle: {' -> '.join(trail + [m, n])}")
+            if n not in state:
+                visit(n, trail + [m])
+        state[m] = 2
+
+    def module_is_package_of(package: str, module: str) -> bool:
+        # (a package's __init__ re-exporting its modules, which import their siblings)
+        return module.startswith(package + ".")
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])

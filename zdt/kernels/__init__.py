@@ -7,8 +7,8 @@ x86-64 also "avx2" (x86-64-v3) and "avx512" (x86-64-v4). The best build the CPU 
 misbehaving CPU), and `use` switches it in-process (the tests run every build the machine runs).
 Every build reads the same spec objects (zdt.kernels._types), so a plan built once runs on any of them.
 The other compiled modules have one build each: _types, _steps (running the per-block steps),
-_packbits, _vlen (strings), _predict and _ans (zdt.predict's traversals, its entropy stage 3 and mask stream),
-_logs (the logarithms and powers of two of zdt.predict's relative chunks).
+_packbits, _vlen (strings), _predict_core (zdt.predict: the C library libzdtpredict compiled in,
+and its Python face).
 """
 
 from __future__ import annotations

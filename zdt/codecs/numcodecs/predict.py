@@ -15,7 +15,6 @@ and decodes as that (zarr format 2 reshapes it in the array's order).
 
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import replace
 from typing import Any
@@ -25,14 +24,14 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ndarray_copy
 
 from zdt.codecs.config_json import check_keys
-from zdt.codecs.predict import CODEC, HEADER, KEYS, PredictConfig, check_dtype, corrupt
+from zdt.codecs.predict_chunk import corrupt
+from zdt.codecs.predict_config import CODEC, KEYS, PredictConfig, check_dtype
 
 # (float arrays only: nothing to keep; and no fill value, a format 2 compressor never has one)
 FACE_KEYS = tuple(k for k in KEYS if k not in ("keep", "fill", "mask"))
 
 EXTENT = struct.Struct("<Q")
 MAX_DIMS = 32           # NumPy's limit on dimensions (64 since 2.0); more is a corrupt buffer
-BY_SIZE = {4: np.dtype("float32"), 8: np.dtype("float64")}
 # the most elements a byte of a chunk can stand for: zstd packs at most ~16,000 two-byte
 # symbols in a byte, pcodec ~26,000 equal ones (measured); stage 3 has no such limit, so the
 # encoder falls back to zstd beyond it; a corrupt shape beyond it is refused before anything
@@ -86,29 +85,10 @@ class Predict(Codec):
         return data
 
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
-        data = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf
-        if len(data) < 1:
-            raise corrupt("an empty buffer holds no array", "shape")
-        ndim = data[0]
-        start = 1 + EXTENT.size * ndim
-        if ndim > MAX_DIMS:
-            raise corrupt(f"the buffer claims {ndim} dimensions (at most {MAX_DIMS})", "shape")
-        if len(data) < start + HEADER.size:
-            raise corrupt(f"a buffer of {len(data)} bytes ends before its shape and the "
-                          f"{HEADER.size}-byte chunk header", "shape")
-        shape = tuple(EXTENT.unpack_from(data, 1 + EXTENT.size * d)[0] for d in range(ndim))
-        size = data[start + 5]
-        if size not in BY_SIZE:
-            raise corrupt(f"the chunk holds {size}-byte elements (4 or 8)", "header")
-        count = math.prod(shape)
-        if any(n > np.iinfo(np.intp).max for n in shape) or count * size > np.iinfo(np.intp).max:
-            raise corrupt(f"the buffer's shape {shape} is larger than an array can be", "shape")
-        if count > PER_BYTE * len(data):
-            raise corrupt(f"the buffer's shape {shape} has more elements than {len(data)} bytes "
-                          f"can encode (at most {PER_BYTE:,} a byte)", "shape")
+        # (the shape and type ahead of the chunk read and checked by the C library: a shape of
+        # more than PER_BYTE elements a byte of the buffer is refused before any allocation)
         try:
-            arr = self.config.decode(data[start:], BY_SIZE[size], shape)
+            arr = self.config.core.decode_numcodecs(buf)
         except MemoryError:         # a corrupt shape: more elements than memory holds
-            raise corrupt(f"the buffer's shape {shape} ({count:,} elements) does not fit in "
-                          f"memory", "shape") from None
+            raise corrupt("the buffer's shape does not fit in memory", "shape") from None
         return ndarray_copy(arr, out) if out is not None else arr

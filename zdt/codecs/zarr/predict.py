@@ -11,7 +11,7 @@ import numpy as np
 from zarr.abc.codec import ArrayBytesCodec
 
 from zdt.codecs.config_json import parse_envelope
-from zdt.codecs.predict import CODEC, PredictConfig
+from zdt.codecs.predict_config import CODEC, PredictConfig
 from zdt.codecs.zarr._base import SyncCodec
 
 if TYPE_CHECKING:

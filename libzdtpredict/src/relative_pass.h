@@ -1,0 +1,53 @@
+/* The decoder's pass over a relative chunk's elements, for one element type: included by
+   relative.c once for float64 and once for float32, with
+     PASS(name)  the build's name of the function,
+     T           the element type.
+
+   out[i] = the spec's 2^logs[i] (from the bits: logs.h) rounded to T for a finite logarithm,
+   infinity for +inf, zero for -inf, negated where the sign bitmap's bit i is set (neg: NULL
+   for none); marks[i] (when marks is not NULL) 1 where the element is exact (the exact
+   bitmap's bit i, NULL for none, or a NaN logarithm), else 0. Returns the number of exact
+   elements; *far: the finite logarithms whose 2^v is outside the normal range (the caller
+   does those again with spec_exp2). Block by block (a block's bits start at a byte of the
+   bitmaps), each loop branch-free: it vectorises. */
+ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
+                                      const uint8_t *ZDT_RESTRICT neg,
+                                      const uint8_t *ZDT_RESTRICT exact, size_t n,
+                                      T *ZDT_RESTRICT out, uint8_t *ZDT_RESTRICT marks,
+                                      size_t *ZDT_RESTRICT far) {
+    ptrdiff_t i, k, m, nn = (ptrdiff_t)n;
+    size_t n_far = 0, n_marks = 0;
+    double y[ZDT__LOG_BLOCK];
+    uint8_t nb[ZDT__LOG_BLOCK], eb[ZDT__LOG_BLOCK];
+    for (i = 0; i < nn; i += m) {
+        m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
+        for (k = 0; k < m; k++) {
+            double lg = logs[i + k], kk = rint(lg);
+            int near = zdt__exp2_near(kk);
+            n_far += (size_t)((lg - lg == 0) & !near);
+            y[k] = zdt__exp2_poly(lg - kk, C) * zdt__pow2i(near ? kk : 0.0);
+        }
+        if (neg != NULL)
+            for (k = 0; k < m; k++)
+                nb[k] = (uint8_t)((neg[(i + k) >> 3] >> (7 - ((i + k) & 7))) & 1);
+        else
+            memset(nb, 0, sizeof(nb));
+        if (exact != NULL)
+            for (k = 0; k < m; k++)
+                eb[k] = (uint8_t)((exact[(i + k) >> 3] >> (7 - ((i + k) & 7))) & 1);
+        else
+            memset(eb, 0, sizeof(eb));
+        for (k = 0; k < m; k++) {
+            double lg = logs[i + k];
+            T yt = lg - lg == 0 ? (T)y[k] : (lg == HUGE_VAL ? (T)HUGE_VAL : (T)0);
+            uint8_t mark = eb[k] | (uint8_t)(lg != lg);
+            out[i + k] = nb[k] ? -yt : yt;
+            eb[k] = mark;
+            n_marks += mark;
+        }
+        if (marks != NULL)
+            memcpy(marks + i, eb, (size_t)m);
+    }
+    *far = n_far;
+    return n_marks;
+}
