@@ -13,6 +13,10 @@ static unsigned level_of(size_t i) {
 void zdt__level_groups(const zdt__grid *g, int predictor, uint8_t *group) {
     int along[4], d, first = 1;
     size_t i[4], at = 0;
+    /* (no elements: no group; the loops below would still count up the other extents, which
+       a chunk may give as anything, 2^51 say, where an optimiser does not drop the empty loop) */
+    if (g->n[0] == 0 || g->n[1] == 0 || g->n[2] == 0 || g->n[3] == 0)
+        return;
     for (d = 0; d < 4; d++) {
         along[d] = g->n[d] > 1;
         if (along[d] && predictor == 4 && first) {
