@@ -47,32 +47,45 @@ static inline int token_of(uint32_t s, int *nbits, uint32_t *bits) {
     return 16 + (e - 4) * 4 + (int)((s >> (e - 2)) & 3);
 }
 
+static inline size_t cell(const uint16_t *osym, const uint8_t *octx, size_t j) {
+    uint32_t s = osym[j], bits;
+    int nbits;
+    return (size_t)octx[j] * TOKENS + (size_t)(s < 16 ? (int)s : token_of(s, &nbits, &bits));
+}
+
 void zdt__histogram(const uint16_t *osym, const uint8_t *octx, size_t n, int64_t *counts) {
     /* four counts, element j in count j % 4: a run of one (context, token) then increments
        four counters in turn, not one counter four times over (each increment waited for the
-       last) */
-    int64_t *part = (int64_t *)calloc(4 * FINE * TOKENS, sizeof(int64_t));
-    size_t j, t;
-    int nbits;
-    uint32_t bits;
+       last). Counts of 32 bits (the four tables in 60 KiB, not 120), added up every 2^31
+       elements. */
+    uint32_t *part = (uint32_t *)malloc(4 * FINE * TOKENS * sizeof(uint32_t));
+    uint32_t *p0, *p1, *p2, *p3;
+    size_t j = 0, t;
+    memset(counts, 0, FINE * TOKENS * sizeof(int64_t));
     if (part == NULL) {
         /* (no memory for the split: one count) */
-        memset(counts, 0, FINE * TOKENS * sizeof(int64_t));
-        for (j = 0; j < n; j++) {
-            uint32_t s = osym[j];
-            counts[(size_t)octx[j] * TOKENS +
-                   (size_t)(s < 16 ? (int)s : token_of(s, &nbits, &bits))]++;
-        }
+        for (j = 0; j < n; j++)
+            counts[cell(osym, octx, j)]++;
         return;
     }
-    for (j = 0; j < n; j++) {
-        uint32_t s = osym[j];
-        part[(j & 3) * FINE * TOKENS + (size_t)octx[j] * TOKENS +
-             (size_t)(s < 16 ? (int)s : token_of(s, &nbits, &bits))]++;
+    p0 = part;
+    p1 = p0 + FINE * TOKENS;
+    p2 = p1 + FINE * TOKENS;
+    p3 = p2 + FINE * TOKENS;
+    while (j < n) {
+        const size_t end = n - j > ((size_t)1 << 31) ? j + ((size_t)1 << 31) : n;
+        memset(part, 0, 4 * FINE * TOKENS * sizeof(uint32_t));
+        for (; j + 4 <= end; j += 4) {
+            p0[cell(osym, octx, j)]++;
+            p1[cell(osym, octx, j + 1)]++;
+            p2[cell(osym, octx, j + 2)]++;
+            p3[cell(osym, octx, j + 3)]++;
+        }
+        for (; j < end; j++)
+            p0[cell(osym, octx, j)]++;
+        for (t = 0; t < FINE * TOKENS; t++)
+            counts[t] += (int64_t)p0[t] + p1[t] + p2[t] + p3[t];
     }
-    for (t = 0; t < FINE * TOKENS; t++)
-        counts[t] = part[t] + part[FINE * TOKENS + t] + part[2 * FINE * TOKENS + t] +
-                    part[3 * FINE * TOKENS + t];
     free(part);
 }
 
@@ -248,31 +261,63 @@ static int choose_model(const int64_t *hist, uint16_t (*freq)[TOKENS]) {
     return best;
 }
 
+/* a token of a table, as the coder uses it: x's next value is x + start + q (2^12 - freq) for
+   q = floor(x / freq), which is (q << 12) + x % freq + start */
 typedef struct {
     uint64_t rcp;               /* ceil(2^44 / freq) */
-    uint32_t freq;
-    uint32_t start;
+    uint32_t xmax;              /* (freq << 20) - 1: a larger x puts out a word first */
+    uint16_t cmpl;              /* 2^12 - freq */
+    uint16_t start;
 } sym_t;
 
-static inline void put(uint32_t *x, int k, const sym_t *tab, uint16_t *w, size_t *top) {
-    int nbits = 0, tok = k;
-    uint32_t bits = 0, q, fq;
-    if (k >= 16) {
-        tok = token_of((uint32_t)k, &nbits, &bits);
-        if (*x >= (1u << (32 - nbits))) {
-            w[--*top] = (uint16_t)(*x & 0xFFFF);
-            *x >>= 16;
+/* symbol k onto state x with the table tab (its extra bits first); its words (0, 1 or 2)
+   appended at *w, in the order put out (the stream holds them last first) */
+static inline uint32_t put(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **w) {
+    const sym_t *s = tab + k;
+    uint32_t q;
+    if (ZDT_UNLIKELY(k >= 16)) {
+        int nbits;
+        uint32_t bits;
+        s = tab + token_of(k, &nbits, &bits);
+        if (x >= (1u << (32 - nbits))) {
+            *(*w)++ = (uint16_t)(x & 0xFFFF);
+            x >>= 16;
         }
-        *x = (*x << nbits) | bits;
+        x = (x << nbits) | bits;
     }
-    fq = tab[tok].freq;
-    if ((uint64_t)*x >= ((uint64_t)fq << 20)) {
-        w[--*top] = (uint16_t)(*x & 0xFFFF);
-        *x >>= 16;
+    if (x > s->xmax) {
+        *(*w)++ = (uint16_t)(x & 0xFFFF);
+        x >>= 16;
     }
-    q = (uint32_t)(((uint64_t)*x * tab[tok].rcp) >> 44);
-    *x = (q << 12) + (*x - q * fq) + tab[tok].start;
+    /* floor(x / freq) = (x ceil(2^44 / freq)) >> 44, exactly for x < 2^20 freq and freq <=
+       2^12 (the rounding error x (ceil - 2^44 / freq) / 2^44 stays below 1 / freq) */
+    q = (uint32_t)(((uint64_t)x * s->rcp) >> 44);
+    return x + s->start + q * s->cmpl;
 }
+
+/* symbols lo .. hi - 1 coded last to first, the j-th on state xs[j % 2], each with its
+   context's table; their words appended at w (at most two a symbol): returns the end. (A
+   function of its own: in zdt__ans_pack's body the loop's pointers lived on the stack.) */
+static ZDT_NOINLINE uint16_t *code(const uint16_t *sym, const uint8_t *ctx, size_t lo, size_t hi,
+                                   const sym_t *const *by_ctx, uint16_t *w, uint32_t *xs) {
+    uint32_t x0 = xs[0], x1 = xs[1];
+    size_t j = hi;              /* the next symbol: j - 1 */
+    if (j > lo && (j - 1) % 2 == 1) {
+        j--;
+        x1 = put(x1, sym[j], by_ctx[ctx[j]], &w);
+    }
+    for (; j - lo >= 2; j -= 2) {
+        x0 = put(x0, sym[j - 1], by_ctx[ctx[j - 1]], &w);
+        x1 = put(x1, sym[j - 2], by_ctx[ctx[j - 2]], &w);
+    }
+    if (j > lo)
+        x0 = put(x0, sym[j - 1], by_ctx[ctx[j - 1]], &w);
+    xs[0] = x0;
+    xs[1] = x1;
+    return w;
+}
+
+#define CODE_BLOCK 65536u       /* symbols coded between checks of the words' room */
 
 void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, size_t n,
                    const int64_t *counts) {
@@ -280,8 +325,8 @@ void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, siz
     sym_t *tabs;
     const sym_t *by_ctx[FINE];
     uint16_t *w;
-    size_t cap = 2 * n + 2, top, j, at;
-    uint32_t x0 = ZDT_ANS_L, x1 = ZDT_ANS_L;
+    size_t cap = 2 * (n < CODE_BLOCK ? n : CODE_BLOCK) + 2, used = 0, hi, lo, j, at;
+    uint32_t xs[2] = {ZDT_ANS_L, ZDT_ANS_L};
     int best, n_tables, t, tok, k, last;
     uint8_t *o;
     best = choose_model(counts, freq);
@@ -299,29 +344,33 @@ void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, siz
         uint32_t start = 0;
         for (tok = 0; tok < TOKENS; tok++)
             if (freq[t][tok]) {
-                tabs[t * TOKENS + tok].rcp = ((1ull << 44) + freq[t][tok] - 1) / freq[t][tok];
-                tabs[t * TOKENS + tok].freq = freq[t][tok];
-                tabs[t * TOKENS + tok].start = start;
+                sym_t *sy = &tabs[t * TOKENS + tok];
+                sy->rcp = ((1ull << 44) + freq[t][tok] - 1) / freq[t][tok];
+                sy->xmax = (uint32_t)(((uint64_t)freq[t][tok] << 20) - 1);
+                sy->cmpl = (uint16_t)(M_TOTAL - freq[t][tok]);
+                sy->start = (uint16_t)start;
                 start += freq[t][tok];
             }
     }
     for (t = 0; t < FINE; t++)
         by_ctx[t] = tabs + TOKENS * table_of(best, t);
-    top = cap;
-    if (n) {
-        /* (the j-th symbol on state j % 2, from the end) */
-        ptrdiff_t jj = (ptrdiff_t)n - 1;
-        if (jj % 2 == 1) {
-            put(&x1, osym[jj], by_ctx[octx[jj]], w, &top);
-            jj--;
+    /* the words in the order put out, in a buffer that grows: a block's symbols put out two
+       words each at most (not 2n + 2 words for the whole chunk, most of them never used) */
+    for (hi = n; hi > 0; hi = lo) {
+        lo = hi > CODE_BLOCK ? hi - CODE_BLOCK : 0;
+        if (cap - used < 2 * (hi - lo) + 2) {
+            uint16_t *more;
+            cap = 2 * cap > used + 2 * (hi - lo) + 2 ? 2 * cap : used + 2 * (hi - lo) + 2;
+            more = (uint16_t *)realloc(w, cap * sizeof(uint16_t));
+            if (more == NULL) {
+                free(tabs);
+                free(w);
+                out->oom = 1;
+                return;
+            }
+            w = more;
         }
-        while (jj >= 1) {
-            put(&x0, osym[jj], by_ctx[octx[jj]], w, &top);
-            put(&x1, osym[jj - 1], by_ctx[octx[jj - 1]], w, &top);
-            jj -= 2;
-        }
-        if (jj == 0)
-            put(&x0, osym[0], by_ctx[octx[0]], w, &top);
+        used = (size_t)(code(osym, octx, lo, hi, by_ctx, w + used, xs) - w);
     }
     /* the model byte and the tables */
     o = out->p + out->len;
@@ -352,14 +401,15 @@ void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, siz
         }
     }
     out->len += at;
-    zdt__buf_u32(out, x0);
-    zdt__buf_u32(out, x1);
-    zdt__buf_u64(out, (uint64_t)(cap - top));
-    if (zdt__buf_reserve(out, 2 * (cap - top)) == 0) {
+    zdt__buf_u32(out, xs[0]);
+    zdt__buf_u32(out, xs[1]);
+    zdt__buf_u64(out, (uint64_t)used);
+    if (zdt__buf_reserve(out, 2 * used) == 0) {
+        /* (the last word put out first) */
         o = out->p + out->len;
-        for (j = top; j < cap; j++)
-            zdt__st16(o + 2 * (j - top), w[j]);
-        out->len += 2 * (cap - top);
+        for (j = 0; j < used; j++)
+            zdt__st16(o + 2 * j, w[used - 1 - j]);
+        out->len += 2 * used;
     }
     free(tabs);
     free(w);

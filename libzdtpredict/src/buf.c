@@ -1,5 +1,25 @@
-/* The encoder's growable byte buffer. */
+/* The encoder's growable byte buffer, and its large arrays' allocation. */
+#if defined(__linux__)
+#define _DEFAULT_SOURCE 1       /* madvise (before any system header) */
+#include <sys/mman.h>
+#endif
+
 #include "encode.h"
+
+void *zdt__alloc_large(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* (as NumPy does for its arrays of 4 MiB and more: transparent huge pages where the
+       system gives them only to who asks, one page fault for 2 MiB, not 512; the pages of
+       an array of this size come fresh from the system when the heap was trimmed since the
+       last call, as it is where the caller frees as much as the encoder took) */
+    if (p != NULL && bytes >= ((size_t)4 << 20)) {
+        uintptr_t at = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        madvise((void *)at, ((uintptr_t)p + bytes - at) & ~(uintptr_t)4095, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
 
 void zdt__buf_free(zdt__buf *b) {
     free(b->p);

@@ -196,14 +196,33 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
     return made;
 }
 
+/* how many of sym[0 .. n) are not 1 (counts of 16 bits over blocks of 2^16 - 1: the loop
+   vectorises 8 symbols wide) */
+static size_t count_not1(const uint16_t *sym, size_t n) {
+    size_t i = 0, count = 0;
+    while (i < n) {
+        const size_t end = n - i > 65535 ? i + 65535 : n;
+        uint16_t c = 0;
+        for (; i < end; i++)
+            c = (uint16_t)(c + (sym[i] != 1));
+        count += c;
+    }
+    return count;
+}
+
 /* level_variants: format 3 is tried where at least 90% of the coded symbols are code 0 */
 static int level_worth(const zdt__pred *p) {
-    size_t i, coded = 0, zeros = 0;
+    size_t i = 0, coded, zeros = 0;
     if (p->predictor == 1)
         return 0;
-    for (i = 0; i < p->n; i++) {
-        coded += p->sym[i] != 1;
-        zeros += p->sym[i] == 2;
+    coded = count_not1(p->sym, p->n);
+    while (i < p->n) {
+        /* (as count_not1) */
+        const size_t end = p->n - i > 65535 ? i + 65535 : p->n;
+        uint16_t z = 0;
+        for (; i < end; i++)
+            z = (uint16_t)(z + (p->sym[i] == 2));
+        zeros += z;
     }
     return coded && !((double)zeros < LEVEL_ZEROS * (double)coded);
 }
@@ -384,8 +403,7 @@ static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__b
                 for (j = 0; j < 60; j++)
                     masked_counts[j * 64 + 1] = 0;
             } else {
-                for (j = 0; j < p->nord; j++)
-                    m += p->osym[j] != 1;
+                m = count_not1(p->osym, p->nord);
             }
             o.osym = msym;
             o.octx = mctx;

@@ -19,6 +19,9 @@ typedef struct {
 } zdt__buf;
 
 void zdt__buf_free(zdt__buf *b);
+/* malloc(bytes) (1 byte for 0), where the system has them with transparent huge pages asked
+   for a large array (Linux: madvise) */
+void *zdt__alloc_large(size_t bytes);
 /* room for `more` bytes after len (0, or -1 with b->oom set) */
 int zdt__buf_reserve(zdt__buf *b, size_t more);
 void zdt__buf_put(zdt__buf *b, const void *src, size_t len);

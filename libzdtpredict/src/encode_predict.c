@@ -131,7 +131,7 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     out->beta = beta;
     out->n = n;
     out->sym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
-    out->v = (double *)malloc((n ? n : 1) * sizeof(double));
+    out->v = (double *)zdt__alloc_large(n * sizeof(double));
     /* (the raw values start small: most chunks store few, and a buffer of n elements
        reserved the heap's top for nothing) */
     w.raw_cap = n < 1024 ? (n ? n : 1) : 1024;

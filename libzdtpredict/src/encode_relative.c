@@ -300,7 +300,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     memset(&every, 0, sizeof(every));
     memset(&echunk, 0, sizeof(echunk));
     zdt__io_of(&io, p);
-    logs = (double *)malloc((n ? n : 1) * sizeof(double));
+    logs = (double *)zdt__alloc_large(n * sizeof(double));
     negative = (uint8_t *)malloc(n ? n : 1);
     exact = (uint8_t *)calloc(n ? n : 1, 1);
     if (logs == NULL || negative == NULL || exact == NULL) {

@@ -6,11 +6,11 @@
    The visit orders, predictions and contexts are the decoder's (predictors_walk.h); each
    element is quantized as zdt.kernels._predict_quantize's `quantize` does it. */
 
-/* element i predicted p quantized: its symbol (also in w->sym[i]), its predictor value, its
-   raw value appended where it is stored exactly */
-static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p) {
+/* element i predicted p quantized: its symbol (also in w->sym[i]), its predictor value (also
+   in *vi), its raw value appended where it is stored exactly */
+static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p, double *vi) {
     ENC_T xi = x[i], rr, fill;
-    double xd, t;
+    double xd, t, value = 0.0;
     int k = 0;
 #if ENC_F32
     fill = w->fill32;
@@ -19,7 +19,7 @@ static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p) 
 #endif
     if (w->has_fill && ENC_SAME(xi, w)) {
         k = 1;
-        w->v[i] = zdt__enc_finite_or_zero(p);
+        value = zdt__enc_finite_or_zero(p);
     } else {
         xd = (double)xi;
         t = (xd - p) * w->inv_q;
@@ -28,24 +28,27 @@ static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p) 
             rr = (ENC_T)(p + w->q * (double)c);
             if ((fabs((double)rr - xd) <= w->limit) & !(w->has_fill & (rr == fill))) {
                 k = (int)((((unsigned)c << 1) ^ (c < 0 ? 0xFFFFFFFFu : 0u)) + 2);
-                w->v[i] = (double)rr;
+                value = (double)rr;
             }
         }
         if (!k) {
             if (ZDT_UNLIKELY(w->nraw == w->raw_cap) && zdt__enc_grow_raw(w, sizeof(ENC_T)) < 0)
                 w->nraw--;      /* (no memory: w->oom set, the value dropped) */
             ((ENC_T *)w->raw)[w->nraw++] = xi;
-            w->v[i] = isfinite(xd) ? xd : zdt__enc_finite_or_zero(p);
+            value = isfinite(xd) ? xd : zdt__enc_finite_or_zero(p);
         }
     }
+    w->v[i] = value;
+    *vi = value;
     w->sym[i] = (uint16_t)k;
     return k;
 }
 
 /* element i, predicted p, quantized, and with stage 3 its class and (symbol, context) next
-   in visit order */
-static inline void ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, int ctx) {
-    int k = ENC(quantize)(w, x, i, p);
+   in visit order; returns its predictor value */
+static inline double ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, int ctx) {
+    double vi;
+    int k = ENC(quantize)(w, x, i, p, &vi);
 #if ENC_REC
     w->cls[i] = k < 16 ? zdt__class16[k] : 3;
     w->osym[w->j] = (uint16_t)k;
@@ -55,6 +58,7 @@ static inline void ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, in
     (void)ctx;
     (void)k;
 #endif
+    return vi;
 }
 
 /* `count` elements from flat index i in steps of es, each the cubic along stride o whose four
@@ -68,8 +72,8 @@ static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, si
     const double *v = w->v;
     size_t j, at = i;
     for (j = 0; j < count; j++, at += es) {
-        double p = (9.0 * (v[at - o] + v[at + o]) - (v[at - 3 * o] + v[at + 3 * o])) * 0.0625;
-        ENC(quantize)(w, x, at, p);
+        double p = (9.0 * (v[at - o] + v[at + o]) - (v[at - 3 * o] + v[at + 3 * o])) * 0.0625, vi;
+        ENC(quantize)(w, x, at, p, &vi);
     }
 #if ENC_REC
     {
@@ -98,6 +102,8 @@ static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
     size_t off[15], k[4], i = 0;
     zdt__ew w = *wp;
     const double *v = w.v;
+    double prev = 0.0;          /* v[i - 1] */
+    int last;
     for (m = 1; m < 16; m++) {
         int real = 1, bits = 0;
         size_t o = 0;
@@ -114,6 +120,8 @@ static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
         add[count] = bits & 1;
         count++;
     }
+    /* the first term (mask 1), where there is one, is element i - 1 (the last dimension) */
+    last = count > 0 && mask[0] == 1;
     for (d = 3; d >= 0; d--)
         if (g->n[d] > 1) {
             if (r1 < 0)
@@ -129,9 +137,16 @@ static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
                 for (k[3] = 0; k[3] < g->n[3]; k[3]++, i++) {
                     int zero = (k[3] == 0) | (k[2] == 0) << 1 | (k[1] == 0) << 2 |
                                (k[0] == 0) << 3;
-                    int t, ctx = 0;
+                    int t = 0, ctx = 0;
                     double p = 0.0;
-                    for (t = 0; t < count; t++) {
+                    if (last) {
+                        /* (the term one back along the last dimension, element i - 1: the
+                           value just given it, not read back from v, where the next element's
+                           prediction waited for the store) */
+                        p = p + ((zero & 1) ? 0.0 : prev);
+                        t = 1;
+                    }
+                    for (; t < count; t++) {
                         double term = (mask[t] & zero) ? 0.0 : v[i - off[t]];
                         p = add[t] ? p + term : p - term;
                     }
@@ -150,7 +165,7 @@ static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
                         }
                     }
 #endif
-                    ENC(visit)(&w, x, i, p, ctx);
+                    prev = ENC(visit)(&w, x, i, p, ctx);
                 }
     *wp = w;
 }

@@ -20,7 +20,9 @@
 #define ZDT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define ZDT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ZDT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ZDT_NOINLINE __attribute__((noinline))
 #else
+#define ZDT_NOINLINE
 #define ZDT_PRINTF(f, a)
 #define ZDT_LIKELY(x) (x)
 #define ZDT_UNLIKELY(x) (x)
