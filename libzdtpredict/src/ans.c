@@ -7,23 +7,6 @@
 
 const uint8_t zdt__class16[16] = {3, 4, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3};
 
-static const int n_tables_of[4] = {1, 4, 16, 60};
-
-/* the table of fine context f = 15 g + pair in model m (the spec's model map) */
-static int table_of(int m, int f) {
-    int g = f / 15, pair = f % 15, hi = 0;
-    if (m == 0)
-        return 0;
-    if (m == 1)
-        return g;
-    if (m == 2) {
-        while ((hi + 1) * (hi + 2) / 2 <= pair)
-            hi++;
-        return 4 * g + (hi == 0 ? 0 : hi <= 2 ? 1 : hi == 3 ? 2 : 3);
-    }
-    return f;
-}
-
 void zdt__ans_free(zdt__ans *a) {
     free(a->lut);
     free(a->info);
@@ -46,7 +29,7 @@ int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,
     a->model = buf[0];
     if (a->model >= 4)
         return ANS_CORRUPT("unknown ANS context model %d", a->model);
-    a->n_tables = n_tables_of[a->model];
+    a->n_tables = zdt__ans_n_tables[a->model];
     a->lut = (uint8_t *)calloc((size_t)a->n_tables, 4096);
     a->info = (uint32_t *)calloc((size_t)a->n_tables * ZDT_ANS_TOKENS, sizeof(uint32_t));
     if (a->lut == NULL || a->info == NULL) {
@@ -117,7 +100,7 @@ int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,
         for (ca = 0; ca < 5; ca++)
             for (cb = 0; cb < 5; cb++) {
                 int lo = ca < cb ? ca : cb, hi = ca < cb ? cb : ca;
-                int table = table_of(a->model, 15 * g + hi * (hi + 1) / 2 + lo);
+                int table = zdt__ans_table_of(a->model, 15 * g + hi * (hi + 1) / 2 + lo);
                 a->ctx[g][(ca << 3) | cb] = (int16_t)(empty[table] ? -1 : table);
             }
     return ZDT_PREDICT_OK;

@@ -14,6 +14,24 @@
    3 otherwise; 3 raw values and larger codes; 4 the fill value */
 extern const uint8_t zdt__class16[16];
 
+/* the frequency tables of each model (0 .. 3), and the table of fine context f = 15 g + pair
+   in model m (the spec's model map: stage 3's decoder and encoder alike) */
+static const int zdt__ans_n_tables[4] = {1, 4, 16, 60};
+
+static inline int zdt__ans_table_of(int m, int f) {
+    int g = f / 15, pair = f % 15, hi = 0;
+    if (m == 0)
+        return 0;
+    if (m == 1)
+        return g;
+    if (m == 2) {
+        while ((hi + 1) * (hi + 2) / 2 <= pair)
+            hi++;
+        return 4 * g + (hi == 0 ? 0 : hi <= 2 ? 1 : hi == 3 ? 2 : 3);
+    }
+    return f;
+}
+
 typedef struct {
     int model;
     int n_tables;

@@ -12,22 +12,6 @@
 #define MODELS 4
 #define M_TOTAL 4096
 
-static const int n_tables_of[MODELS] = {1, 4, 16, 60};
-
-static int table_of(int m, int f) {
-    int g = f / 15, pair = f % 15, hi = 0;
-    if (m == 0)
-        return 0;
-    if (m == 1)
-        return g;
-    if (m == 2) {
-        while ((hi + 1) * (hi + 2) / 2 <= pair)
-            hi++;
-        return 4 * g + (hi == 0 ? 0 : hi <= 2 ? 1 : hi == 3 ? 2 : 3);
-    }
-    return f;
-}
-
 /* the token of symbol s, its extra bits' count and value */
 static inline int token_of(uint32_t s, int *nbits, uint32_t *bits) {
     int e = 0;
@@ -214,13 +198,13 @@ static void normalise(const int64_t *c, uint16_t *f) {
 }
 
 static int model_counts(const int64_t *hist, int m, int64_t (*counts)[TOKENS]) {
-    int f, tok, n_tables = n_tables_of[m];
+    int f, tok, n_tables = zdt__ans_n_tables[m];
     for (f = 0; f < n_tables; f++)
         for (tok = 0; tok < TOKENS; tok++)
             counts[f][tok] = 0;
     for (f = 0; f < FINE; f++)
         for (tok = 0; tok < TOKENS; tok++)
-            counts[table_of(m, f)][tok] += hist[f * TOKENS + tok];
+            counts[zdt__ans_table_of(m, f)][tok] += hist[f * TOKENS + tok];
     return n_tables;
 }
 
@@ -330,7 +314,7 @@ void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, siz
     int best, n_tables, t, tok, k, last;
     uint8_t *o;
     best = choose_model(counts, freq);
-    n_tables = n_tables_of[best];
+    n_tables = zdt__ans_n_tables[best];
     tabs = (sym_t *)calloc((size_t)n_tables * TOKENS, sizeof(sym_t));
     w = (uint16_t *)malloc(cap * sizeof(uint16_t));
     if (tabs == NULL || w == NULL || zdt__buf_reserve(out, 1 + (size_t)n_tables * (1 + 3 * TOKENS)
@@ -353,7 +337,7 @@ void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, siz
             }
     }
     for (t = 0; t < FINE; t++)
-        by_ctx[t] = tabs + TOKENS * table_of(best, t);
+        by_ctx[t] = tabs + TOKENS * zdt__ans_table_of(best, t);
     /* the words in the order put out, in a buffer that grows: a block's symbols put out two
        words each at most (not 2n + 2 words for the whole chunk, most of them never used) */
     for (hi = n; hi > 0; hi = lo) {

@@ -18,23 +18,6 @@ static const double C[14] = ZDT__EXP2_C;
 static const double ATANH[11] = {1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
                                  1.0 / 15, 1.0 / 17, 1.0 / 19, 1.0 / 21, 1.0 / 23};
 
-/* the spec's 2^v for a finite v (as the decoder: relative.c) */
-static double spec_exp2(double v) {
-    double k = rint(v), f = v - k, p = C[13];
-    int i;
-    for (i = 12; i >= 0; i--) {
-        p = p * f;
-        p = p + C[i];
-    }
-    if (k >= -1020.0 && k <= 1020.0)
-        return p * zdt__f64_of_bits((uint64_t)((int64_t)k + 1023) << 52);
-    if (k > 1200.0)
-        k = 1200.0;
-    if (k < -1200.0)
-        k = -1200.0;
-    return ldexp(p, (int)k);
-}
-
 /* log2 |a| for a finite non-zero a: m and e from the bits for a normal a (_logs'
    zdt_mantissa: frexp's answer), from frexp below the normal range */
 static double log2_abs(double a) {
@@ -380,7 +363,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         xd = is_f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
         if (v == 3) {
             /* (2^v outside the normal range: spec_exp2's ldexp) */
-            y = spec_exp2(decoded[i]);
+            y = zdt__spec_exp2(decoded[i]);
             if (is_f32) {
                 float yt = (float)y, xf = ((const float *)src)[i];
                 v = verdict_f32(xd < 0 ? -yt : yt, xf, R, has_fill, fill32);
@@ -391,7 +374,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         if (v == 2)
             exact[i] = 1;
         else if (v == 1) {
-            y = spec_exp2(decoded[i]);
+            y = zdt__spec_exp2(decoded[i]);
             if (is_f32) {
                 float yt = (float)y;
                 y = xd < 0 ? -yt : yt;

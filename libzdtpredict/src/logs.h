@@ -2,7 +2,7 @@
    "Pointwise-relative bounds (format 2)") as pieces that vectorise: no libm call, no branch
    on an element's value, the exponent from the bits. Each element's operations are the
    spec's (exp2) or zdt's log2, in their order, each rounded on its own (-ffp-contract=off):
-   the same bits as the scalar spec_exp2 / log2_abs of relative.c and encode_relative.c, which
+   the same bits as the scalar zdt__spec_exp2 below and log2_abs of encode_relative.c, which
    the passes fall back on for the few elements these do not cover (a result outside the
    normal range, a subnormal input). */
 #ifndef ZDT_PREDICT_LOGS_H
@@ -47,6 +47,22 @@ static inline double zdt__exp2_poly(double f, const double *ZDT_RESTRICT c) {
 
 /* whether 2^v for k = rint(v) is p 2^k from the bits (a normal result), not ldexp */
 static inline int zdt__exp2_near(double k) { return -1020.0 <= k && k <= 1020.0; }
+
+/* 2^v for a finite v, as the spec computes it: k = v rounded to an integer (ties to even),
+   f = v - k, Horner's rule over the spec's 14 coefficients, p 2^k rounded once (exact for a
+   normal result, built from its bits); the decoder's and the encoder's check alike
+   (relative.c, encode_relative.c), for the elements the passes leave to it */
+static inline double zdt__spec_exp2(double v) {
+    static const double c[14] = ZDT__EXP2_C;
+    double k = rint(v), p = zdt__exp2_poly(v - k, c);
+    if (zdt__exp2_near(k))
+        return p * zdt__pow2i(k);
+    if (k > 1200.0)
+        k = 1200.0;
+    if (k < -1200.0)
+        k = -1200.0;
+    return ldexp(p, (int)k);
+}
 
 /* a positive normal a as m 2^e, m in [1/2, 1) (frexp's answer, from the bits) */
 static inline double zdt__mantissa(double a, int *e) {

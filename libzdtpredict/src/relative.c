@@ -12,27 +12,6 @@
 
 static const double C[14] = ZDT__EXP2_C;
 
-/* 2^v for a finite v, as the spec computes it: k = v rounded to an integer (ties to even),
-   f = v - k, Horner's rule over C (each product and sum rounded), p 2^k rounded once */
-static double spec_exp2(double v) {
-    double k = rint(v), f = v - k, p = C[13];
-    int i;
-    for (i = 12; i >= 0; i--) {
-        p = p * f;
-        p = p + C[i];
-    }
-    if (k >= -1020.0 && k <= 1020.0) {
-        /* a normal result: p times 2^k, built from its bits, is exact */
-        uint64_t bits = (uint64_t)((int64_t)k + 1023) << 52;
-        return p * zdt__f64_of_bits(bits);
-    }
-    if (k > 1200.0)
-        k = 1200.0;
-    if (k < -1200.0)
-        k = -1200.0;
-    return ldexp(p, (int)k);
-}
-
 #define PASS(name) name##_f64
 #define T double
 #include "relative_pass.h"
@@ -168,7 +147,7 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
         for (i = 0; far && i < n; i++) {
             double v = logs[i], k = rint(v);
             if (isfinite(v) && !(k >= -1020.0 && k <= 1020.0)) {
-                double y = spec_exp2(v);
+                double y = zdt__spec_exp2(v);
                 far--;
                 if (is_f32) {
                     float yt = (float)y;
