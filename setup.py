@@ -359,7 +359,7 @@ def build_hdf5_plugin(cmd: build_ext) -> None:
         return
     compiler = cmd.compiler
     # no sanitizers (other programs load it) and no instruction-set flags beyond the baseline
-    args = ["-O2", "-g0", "-std=c99", "-fno-fast-math", "-ffp-contract=off", "-fvisibility=hidden",
+    args = ["-O3", "-g0", "-std=c99", "-fno-fast-math", "-ffp-contract=off", "-fvisibility=hidden",
             "-fPIC"]
     if X86_64:
         args += ["-march=x86-64-v2", "-mtune=generic"]
