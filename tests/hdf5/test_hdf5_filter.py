@@ -347,3 +347,28 @@ def test_h5dump_names_a_corrupt_chunk(tmp_path):
                        capture_output=True, text=True, env=env_with_plugin())
     assert r.returncode != 0
     assert re.search(r"zh5_filter\(\): zdt\.predict: .*\(part ANS stream\)", r.stderr), r.stderr
+
+
+def test_netcdf_c_program_writes(tmp_path):
+    """libzdtpredict/hdf5/example_netcdf.c (nc_def_var_filter) compiled and run; h5py reads
+    its file within the bound."""
+    nc_config = tool("nc-config", "libnetcdf-dev")
+    cc = shutil.which("cc") or shutil.which("gcc") or pytest.skip("no C compiler")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "libzdtpredict", "hdf5")
+    flags = subprocess.run([nc_config, "--cflags", "--libs"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    exe = tmp_path / "example_netcdf"
+    subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", root,
+                    os.path.join(root, "example_netcdf.c"), *flags, "-lm", "-o", str(exe)],
+                   check=True)
+    out = tmp_path / "ex.nc"
+    r = subprocess.run([str(exe), str(out)], capture_output=True, text=True, env=env_with_plugin())
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out, "r") as f:
+        fid, flags_, cd, _ = f["t"].id.get_create_plist().get_filter(0)
+        assert fid == ID and cd[1] == 1 and tuple(cd[9:]) == (2, 16, 32)
+        y = f["t"][...]
+    i, j = np.meshgrid(np.arange(40), np.arange(50), indexing="ij")
+    x = (280.0 + (i * i + 3 * j) / 64.0).astype(np.float32)       # (exact, as the C's)
+    x[:4] = np.float32(1e20)
+    check_within(x, y, 0.01, np.float32(1e20))
