@@ -10,6 +10,9 @@
  *
  * The chunk bytes are exactly the zarr face's chunk: zdt_predict_encode / zdt_predict_decode
  * of libzdtpredict on the whole chunk HDF5 hands over, zstd from libzstd (the default provider).
+ * The filter callback looks HDF5 up only to report an error (the lookup costs ~20 us a chunk);
+ * its buffers are malloc / free, as HDF5's allocator is in release builds and as every
+ * registered filter plugin assumes (hdf5plugin's, H5Z-ZFP, H5Z-SZ3).
  *
  * Reentrant: no mutable global state (HDF5 2.x may run filters in several threads).
  */
@@ -85,8 +88,6 @@ typedef struct {
     zh5_herr_t (*pget_fill_value)(zh5_hid_t, zh5_hid_t, void *);
     zh5_herr_t (*epush2)(zh5_hid_t, const char *, const char *, unsigned, zh5_hid_t, zh5_hid_t,
                          zh5_hid_t, const char *, ...);
-    void *(*allocate)(size_t, int);     /* H5allocate_memory(size, clear) */
-    zh5_herr_t (*free_memory)(void *);  /* H5free_memory */
     const zh5_hid_t *err_cls;           /* H5E_ERR_CLS_g */
     const zh5_hid_t *maj_pline;         /* H5E_PLINE_g */
     const zh5_hid_t *min_cantfilter;    /* H5E_CANTFILTER_g */
@@ -107,7 +108,7 @@ static void *zh5_sym(const zh5_api *api, const char *name)
 #define ZH5_LOAD(api, field, name) (*(void **)(&(api)->field) = zh5_sym((api), (name)))
 
 /* The HDF5 that holds `caller` (a return address inside it); `full`: set_local's functions
-   too, else only the error stack and the allocator (the filter callback's needs). */
+   too, else only the error stack's. */
 static void zh5_open(zh5_api *api, const void *caller, int full)
 {
     Dl_info info;
@@ -115,16 +116,10 @@ static void zh5_open(zh5_api *api, const void *caller, int full)
     if (caller != NULL && dladdr(caller, &info) != 0 && info.dli_fname != NULL)
         api->handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     ZH5_LOAD(api, epush2, "H5Epush2");
-    ZH5_LOAD(api, allocate, "H5allocate_memory");
-    ZH5_LOAD(api, free_memory, "H5free_memory");
     api->err_cls = (const zh5_hid_t *)zh5_sym(api, "H5E_ERR_CLS_g");
     api->maj_pline = (const zh5_hid_t *)zh5_sym(api, "H5E_PLINE_g");
     api->min_cantfilter = (const zh5_hid_t *)zh5_sym(api, "H5E_CANTFILTER_g");
     api->min_canapply = (const zh5_hid_t *)zh5_sym(api, "H5E_CANAPPLY_g");
-    if (api->allocate == NULL || api->free_memory == NULL) {    /* a pair, or neither */
-        api->allocate = NULL;
-        api->free_memory = NULL;
-    }
     if (!full)
         return;
     ZH5_LOAD(api, tget_class, "H5Tget_class");
@@ -171,19 +166,6 @@ static void zh5_error(const zh5_api *api, const char *func, unsigned line, int s
 }
 
 #define ZH5_FAIL(api, setup, ...) zh5_error((api), __func__, __LINE__, (setup), __VA_ARGS__)
-
-static void *zh5_alloc(const zh5_api *api, size_t n)
-{
-    return api->allocate != NULL ? api->allocate(n, 0) : malloc(n);
-}
-
-static void zh5_free(const zh5_api *api, void *p)
-{
-    if (api->free_memory != NULL)
-        api->free_memory(p);
-    else
-        free(p);
-}
 
 /* --- cd_values ------------------------------------------------------------------------------ */
 
@@ -491,25 +473,28 @@ static size_t zh5_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
     size_t size = 0, out_n = 0;
     void *out = NULL;
     int status;
-    zh5_open(&api, __builtin_return_address(0), 0);
+    const void *caller = __builtin_return_address(0);
+    /* (HDF5 is looked up only to report an error: ZH5_FILTER_FAIL) */
+#define ZH5_FILTER_FAIL(...) do { zh5_open(&api, caller, 0); ZH5_FAIL(&api, 0, __VA_ARGS__); \
+                                  zh5_close(&api); } while (0)
     if (zh5_read_cd(cd_nelmts, cd_values, 1, &p, &fill_word, why, sizeof why) != 0) {
-        ZH5_FAIL(&api, 0, "%s", why);
+        ZH5_FILTER_FAIL("%s", why);
         goto fail;
     }
     if (zdt_predict_decoded_size(&p, &size, &err) != ZDT_PREDICT_OK) {
-        ZH5_FAIL(&api, 0, "%s", err.message);
+        ZH5_FILTER_FAIL("%s", err.message);
         goto fail;
     }
     if (flags & ZH5_FLAG_REVERSE) {
-        out = zh5_alloc(&api, size > 0 ? size : 1);
+        out = malloc(size > 0 ? size : 1);
         if (out == NULL) {
-            ZH5_FAIL(&api, 0, "zdt.predict: no memory for a decoded chunk of %zu bytes", size);
+            ZH5_FILTER_FAIL("zdt.predict: no memory for a decoded chunk of %zu bytes", size);
             goto fail;
         }
         status = zdt_predict_decode(*buf, nbytes, &p, out, size, &err);
         if (status != ZDT_PREDICT_OK) {
-            ZH5_FAIL(&api, 0, "%s%s%s%s", err.message, err.part[0] ? " (part " : "", err.part,
-                     err.part[0] ? ")" : "");
+            ZH5_FILTER_FAIL("%s%s%s%s", err.message, err.part[0] ? " (part " : "", err.part,
+                            err.part[0] ? ")" : "");
             goto fail;
         }
         out_n = size;
@@ -517,37 +502,35 @@ static size_t zh5_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
     } else {
         size_t cap, written = 0;
         if (nbytes != size) {
-            ZH5_FAIL(&api, 0, "zdt.predict: a chunk of %zu bytes, its shape in cd_values takes "
-                     "%zu", nbytes, size);
+            ZH5_FILTER_FAIL("zdt.predict: a chunk of %zu bytes, its shape in cd_values takes "
+                            "%zu", nbytes, size);
             goto fail;
         }
         cap = zdt_predict_encode_bound(&p);
         if (cap == 0) {
-            ZH5_FAIL(&api, 0, "zdt.predict: the encoder does not take these parameters");
+            ZH5_FILTER_FAIL("zdt.predict: the encoder does not take these parameters");
             goto fail;
         }
-        out = zh5_alloc(&api, cap);
+        out = malloc(cap);
         if (out == NULL) {
-            ZH5_FAIL(&api, 0, "zdt.predict: no memory for an encoded chunk of %zu bytes", cap);
+            ZH5_FILTER_FAIL("zdt.predict: no memory for an encoded chunk of %zu bytes", cap);
             goto fail;
         }
         status = zdt_predict_encode(*buf, nbytes, &p, out, cap, &written, &err);
         if (status != ZDT_PREDICT_OK) {
-            ZH5_FAIL(&api, 0, "%s", err.message);
+            ZH5_FILTER_FAIL("%s", err.message);
             goto fail;
         }
         out_n = written;
         *buf_size = cap;        /* (the buffer's size: HDF5 >= 2.2 checks it holds out_n) */
     }
-    zh5_free(&api, *buf);
+    free(*buf);
     *buf = out;
-    zh5_close(&api);
     return out_n;
 fail:
-    if (out != NULL)
-        zh5_free(&api, out);
-    zh5_close(&api);
+    free(out);
     return 0;
+#undef ZH5_FILTER_FAIL
 }
 
 /* --- the plugin's two exports --------------------------------------------------------------- */

@@ -51,5 +51,4 @@ void zh5_check_types(zh5_api *api, zh5_class2 *c, H5Z_class2_t *h)
     api->pfill_value_defined = (zh5_herr_t (*)(zh5_hid_t, int *))H5Pfill_value_defined;
     api->pget_fill_value = H5Pget_fill_value;
     api->epush2 = H5Epush2;
-    api->free_memory = H5free_memory;
 }
