@@ -312,6 +312,7 @@ class zdt_build_ext(build_ext):
             self.force = True
         super().run()
         write(flags_file, flags)
+        build_hdf5_plugin(self)
 
     def build_extensions(self):
         kind = self.compiler.compiler_type
@@ -327,6 +328,64 @@ class zdt_build_ext(build_ext):
             if PORTABLE:
                 ext.define_macros = [*ext.define_macros, ("ZDT_PORTABLE", "1")]
         super().build_extensions()
+
+
+# The HDF5 filter plugin (zdt.hdf5; docs/codecs/predict.md, "HDF5 face"): libzdtpredict's
+# sources and libzdtpredict/hdf5/H5Z_zdt_predict.c in one shared object, zdt/hdf5_plugin/
+# libh5zdtpredict.so, that links libzstd (its zstd provider: HDF5 calls it outside Python, so
+# not numcodecs') and no libhdf5. Without libzstd's headers or library it is left out with a
+# warning (zdt.hdf5 then says what to install); ZDT_HDF5_PLUGIN=0 leaves it out.
+HDF5_PLUGIN_SOURCES = LIBZDTPREDICT_SOURCES + ["libzdtpredict/hdf5/H5Z_zdt_predict.c"]
+HDF5_PLUGIN_MAP = "libzdtpredict/hdf5/H5Z_zdt_predict.map"
+
+
+def build_hdf5_plugin(cmd: build_ext) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from setuptools.errors import CompileError, LinkError
+
+    if os.environ.get("ZDT_HDF5_PLUGIN", "1") == "0":
+        return
+    if sys.platform == "win32":
+        print("zdt: warning: the HDF5 filter plugin is not built on Windows yet (zdt.hdf5 will "
+              "say so)", file=sys.stderr)
+        return
+    out_dir = os.path.join("zdt" if cmd.inplace else os.path.join(cmd.build_lib, "zdt"), "hdf5_plugin")
+    target = os.path.join(out_dir, "libh5zdtpredict.so")
+    inputs = HDF5_PLUGIN_SOURCES + LIBZDTPREDICT_DEPENDS + [HDF5_PLUGIN_MAP, "setup.py",
+                                                            "libzdtpredict/hdf5/H5Z_zdt_predict.h"]
+    if not cmd.force and os.path.exists(target) and \
+            os.path.getmtime(target) >= max(os.path.getmtime(p) for p in inputs):
+        return
+    compiler = cmd.compiler
+    # no sanitizers (other programs load it) and no instruction-set flags beyond the baseline
+    # (compile_args' "c99" flags, at -O3)
+    args = ["-O3", "-g0", "-std=c99", "-fno-fast-math", "-fno-trapping-math", "-ffp-contract=off",
+            "-fvisibility=hidden", "-fPIC"]
+    if X86_64:
+        args += ["-march=x86-64-v2", "-mtune=generic"]
+    temp = os.path.join(cmd.build_temp, "hdf5_plugin")
+    macros = [("ZDT_PREDICT_BUILDING", None), ("ZDT_PREDICT_LIBZSTD", None)]
+    includes = ["libzdtpredict/include", "libzdtpredict/src", "libzdtpredict/hdf5"]
+
+    def one(src: str) -> list[str]:
+        return compiler.compile([src], output_dir=temp, macros=macros, include_dirs=includes,
+                                extra_postargs=args)
+
+    try:
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            objects = [obj for objs in pool.map(one, HDF5_PLUGIN_SOURCES) for obj in objs]
+        os.makedirs(out_dir, exist_ok=True)
+        link = [] if sys.platform == "darwin" else [f"-Wl,--version-script={HDF5_PLUGIN_MAP}",
+                                                    "-Wl,--no-undefined"]
+        compiler.link_shared_object(objects, target, libraries=["zstd", "m", "dl"],
+                                    extra_postargs=link)
+    except (CompileError, LinkError) as e:
+        print(f"zdt: warning: the HDF5 filter plugin (zdt.hdf5) is left out: {e}. It needs "
+              "libzstd's headers and library (Debian/Ubuntu: apt-get install libzstd-dev; "
+              "conda: zstd)", file=sys.stderr)
+        return
+    print(f"zdt: built the HDF5 filter plugin {target}")
 
 
 setup(cmdclass={"build_ext": zdt_build_ext}, ext_modules=extensions)
