@@ -91,7 +91,7 @@ LAYERS = [
     ("ground", ["zdt.errors"]),
     ("kernels", ["zdt.kernels"]),
     ("formats", ["zdt.formats"]),
-    ("codecs", ["zdt.codecs", "zdt.dtypes", "zdt.zarr_compat"]),
+    ("codecs", ["zdt.codecs", "zdt.dtypes", "zdt.zarr_compat", "zdt.hdf5"]),
     ("pipeline", ["zdt.pipeline"]),
     ("stores", ["zdt.stores"]),
     ("engine", ["zdt.engine"]),
