@@ -183,6 +183,17 @@ cdef class _Io:
         p.pcodec = &self.pcodec
 
 
+cdef int _kept(_Io io, object exc, int rc) noexcept:
+    """A provider's failure: the first exception kept, raised again once the library returns."""
+    if io.error is None:
+        io.error = exc
+    return rc
+
+
+cdef str _first_line(object exc):
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 cdef int _zstd_compress(void *opaque, const void *src, size_t n, int level, void *dst,
                         size_t cap, size_t *written) noexcept with gil:
     cdef _Io io = <_Io>opaque
@@ -197,9 +208,7 @@ cdef int _zstd_compress(void *opaque, const void *src, size_t n, int level, void
         written[0] = len(frame)
         return 0
     except BaseException as exc:
-        if io.error is None:
-            io.error = exc
-        return -1
+        return _kept(io, exc, -1)
 
 
 cdef int _zstd_decompress(void *opaque, const void *src, size_t n, void *dst, size_t size,
@@ -213,14 +222,12 @@ cdef int _zstd_decompress(void *opaque, const void *src, size_t n, void *dst, si
         _zstd(3).decode(PyMemoryView_FromMemory(<char *>src, n, PyBUF_READ), out=out)
         return 0
     except Exception as exc:        # numcodecs' zstd raises RuntimeError / ValueError
-        text = (str(exc).splitlines()[0] if str(exc) else type(exc).__name__).encode()[:why_size - 1]
+        text = _first_line(exc).encode()[:why_size - 1]
         memcpy(why, <const char *>text, len(text))
         why[len(text)] = 0
         return -1
     except BaseException as exc:
-        if io.error is None:
-            io.error = exc
-        return -1
+        return _kept(io, exc, -1)
 
 
 cdef int _pco_compress(void *opaque, const uint16_t *sym, size_t n, const void **out,
@@ -236,9 +243,7 @@ cdef int _pco_compress(void *opaque, const uint16_t *sym, size_t n, const void *
         size[0] = len(io.codes)
         return 0
     except BaseException as exc:
-        if io.error is None:
-            io.error = exc
-        return -1
+        return _kept(io, exc, -1)
 
 
 cdef int _pco_decompress(void *opaque, const void *src, size_t length, uint16_t *sym, size_t n,
@@ -258,17 +263,14 @@ cdef int _pco_decompress(void *opaque, const void *src, size_t length, uint16_t 
             if not isinstance(exc, (RuntimeError, ValueError)) and \
                     type(exc).__name__ != "PanicException":
                 raise
-            why_ = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise corrupt(f"the pcodec symbols do not decode ({why_})", "symbols") from None
+            raise corrupt(f"the pcodec symbols do not decode ({_first_line(exc)})", "symbols") from None
         if progress.n_processed != n or not progress.finished:
             raise corrupt(f"the pcodec data holds "
                           f"{'more' if not progress.finished else progress.n_processed} "
                           f"symbols, the chunk's shape calls for {n}", "symbols")
         return ZDT_PREDICT_OK
     except BaseException as exc:
-        if io.error is None:
-            io.error = exc
-        return ZDT_PREDICT_E_CORRUPT
+        return _kept(io, exc, ZDT_PREDICT_E_CORRUPT)
 
 
 cdef object _raise(int rc, zdt_predict_error *err, _Io io):
