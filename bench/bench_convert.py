@@ -64,14 +64,17 @@ dst[...] = src[...]
 """
 
 
-def make_source(path: Path, n: int, chunk: int) -> None:
-    import zarr
-
+def field_shape(n: int, chunk: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(shape, chunks) of the field of n values: rows of 10,000 where n allows."""
     cols = 10_000 if n % 10_000 == 0 else n
-    rows = n // cols
+    return (n // cols, cols), (max(1, chunk // cols), cols)
+
+
+def fill_field(a) -> None:
+    """Writes the field into the 2-d float64 array `a`: a smooth pattern plus noise, readings
+    of 0.001, 0.1% NaN, in blocks of about 8M values."""
+    rows, cols = a.shape
     rng = np.random.default_rng(5)
-    a = zarr.create_array(path, shape=(rows, cols), chunks=(max(1, chunk // cols), cols),
-                          dtype="float64", fill_value=np.nan)
     step = max(1, (8_000_000 // cols))
     j = np.arange(cols) / cols
     for r0 in range(0, rows, step):
@@ -80,6 +83,14 @@ def make_source(path: Path, n: int, chunk: int) -> None:
         block = np.round(block, 3)
         block[rng.random(block.shape) < 0.001] = np.nan
         a[r0:r0 + block.shape[0]] = block
+
+
+def make_source(path: Path, n: int, chunk: int) -> None:
+    import zarr
+
+    shape, chunks = field_shape(n, chunk)
+    fill_field(zarr.create_array(path, shape=shape, chunks=chunks, dtype="float64",
+                                 fill_value=np.nan))
 
 
 def stored(path: Path) -> int:

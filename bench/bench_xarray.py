@@ -55,21 +55,12 @@ def make_field(path: Path, n: int, chunk: int) -> None:
     """bench_convert.py's 2-d field, as a group xarray opens (one variable, dimensions named)."""
     import zarr
 
-    cols = 10_000 if n % 10_000 == 0 else n
-    rows = n // cols
-    rng = np.random.default_rng(5)
-    group = zarr.open_group(path, mode="w", zarr_format=3)
-    a = group.create_array("t", shape=(rows, cols), chunks=(max(1, chunk // cols), cols),
-                           dtype="float64", fill_value=np.nan, dimension_names=["y", "x"])
-    step = max(1, (8_000_000 // cols))
-    j = np.arange(cols) / cols
-    for r0 in range(0, rows, step):
-        i = (np.arange(r0, min(rows, r0 + step)) / rows)[:, None]
-        block = 15 + 10 * np.sin(6 * i) * np.cos(9 * j) + rng.normal(0, 0.5, (i.shape[0], cols))
-        block = np.round(block, 3)
-        block[rng.random(block.shape) < 0.001] = np.nan
-        a[r0:r0 + block.shape[0]] = block
+    from bench_convert import field_shape, fill_field
 
+    shape, chunks = field_shape(n, chunk)
+    group = zarr.open_group(path, mode="w", zarr_format=3)
+    fill_field(group.create_array("t", shape=shape, chunks=chunks, dtype="float64",
+                                  fill_value=np.nan, dimension_names=["y", "x"]))
 
 def make_slices(path: Path) -> None:
     """A 91 x 128 x 344 float32 SST-like field (K), one time step per chunk, with coordinates."""
