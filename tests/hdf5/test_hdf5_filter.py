@@ -248,6 +248,36 @@ def test_xarray_h5netcdf_writes(tmp_path):
     check_within(x, np.load(out), 0.02, np.float32(np.nan))
 
 
+def test_xarray_cf_packed_int16(tmp_path):
+    # xarray packs floats into int16 (scale_factor, add_offset, _FillValue) before the filter
+    # sees them: the bound is in stored steps, the missing values stay the _FillValue
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    rng = np.random.default_rng(11)
+    t = 280 + np.cumsum(rng.normal(0, 0.05, (5, 24, 36)), axis=2)
+    t[:, :3, :] = np.nan                                           # missing rows
+    ds = xr.Dataset({"t": (("time", "lat", "lon"), t)})
+    packing = {"dtype": "int16", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": -32767}
+    plain, zpath = tmp_path / "plain.nc", tmp_path / "z.nc"
+    ds.to_netcdf(plain, engine="h5netcdf", encoding={"t": dict(packing, chunksizes=(2, 16, 16))})
+    ds.to_netcdf(zpath, engine="h5netcdf", encoding={"t": {
+        **packing, **zh5.Predict(abs_error=3), "chunksizes": (2, 16, 16)}})
+    with h5py.File(plain, "r") as f:
+        x = f["t"][...]
+    with h5py.File(zpath, "r") as f:
+        y = f["t"][...]
+        assert f["t"].id.get_create_plist().get_filter(0)[0] == ID
+    assert y.dtype == np.int16 and (x == -32767).sum() == 5 * 3 * 36
+    assert ((y == -32767) == (x == -32767)).all()
+    assert np.abs(y.astype(int) - x.astype(int)).max() <= 3
+    with xr.open_dataset(zpath, engine="h5netcdf") as back:
+        u = back["t"].values
+    assert np.isnan(u[:, :3]).all() and not np.isnan(u[:, 3:]).any()
+    # unpacked as xarray does, in float64: within three steps of the plain file's values
+    with xr.open_dataset(plain, engine="h5netcdf") as ref:
+        assert np.nanmax(np.abs(u - ref["t"].values)) <= 3 * 0.01 * (1 + 1e-12)
+
+
 def test_h5dump_prints_the_data(tmp_path):
     h5dump = tool("h5dump", "hdf5-tools")
     x = field((20, 30), "float64", seed=6)
