@@ -153,3 +153,82 @@ def test_without_a_netcdf_library_one_line_names_the_extra(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         f"zdt suggest: {OSTIA}: reading a netCDF file needs xarray with h5netcdf or netCDF4: "
         "pip install 'zdt[netcdf]'"]
+
+
+def zdt_command(*argv: str, cwd) -> subprocess.CompletedProcess:
+    """`python -m zdt ...` in a fresh interpreter, with Python's default warning filters (no
+    -W, no PYTHONWARNINGS): what a user's shell shows."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    return subprocess.run([sys.executable, "-m", "zdt", *argv], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)
+
+
+# real files that installed packages ship, whose CF attributes make xarray warn as it decodes
+# them (HadISST's and NCEP's "hours since 1-1-1 00:00:0.0": an ambiguous reference date)
+WARNING_FILES = (("cartopy", ("data", "netcdf", "HadISST1_SST_update.nc")),
+                 ("eofs", ("examples", "example_data", "hgt_djf.nc")))
+
+
+def installed_warning_files() -> list[str]:
+    from importlib.util import find_spec
+
+    found = []
+    for package, parts in WARNING_FILES:
+        spec = find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            path = os.path.join(spec.submodule_search_locations[0], *parts)
+            if os.path.isfile(path):
+                found.append(path)
+    return found
+
+
+@pytest.fixture(scope="module")
+def year_one(tmp_path_factory):
+    """OSTIA with its time axis in HadISST's units, "hours since 1-1-1 00:00:0.0" (the same
+    instants): xarray warns (SerializationWarning) that the reference date is ambiguous."""
+    import shutil
+
+    path = str(tmp_path_factory.mktemp("year_one") / "ostia_year_one.nc")
+    shutil.copy(OSTIA, path)
+    with netCDF4.Dataset(path, "a") as f:
+        for name in ("time", "time_bnds"):
+            f[name][:] = f[name][:] + 719162 * 24       # 0001-01-01 to 1970-01-01, in hours
+        f["time"].units = "hours since 1-1-1 00:00:0.0"
+    return path
+
+
+def test_the_commands_print_no_third_party_warning(year_one, tmp_path):
+    """xarray's SerializationWarning on the file's time units is no line of zdt's: suggest,
+    inspect, convert and compare print their own lines only; library callers still get it."""
+    from xarray.coding.common import SerializationWarning
+
+    with pytest.warns(SerializationWarning, match="Ambiguous reference date"):
+        with xr.open_dataset(year_one) as ds:
+            assert str(ds.time.values[0]).startswith("2006-04-14")
+    copy = str(tmp_path / "y.zarr")
+    for argv in (("suggest", year_one, "--abs-error", "0.01"), ("inspect", year_one),
+                 ("convert", year_one, copy, "--abs-error", "0.01"),
+                 ("compare", year_one, copy, "--abs-error", "0.01")):
+        proc = zdt_command(*argv, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "Warning" not in proc.stderr + proc.stdout, (argv, proc.stderr)
+    with pytest.warns(SerializationWarning):
+        within(year_one, copy, "surface_temperature", 0.01)
+    # python -W still decides when given: the warning is there again
+    shown = subprocess.run([sys.executable, "-W", "default", "-m", "zdt", "inspect", year_one],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert shown.returncode == 0 and "SerializationWarning" in shown.stderr
+    # a library caller sees it as xarray gives it
+    with pytest.warns(SerializationWarning, match="Ambiguous reference date"):
+        zdt.suggest(year_one, abs_error=0.01, progress=False)
+
+
+@pytest.mark.parametrize("path", installed_warning_files() or [
+    pytest.param(None, marks=pytest.mark.skip(reason="no installed package ships such a file here "
+                                                     "(cartopy, eofs)"))])
+def test_zdt_suggest_on_an_installed_real_file_prints_no_warning(path, tmp_path):
+    proc = zdt_command("suggest", path, "--abs-error", "0.01", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Warning" not in proc.stderr + proc.stdout, proc.stderr
