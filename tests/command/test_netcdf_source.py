@@ -232,3 +232,46 @@ def test_zdt_suggest_on_an_installed_real_file_prints_no_warning(path, tmp_path)
     proc = zdt_command("suggest", path, "--abs-error", "0.01", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Warning" not in proc.stderr + proc.stdout, proc.stderr
+
+
+NEMO = os.path.join(BASE, "NEMO", "nemo_1m_20150101-20150201_grid-T.nc")
+
+
+@pytest.mark.parametrize(("encoding", "E", "netcdf"), [
+    ({"dtype": "int32", "scale_factor": 1e-4, "_FillValue": np.int32(-2 ** 31)}, 0.05, False),
+    ({"dtype": "int16", "scale_factor": 0.01, "add_offset": 273.15,
+      "_FillValue": np.int16(-32768)}, 0.05, False),
+    ({"dtype": "int16", "scale_factor": np.float32(0.01), "add_offset": np.float32(273.15),
+      "_FillValue": np.int16(-32768)}, 0.05, True),
+], ids=["zarr int32 x 1e-4 at 500 steps", "zarr int16 x 0.01 + 273.15 at 5 steps",
+        "netCDF int16 x float32 0.01 + 273.15 at 5 steps"])
+def test_zdt_convert_keeps_a_packed_bound_as_numpy_reads_it(capsys, tmp_path, encoding, E, netcdf):
+    """NEMO's SST packed with a scale factor that is no power of two, at a bound that is a
+    whole number of stored steps, converted by the command: the values xarray unpacks from
+    the source and from the copy differ by at most E by NumPy's own float64 subtraction, and
+    `zdt compare --json` reports that number beside a bound check that agrees with it."""
+    import json
+
+    with xr.open_dataset(NEMO) as ds:
+        tos = ds[["tos"]].load()
+    if netcdf:
+        src = str(tmp_path / "src.nc")
+        tos.to_netcdf(src, engine="netcdf4", encoding={"tos": encoding})
+    else:
+        src = str(tmp_path / "src.zarr")
+        tos.to_zarr(src, zarr_format=3, consolidated=False, encoding={"tos": encoding})
+    out = str(tmp_path / "out.zarr")
+    rc, _, err = run(capsys, "convert", src, out, "--abs-error", str(E), "--quiet")
+    assert rc == 0, err
+    with (xr.open_dataset(src) if netcdf else xr.open_zarr(src, consolidated=False)) as a:
+        x = a.tos.values
+    y = xr.open_zarr(out, consolidated=False).tos.values
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    worst = float(np.nanmax(np.abs(y - x)))
+    assert E / 2 < worst <= E
+    rc, stdout, err = run(capsys, "compare", src, out, "--abs-error", str(E), "--json",
+                          "--slices", "1")
+    assert rc == 0, err
+    figures = json.loads(stdout)["arrays"]["/tos"]
+    assert figures["max_abs_error"] == figures["checks"]["bound"]["largest_error"] == worst
+    assert figures["checks"]["bound"]["passed"] is True
