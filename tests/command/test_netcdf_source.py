@@ -275,3 +275,42 @@ def test_zdt_convert_keeps_a_packed_bound_as_numpy_reads_it(capsys, tmp_path, en
     figures = json.loads(stdout)["arrays"]["/tos"]
     assert figures["max_abs_error"] == figures["checks"]["bound"]["largest_error"] == worst
     assert figures["checks"]["bound"]["passed"] is True
+
+
+def test_compare_pairs_a_fill_value_with_the_nan_of_a_copy_as_cf_readers_do(tmp_path):
+    """OSTIA marks land with _FillValue 1e20; its copy written by xarray through zdt's HDF5
+    filter marks it with NaN (xarray's own _FillValue for floats). CF readers read both as NaN:
+    zdt compare pairs them (it said "the masks differ") and its figures are those of
+    xarray's decoded values."""
+    import json
+
+    pytest.importorskip("h5netcdf")
+    import zdt.hdf5 as zh5
+
+    copy = str(tmp_path / "copy.nc")
+    with xr.open_dataset(OSTIA) as ds:
+        ds = ds.load()
+    assert ds.surface_temperature.encoding["_FillValue"] == np.float32(1e20)
+    ds.to_netcdf(copy, engine="h5netcdf", encoding={"surface_temperature": {
+        **zh5.Predict(abs_error=0.01), "chunksizes": (1, 18, 432)}})
+    env = {**os.environ, "HDF5_PLUGIN_PATH": zh5.PLUGIN_PATH,
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-m", "zdt", "compare", OSTIA, copy, "surface_temperature",
+                           "--abs-error", "0.01", "--json", "--slices", "1"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)["arrays"]["/surface_temperature"]
+    with xr.open_dataset(OSTIA) as a, xr.open_dataset(copy, engine="h5netcdf") as b:
+        x = a.surface_temperature.values.astype(np.float64)
+        y = b.surface_temperature.values.astype(np.float64)
+    with h5py_file(copy) as f:           # (the copy's gaps are NaN in the file itself)
+        assert np.isnan(f["surface_temperature"][0]).any()
+    assert np.array_equal(np.isnan(x), np.isnan(y)) and np.isnan(x).any()
+    assert figures["max_abs_error"] == float(np.nanmax(np.abs(y - x))) > 0.005
+    assert figures["checks"]["bound"]["passed"] is True
+
+
+def h5py_file(path: str):
+    import h5py
+
+    return h5py.File(path, "r")

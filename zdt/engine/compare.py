@@ -4,7 +4,8 @@ For every array present in both stores (or the ones named), the decoded values a
 source's, in float64, in the data's units (CF-packed arrays unpacked, each with its own
 scale_factor / add_offset and in its reader's arithmetic: zdt.engine.packing), over the elements that hold a value in the source: NaN, the
 infinities and the declared missing values (_FillValue, missing_value; a format 2 array's fill
-value) are compared by position and never averaged over. docs/compare.md defines each figure
+value) are compared by position and never averaged over (a NaN and a missing value alike:
+CF readers read both as NaN). docs/compare.md defines each figure
 and says where it follows ClimateBenchPress and ldcpy and where it differs.
 
 Memory is bounded: the pointwise figures are sums over storage units, read a few at a time
@@ -98,10 +99,16 @@ class _Side:
         return v, kinds
 
 
+def as_cf_reads(kinds: np.ndarray) -> np.ndarray:
+    """The kinds as a CF reader tells them apart: a NaN and a declared missing value are both
+    NaN once xarray masks (a file's _FillValue 1e20 and its copy's NaN are the same gap)."""
+    return np.where(kinds == NAN, np.int8(MISSING), kinds)
+
+
 def _same_kinds(name: str, region: tuple[slice, ...], a: tuple, b: tuple) -> None:
     """One error naming the first element whose kind differs (the masks differ)."""
     (va, ka), (vb, kb) = a[:2], b[:2]
-    differ = ka != kb
+    differ = as_cf_reads(ka) != as_cf_reads(kb)
     if not differ.any():
         return
     local = np.unravel_index(int(np.flatnonzero(differ)[0]), ka.shape)
@@ -513,7 +520,8 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
             bx, by = fx[start:start + BLOCK], fy[start:start + BLOCK]
             (vx, kx), (vy, ky) = a.of(bx), b.of(by)
             if kx is not None or ky is not None:
-                if not np.array_equal(kx if kx is not None else 0, ky if ky is not None else 0):
+                if not np.array_equal(as_cf_reads(kx) if kx is not None else 0,
+                                      as_cf_reads(ky) if ky is not None else 0):
                     _same_kinds(name, region, a.values(region), b.values(region))
                 keep = kx == VALUE
                 vx, vy, bx, by = vx[keep], vy[keep], bx[keep], by[keep]
