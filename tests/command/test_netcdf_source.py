@@ -153,3 +153,164 @@ def test_without_a_netcdf_library_one_line_names_the_extra(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         f"zdt suggest: {OSTIA}: reading a netCDF file needs xarray with h5netcdf or netCDF4: "
         "pip install 'zdt[netcdf]'"]
+
+
+def zdt_command(*argv: str, cwd) -> subprocess.CompletedProcess:
+    """`python -m zdt ...` in a fresh interpreter, with Python's default warning filters (no
+    -W, no PYTHONWARNINGS): what a user's shell shows."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    return subprocess.run([sys.executable, "-m", "zdt", *argv], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)
+
+
+# real files that installed packages ship, whose CF attributes make xarray warn as it decodes
+# them (HadISST's and NCEP's "hours since 1-1-1 00:00:0.0": an ambiguous reference date)
+WARNING_FILES = (("cartopy", ("data", "netcdf", "HadISST1_SST_update.nc")),
+                 ("eofs", ("examples", "example_data", "hgt_djf.nc")))
+
+
+def installed_warning_files() -> list[str]:
+    from importlib.util import find_spec
+
+    found = []
+    for package, parts in WARNING_FILES:
+        spec = find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            path = os.path.join(spec.submodule_search_locations[0], *parts)
+            if os.path.isfile(path):
+                found.append(path)
+    return found
+
+
+@pytest.fixture(scope="module")
+def year_one(tmp_path_factory):
+    """OSTIA with its time axis in HadISST's units, "hours since 1-1-1 00:00:0.0" (the same
+    instants): xarray warns (SerializationWarning) that the reference date is ambiguous."""
+    import shutil
+
+    path = str(tmp_path_factory.mktemp("year_one") / "ostia_year_one.nc")
+    shutil.copy(OSTIA, path)
+    with netCDF4.Dataset(path, "a") as f:
+        for name in ("time", "time_bnds"):
+            f[name][:] = f[name][:] + 719162 * 24       # 0001-01-01 to 1970-01-01, in hours
+        f["time"].units = "hours since 1-1-1 00:00:0.0"
+    return path
+
+
+def test_the_commands_print_no_third_party_warning(year_one, tmp_path):
+    """xarray's SerializationWarning on the file's time units is no line of zdt's: suggest,
+    inspect, convert and compare print their own lines only; library callers still get it."""
+    from xarray.coding.common import SerializationWarning
+
+    with pytest.warns(SerializationWarning, match="Ambiguous reference date"):
+        with xr.open_dataset(year_one) as ds:
+            assert str(ds.time.values[0]).startswith("2006-04-14")
+    copy = str(tmp_path / "y.zarr")
+    for argv in (("suggest", year_one, "--abs-error", "0.01"), ("inspect", year_one),
+                 ("convert", year_one, copy, "--abs-error", "0.01"),
+                 ("compare", year_one, copy, "--abs-error", "0.01")):
+        proc = zdt_command(*argv, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "Warning" not in proc.stderr + proc.stdout, (argv, proc.stderr)
+    with pytest.warns(SerializationWarning):
+        within(year_one, copy, "surface_temperature", 0.01)
+    # python -W still decides when given: the warning is there again
+    shown = subprocess.run([sys.executable, "-W", "default", "-m", "zdt", "inspect", year_one],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert shown.returncode == 0 and "SerializationWarning" in shown.stderr
+    # a library caller sees it as xarray gives it
+    with pytest.warns(SerializationWarning, match="Ambiguous reference date"):
+        zdt.suggest(year_one, abs_error=0.01, progress=False)
+
+
+@pytest.mark.parametrize("path", installed_warning_files() or [
+    pytest.param(None, marks=pytest.mark.skip(reason="no installed package ships such a file here "
+                                                     "(cartopy, eofs)"))])
+def test_zdt_suggest_on_an_installed_real_file_prints_no_warning(path, tmp_path):
+    proc = zdt_command("suggest", path, "--abs-error", "0.01", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Warning" not in proc.stderr + proc.stdout, proc.stderr
+
+
+NEMO = os.path.join(BASE, "NEMO", "nemo_1m_20150101-20150201_grid-T.nc")
+
+
+@pytest.mark.parametrize(("encoding", "E", "netcdf"), [
+    ({"dtype": "int32", "scale_factor": 1e-4, "_FillValue": np.int32(-2 ** 31)}, 0.05, False),
+    ({"dtype": "int16", "scale_factor": 0.01, "add_offset": 273.15,
+      "_FillValue": np.int16(-32768)}, 0.05, False),
+    ({"dtype": "int16", "scale_factor": np.float32(0.01), "add_offset": np.float32(273.15),
+      "_FillValue": np.int16(-32768)}, 0.05, True),
+], ids=["zarr int32 x 1e-4 at 500 steps", "zarr int16 x 0.01 + 273.15 at 5 steps",
+        "netCDF int16 x float32 0.01 + 273.15 at 5 steps"])
+def test_zdt_convert_keeps_a_packed_bound_as_numpy_reads_it(capsys, tmp_path, encoding, E, netcdf):
+    """NEMO's SST packed with a scale factor that is no power of two, at a bound that is a
+    whole number of stored steps, converted by the command: the values xarray unpacks from
+    the source and from the copy differ by at most E by NumPy's own float64 subtraction, and
+    `zdt compare --json` reports that number beside a bound check that agrees with it."""
+    import json
+
+    with xr.open_dataset(NEMO) as ds:
+        tos = ds[["tos"]].load()
+    if netcdf:
+        src = str(tmp_path / "src.nc")
+        tos.to_netcdf(src, engine="netcdf4", encoding={"tos": encoding})
+    else:
+        src = str(tmp_path / "src.zarr")
+        tos.to_zarr(src, zarr_format=3, consolidated=False, encoding={"tos": encoding})
+    out = str(tmp_path / "out.zarr")
+    rc, _, err = run(capsys, "convert", src, out, "--abs-error", str(E), "--quiet")
+    assert rc == 0, err
+    with (xr.open_dataset(src) if netcdf else xr.open_zarr(src, consolidated=False)) as a:
+        x = a.tos.values
+    y = xr.open_zarr(out, consolidated=False).tos.values
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    worst = float(np.nanmax(np.abs(y - x)))
+    assert E / 2 < worst <= E
+    rc, stdout, err = run(capsys, "compare", src, out, "--abs-error", str(E), "--json",
+                          "--slices", "1")
+    assert rc == 0, err
+    figures = json.loads(stdout)["arrays"]["/tos"]
+    assert figures["max_abs_error"] == figures["checks"]["bound"]["largest_error"] == worst
+    assert figures["checks"]["bound"]["passed"] is True
+
+
+def test_compare_pairs_a_fill_value_with_the_nan_of_a_copy_as_cf_readers_do(tmp_path):
+    """OSTIA marks land with _FillValue 1e20; its copy written by xarray through zdt's HDF5
+    filter marks it with NaN (xarray's own _FillValue for floats). CF readers read both as NaN:
+    zdt compare pairs them (it said "the masks differ") and its figures are those of
+    xarray's decoded values."""
+    import json
+
+    pytest.importorskip("h5netcdf")
+    import zdt.hdf5 as zh5
+
+    copy = str(tmp_path / "copy.nc")
+    with xr.open_dataset(OSTIA) as ds:
+        ds = ds.load()
+    assert ds.surface_temperature.encoding["_FillValue"] == np.float32(1e20)
+    ds.to_netcdf(copy, engine="h5netcdf", encoding={"surface_temperature": {
+        **zh5.Predict(abs_error=0.01), "chunksizes": (1, 18, 432)}})
+    env = {**os.environ, "HDF5_PLUGIN_PATH": zh5.PLUGIN_PATH,
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-m", "zdt", "compare", OSTIA, copy, "surface_temperature",
+                           "--abs-error", "0.01", "--json", "--slices", "1"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)["arrays"]["/surface_temperature"]
+    with xr.open_dataset(OSTIA) as a, xr.open_dataset(copy, engine="h5netcdf") as b:
+        x = a.surface_temperature.values.astype(np.float64)
+        y = b.surface_temperature.values.astype(np.float64)
+    with h5py_file(copy) as f:           # (the copy's gaps are NaN in the file itself)
+        assert np.isnan(f["surface_temperature"][0]).any()
+    assert np.array_equal(np.isnan(x), np.isnan(y)) and np.isnan(x).any()
+    assert figures["max_abs_error"] == float(np.nanmax(np.abs(y - x))) > 0.005
+    assert figures["checks"]["bound"]["passed"] is True
+
+
+def h5py_file(path: str):
+    import h5py
+
+    return h5py.File(path, "r")

@@ -153,3 +153,74 @@ def test_the_bound_holds_as_a_reader_unpacks_a_scale_that_is_no_power_of_two(tmp
     figures = zdt.compare(src, out, ["tos"], abs_error=E, slices=0)["arrays"]["/tos"]
     assert figures["max_abs_error"] == figures["checks"]["bound"]["largest_error"] == worst
     assert figures["checks"]["bound"]["passed"] is True
+
+
+def nemo_tos() -> xr.Dataset:
+    import os
+
+    iris = pytest.importorskip("iris_sample_data")
+    path = os.path.join(os.path.dirname(iris.__file__), "sample_data", "NEMO",
+                        "nemo_1m_20150101-20150201_grid-T.nc")
+    with xr.open_dataset(path) as ds:
+        return ds[["tos"]].load()
+
+
+@pytest.mark.parametrize(("stored", "scale", "offset", "E"), [
+    ("int16", np.float32(0.01), np.float32(273.15), 0.05),
+    ("int16", np.float32(0.01), np.float32(273.15), 0.03),
+    ("int8", np.float32(0.5), np.float32(10.0), 1.0),
+    ("int32", np.float32(1e-4), np.float32(0.0), 0.05),
+], ids=["int16 f32 at 5 steps", "int16 f32 at 3 steps", "int8 f32 at 2 steps", "int32 f32 (float64)"])
+def test_a_netcdf_file_with_float32_attributes_keeps_the_bound_as_xarray_reads_both(
+        tmp_path, stored, scale, offset, E):
+    """A netCDF variable whose scale_factor and add_offset are float32 (as many products
+    carry them): xarray unpacks its 8- and 16-bit integers in float32, and the zarr copy, whose
+    attributes are JSON numbers, in float64. NumPy's difference of the two is within E (it was
+    0.0500154 at E = 0.05: five float32 steps of 0.01 plus float32's rounding at 273 K), and
+    zdt compare reports that very number. 32-bit integers unpack in float64 either way."""
+    netCDF4 = pytest.importorskip("netCDF4")
+    tos = nemo_tos()
+    if stored == "int8":
+        tos["tos"] = tos.tos.clip(-20, 40)
+    src, out = str(tmp_path / "src.nc"), str(tmp_path / "out.zarr")
+    fill = np.iinfo(stored).min
+    tos.to_netcdf(src, engine="netcdf4", encoding={"tos": {
+        "dtype": stored, "scale_factor": scale, "add_offset": offset,
+        "_FillValue": np.dtype(stored).type(fill)}})
+    with netCDF4.Dataset(src) as f:          # (the attributes are float32 in the file)
+        assert f["tos"].getncattr("scale_factor").dtype == np.float32
+    zdt.convert(src, out, abs_error=E, progress=False)
+    with xr.open_dataset(src) as a:
+        x = a.tos.values
+    y = xr.open_zarr(out, consolidated=False).tos.values
+    assert x.dtype == (np.float64 if stored == "int32" else np.float32) and y.dtype == np.float64
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    worst = float(np.nanmax(np.abs(y - x)))
+    assert E / 2 < worst <= E
+    figures = zdt.compare(src, out, abs_error=E, slices=0)["arrays"]["/tos"]
+    assert figures["max_abs_error"] == figures["checks"]["bound"]["largest_error"] == worst
+    assert figures["checks"]["bound"]["passed"] is True
+
+
+@pytest.mark.parametrize("stored", ["int8", "int16", "int32", "float32"])
+@pytest.mark.parametrize("types", [("f4", "f4"), ("f8", "f8"), ("f4", None), (None, "f4"),
+                                   ("f4", "f8")])
+def test_the_float_type_readers_unpack_into_is_xarrays(tmp_path, stored, types):
+    """decoded_type against xarray itself: a variable written by netCDF4 with scale_factor /
+    add_offset of these types, opened with xr.open_dataset."""
+    netCDF4 = pytest.importorskip("netCDF4")
+    from zdt.engine.packing import decoded_type
+
+    path = str(tmp_path / "t.nc")
+    with netCDF4.Dataset(path, "w") as f:
+        f.createDimension("x", 3)
+        v = f.createVariable("v", stored, ("x",))
+        v.set_auto_maskandscale(False)
+        for key, t in zip(("scale_factor", "add_offset"), types, strict=True):
+            if t is not None:
+                v.setncattr(key, np.dtype(t).type(0.5))
+        v[:] = np.arange(3)
+    with xr.open_dataset(path) as ds:
+        expected = ds.v.dtype
+        encoding = ds.v.encoding
+    assert decoded_type(np.dtype(stored), encoding) == expected.name

@@ -394,3 +394,23 @@ def test_packed_arrays_are_checked_as_a_reader_unpacks_them():
         got = zdt.compare(a, b, rel_error=float(limit))["arrays"]["/"]
         assert got["checks"]["bound"]["largest_error"] == got["max_rel_error"] == reader
         assert got["checks"]["bound"]["passed"] is bool(reader <= limit)
+
+
+def test_a_missing_value_and_a_nan_are_the_same_gap_as_cf_readers_see_them():
+    """The source's _FillValue 1e20 where the copy holds NaN (or the other way round): xarray
+    masks both to NaN, so compare pairs them; the figures are over the other elements. A NaN
+    against a value is still a different mask."""
+    x = np.arange(24.0).reshape(4, 6)
+    x[1, 2] = x[3, 5] = 1e20
+    y = x + 0.25
+    y[1, 2] = y[3, 5] = np.nan
+    for a, b in (pair(x, y, (2, 3), {"_FillValue": 1e20}), pair(y, x, (2, 3), {"_FillValue": 1e20})):
+        got = zdt.compare(a, b, abs_error=0.25, slices=0)["arrays"]["/"]
+        assert got["max_abs_error"] == got["mean_abs_error"] == 0.25
+        assert got["checks"]["bound"]["passed"] is True
+    z = y.copy()
+    z[1, 2] = 12.0
+    a, b = pair(x, z, (2, 3), {"_FillValue": 1e20})
+    with pytest.raises(InputError, match=r"element \(1, 2\) is a missing value in the source and "
+                                         r"the value 12.0 in the decoded copy"):
+        zdt.compare(a, b)

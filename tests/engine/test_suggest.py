@@ -476,3 +476,18 @@ def test_the_resolved_codecs_cache_changes_no_decision(monkeypatch):
     cached = [zdt.suggest(g, **kw).dumps() for kw in bounds]
     monkeypatch.setattr(measure, "resolve_chunk_codecs", measure._resolve_chunk_codecs)
     assert [zdt.suggest(g, **kw).dumps() for kw in bounds] == cached
+
+
+def test_a_range_reaching_the_largest_float_decides_without_quantizing():
+    """Data up to float32's largest value (a sonde's missing values written as 3.4e38, as
+    pyart's interpolated sonde holds): the quantization codes of its range overflow, so none
+    is offered; the array is still decided, and what it writes keeps the bound."""
+    big = float(np.finfo(np.float32).max)
+    x = np.concatenate([np.linspace(-50, 50, 600), [big, big, -9999.0]]).astype(np.float32)
+    arr = source(x, 0.0, chunks=(200,))
+    d = decide(arr, Bound("abs", 0.01))
+    assert d.action in ("encode", "copy"), d
+    if d.action == "encode":
+        back, _ = written(arr, d.codecs)
+        assert not any(c["name"] == "scale_offset" for c in d.codecs)
+        assert exact_error(x, back, False) <= Fraction(1, 100)

@@ -12,14 +12,18 @@ Subcommands (one module each in this package):
 Every failure is one line on stderr, ``zdt COMMAND: what failed``, and an exit status by kind
 (docs/command.md, "Exit status"): 1 bad input, 2 usage, 3 storage, 130 / 143 interrupted /
 terminated, 141 a closed pipe. Never a traceback: an error zdt did not foresee is reported on
-one line too (ZDT_DEBUG=1 shows its traceback).
+one line too (ZDT_DEBUG=1 shows its traceback). The command prints its own lines only: the
+warnings of the libraries it drives are not shown unless python -W / PYTHONWARNINGS ask.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import warnings
+from collections.abc import Iterator
 from importlib import import_module
 
 COMMANDS = ("inspect", "suggest", "convert", "compare", "demo", "bench")
@@ -52,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return status
 
     try:
-        rc = args.run(args)
+        with quiet_warnings():
+            rc = args.run(args)
         sys.stdout.flush()                        # a closed pipe shows here, not at exit
         return rc
     except JobError as exc:
@@ -85,6 +90,20 @@ def main(argv: list[str] | None = None) -> int:
         os._exit(143 if terminated else 130)
     except Exception as exc:                      # noqa: BLE001 (the one-line rule)
         return _unforeseen(fail, exc)
+
+
+@contextlib.contextmanager
+def quiet_warnings() -> Iterator[None]:
+    """The command prints its own lines only: the warnings of the libraries it drives (xarray's
+    SerializationWarning on a file's CF attributes, NumPy's on arithmetic) are not its output.
+    Only for the command's run: code calling zdt's functions sees them as before; python -W or
+    PYTHONWARNINGS still decide when given."""
+    if sys.warnoptions:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def _unforeseen(fail: object, exc: BaseException) -> int:

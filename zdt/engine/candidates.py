@@ -624,10 +624,12 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     dt, s = ctx.dtype, ctx.survey
     D = dt.type
     with np.errstate(all="ignore"):
-        top = 0 if s.empty else int(np.rint((D(s.hi) - D(offset)) * D(scale)))
-        bottom = 0 if s.empty else int(np.rint((D(s.lo) - D(offset)) * D(scale)))
-    if bottom < 0 or not math.isfinite(top):
+        top_f = 0.0 if s.empty else float(np.rint((D(s.hi) - D(offset)) * D(scale)))
+        bottom_f = 0.0 if s.empty else float(np.rint((D(s.lo) - D(offset)) * D(scale)))
+    # (a range near the type's largest value overflows the codes: no quantization then)
+    if not (math.isfinite(top_f) and math.isfinite(bottom_f)) or bottom_f < 0:
         return None
+    top = int(top_f)
     # a sentinel that its own code, among the data's, gives back exactly needs no code of its
     # own (its neighbours then read back as it: they are within the bound of it), unless
     # readers take it for "missing": then its neighbours must not become it

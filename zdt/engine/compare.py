@@ -2,9 +2,10 @@
 
 For every array present in both stores (or the ones named), the decoded values against the
 source's, in float64, in the data's units (CF-packed arrays unpacked, each with its own
-scale_factor / add_offset), over the elements that hold a value in the source: NaN, the
+scale_factor / add_offset and in its reader's arithmetic: zdt.engine.packing), over the elements that hold a value in the source: NaN, the
 infinities and the declared missing values (_FillValue, missing_value; a format 2 array's fill
-value) are compared by position and never averaged over. docs/compare.md defines each figure
+value) are compared by position and never averaged over (a NaN and a missing value alike:
+CF readers read both as NaN). docs/compare.md defines each figure
 and says where it follows ClimateBenchPress and ldcpy and where it differs.
 
 Memory is bounded: the pointwise figures are sums over storage units, read a few at a time
@@ -82,9 +83,10 @@ class _Side:
             if missing.any():
                 kinds = np.zeros(stored.shape, dtype=np.int8)
                 kinds[missing] = MISSING
-        v = stored.astype(np.float64, copy=False)
         if self.packing is not None:
-            v = v * self.packing.scale + self.packing.offset
+            v = self.packing.unpack(stored)     # (as a reader of this array unpacks it)
+        else:
+            v = stored.astype(np.float64, copy=False)
         if stored.dtype.kind == "f":
             special = ~np.isfinite(v)
             if special.any():
@@ -97,10 +99,16 @@ class _Side:
         return v, kinds
 
 
+def as_cf_reads(kinds: np.ndarray) -> np.ndarray:
+    """The kinds as a CF reader tells them apart: a NaN and a declared missing value are both
+    NaN once xarray masks (a file's _FillValue 1e20 and its copy's NaN are the same gap)."""
+    return np.where(kinds == NAN, np.int8(MISSING), kinds)
+
+
 def _same_kinds(name: str, region: tuple[slice, ...], a: tuple, b: tuple) -> None:
     """One error naming the first element whose kind differs (the masks differ)."""
     (va, ka), (vb, kb) = a[:2], b[:2]
-    differ = ka != kb
+    differ = as_cf_reads(ka) != as_cf_reads(kb)
     if not differ.any():
         return
     local = np.unravel_index(int(np.flatnonzero(differ)[0]), ka.shape)
@@ -139,10 +147,11 @@ class _Sums:
 
     @classmethod
     def of(cls, x: np.ndarray, y: np.ndarray, bound: Bound | None,
-           stored: tuple | None = None, packing: Any = None) -> _Sums:
+           stored: tuple | None = None, unpacked: bool = False) -> _Sums:
         """x, y: the source's and the copy's values (float64, 1-d, no specials). stored: their
-        integers, when the bound is checked on those exactly (integers unpacked); with
-        `packing` (CF-packed alike), the bound is checked on x and y as a reader unpacks them."""
+        integers, when the bound is checked on those exactly (plain integers); `unpacked` (either
+        side CF-packed): the bound is checked on x and y as readers unpack them, with NumPy's
+        own subtraction (and division), the very figures reported."""
         if x.size == 0:
             return cls()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -153,9 +162,9 @@ class _Sums:
             rel = np.divide(a, np.abs(x), out=np.zeros_like(a), where=d != 0)
         if bound is None:
             error, kept = 0.0, True
-        elif stored is not None and packing is not None:
+        elif unpacked:
             # CF-packed: the bound as a reader computes it, on the values it unpacks (x, y:
-            # stored x scale + offset in float64), the very figures reported
+            # stored x scale + offset, each in its reader's float type), the figures reported
             error = float(rel.max() if bound.relative else a.max())
             kept = error <= bound.value
         else:
@@ -355,9 +364,9 @@ def _coordinate_values(arr: Any, region: tuple[slice, ...]) -> np.ndarray:
     from zdt.engine.arrays import reader
     from zdt.engine.packing import Packing
 
-    v = np.asarray(reader(arr)(region)).astype(np.float64)
+    v = np.asarray(reader(arr)(region))
     packing = Packing.of(arr)
-    return v if packing is None else v * packing.scale + packing.offset
+    return v.astype(np.float64) if packing is None else packing.unpack(v)
 
 
 class Coordinates:
@@ -489,10 +498,10 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
     advance = (progress or _no_progress)(f"compare {name}", len(units) + len(picks))
     quota = max(1, ERROR_SAMPLE // max(1, len(units))) if views else 0
 
-    # integers, and anything packed alike, are checked against the bound on the stored
-    # numbers, exactly (float64 holds integers exactly only up to 2^53; convert decides packed
-    # arrays on their stored numbers)
-    on_stored = a.packing == b.packing and (a.packing is not None or np.dtype(src.dtype).kind in "iu")
+    # plain integers are checked against the bound on the stored numbers, exactly (float64
+    # holds integers exactly only up to 2^53); CF-packed ones on what readers unpack
+    unpacked = a.packing is not None or b.packing is not None
+    on_stored = not unpacked and np.dtype(src.dtype).kind in "iu"
     crop = (crop_window(src.shape[-2]), crop_window(src.shape[-1])) if src.ndim >= 2 else ()
     middle = picks[len(picks) // 2] if picks else None
     per_slice: dict[tuple, tuple] = {}          # pick -> (dssim, spectral error, spectra, drawn)
@@ -511,11 +520,12 @@ def _compare_array(name: str, src: Any, dst: Any, bound: Bound | None, slices: i
             bx, by = fx[start:start + BLOCK], fy[start:start + BLOCK]
             (vx, kx), (vy, ky) = a.of(bx), b.of(by)
             if kx is not None or ky is not None:
-                if not np.array_equal(kx if kx is not None else 0, ky if ky is not None else 0):
+                if not np.array_equal(as_cf_reads(kx) if kx is not None else 0,
+                                      as_cf_reads(ky) if ky is not None else 0):
                     _same_kinds(name, region, a.values(region), b.values(region))
                 keep = kx == VALUE
                 vx, vy, bx, by = vx[keep], vy[keep], bx[keep], by[keep]
-            sums = sums.merge(_Sums.of(vx, vy, bound, (bx, by) if on_stored else None, a.packing))
+            sums = sums.merge(_Sums.of(vx, vy, bound, (bx, by) if on_stored else None, unpacked))
             if quota and vx.size:
                 samples.append((vy - vx)[::-(-fx.size // quota)])
         # the picked slices this unit holds whole (their crop window): their figures from here
