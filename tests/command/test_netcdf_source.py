@@ -164,25 +164,6 @@ def zdt_command(*argv: str, cwd) -> subprocess.CompletedProcess:
                           cwd=cwd, env=env, timeout=600)
 
 
-# real files that installed packages ship, whose CF attributes make xarray warn as it decodes
-# them (HadISST's and NCEP's "hours since 1-1-1 00:00:0.0": an ambiguous reference date)
-WARNING_FILES = (("cartopy", ("data", "netcdf", "HadISST1_SST_update.nc")),
-                 ("eofs", ("examples", "example_data", "hgt_djf.nc")))
-
-
-def installed_warning_files() -> list[str]:
-    from importlib.util import find_spec
-
-    found = []
-    for package, parts in WARNING_FILES:
-        spec = find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            path = os.path.join(spec.submodule_search_locations[0], *parts)
-            if os.path.isfile(path):
-                found.append(path)
-    return found
-
-
 @pytest.fixture(scope="module")
 def year_one(tmp_path_factory):
     """OSTIA with its time axis in HadISST's units, "hours since 1-1-1 00:00:0.0" (the same
@@ -223,15 +204,6 @@ def test_the_commands_print_no_third_party_warning(year_one, tmp_path):
     # a library caller sees it as xarray gives it
     with pytest.warns(SerializationWarning, match="Ambiguous reference date"):
         zdt.suggest(year_one, abs_error=0.01, progress=False)
-
-
-@pytest.mark.parametrize("path", installed_warning_files() or [
-    pytest.param(None, marks=pytest.mark.skip(reason="no installed package ships such a file here "
-                                                     "(cartopy, eofs)"))])
-def test_zdt_suggest_on_an_installed_real_file_prints_no_warning(path, tmp_path):
-    proc = zdt_command("suggest", path, "--abs-error", "0.01", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "Warning" not in proc.stderr + proc.stdout, proc.stderr
 
 
 NEMO = os.path.join(BASE, "NEMO", "nemo_1m_20150101-20150201_grid-T.nc")
