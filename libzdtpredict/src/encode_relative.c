@@ -1,4 +1,4 @@
-/* A pointwise-relative chunk (format 2, kind 1), as zdt.codecs.predict_relative.encode writes
+/* A pointwise-relative chunk (format 2, kind 3: kind 1's layout, 2^v by a table), as zdt.codecs.predict_relative.encode writes
    it: the logarithms (zdt.kernels._logs.logarithms: zdt's own log2, the same bits on every
    platform), their bound b (log_bound), the logarithms' chunk (encode_floats, which also gives
    what it decodes each element to), every element checked against R |x| as the decoder will
@@ -11,8 +11,6 @@
 #include "logs.h"
 
 #define HEAD 32u
-
-static const double C[14] = ZDT__EXP2_C;
 
 /* 1 / (2 i + 3), i = 0 .. 10: log2's series (1/3, 1/5, ..., 1/23) */
 static const double ATANH[11] = {1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
@@ -47,10 +45,10 @@ static double log2_abs(double a) {
    value; else 0 where y is surely within r |x| (a margin of 2^-50 over the roundings of
    |y - x| and r |x|), 1 where exact arithmetic must decide.
 
-   check: y = 2^v[i] from the bits (the spec's 2^v where it is a normal number), rounded to T,
+   check: y = 2^v[i] from the bits (kind 3's 2^v where 2^m is a normal number), rounded to T,
    negated where x[i] is negative; verdict[i] 0 where the element needs no check (exact
    already, its logarithm not finite, x zero), else its verdict, or 3 where 2^v is not done
-   from the bits (the caller does those with spec_exp2); returns how many verdicts are not 0.
+   from the bits (the caller does those with table_exp2); returns how many verdicts are not 0.
    `plain`: every logarithm finite, no x zero, none exact (the chunk had no odd element):
    neither logs nor exact is read. In blocks: the powers in a loop of their own, the verdicts
    in one of 64-bit values, then narrowed to bytes with the exact marks (one loop doing it all
@@ -215,7 +213,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
         }
     }
     zdt__buf_put(out, "ZPR2", 4);
-    zdt__buf_u8(out, 1);
+    zdt__buf_u8(out, 3);
     zdt__buf_u8(out, (unsigned)elem);
     zdt__buf_u16(out, (unsigned)log_fill);
     zdt__buf_f64(out, b);
@@ -362,8 +360,8 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         flagged--;
         xd = is_f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
         if (v == 3) {
-            /* (2^v outside the normal range: spec_exp2's ldexp) */
-            y = zdt__spec_exp2(decoded[i]);
+            /* (2^m outside the normal range: table_exp2's ldexp) */
+            y = zdt__table_exp2(decoded[i]);
             if (is_f32) {
                 float yt = (float)y, xf = ((const float *)src)[i];
                 v = verdict_f32(xd < 0 ? -yt : yt, xf, R, has_fill, fill32);
@@ -374,7 +372,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         if (v == 2)
             exact[i] = 1;
         else if (v == 1) {
-            y = zdt__spec_exp2(decoded[i]);
+            y = zdt__table_exp2(decoded[i]);
             if (is_f32) {
                 float yt = (float)y;
                 y = xd < 0 ? -yt : yt;

@@ -1,6 +1,7 @@
 /* Pointwise-relative chunks (docs/codecs/predict.md, "Pointwise-relative bounds (format 2)"):
    the base-2 logarithms of the magnitudes as a float64 chunk, a sign bitmap, a map of the
-   elements stored exactly, the exact values; each element 2^v by the spec's polynomial. */
+   elements stored exactly, the exact values; each element 2^v by the spec's 14-term
+   polynomial (kind 1) or its table of 2^(j/64) and 6-term polynomial (kind 3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #define HEAD 32u
 
 static const double C[14] = ZDT__EXP2_C;
+const double zdt__exp2_t[64] = ZDT__EXP2_T;
+const double zdt__exp2_d[6] = ZDT__EXP2_D;
 
 #define PASS(name) name##_f64
 #define T double
@@ -82,8 +85,8 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     b = zdt__load_f64(buf + 8);
     n_exact = zdt__le64(buf + 16);
     length = zdt__le64(buf + 24);
-    if (kind != 1)
-        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1: pointwise "
+    if (kind != 1 && kind != 3)
+        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1, 3: pointwise "
                             "relative, 2: masked)", kind);
     if (buf[5] != elem)
         return zdt__corrupt(err, "header", "the chunk holds %d-byte elements, the array %s",
@@ -142,12 +145,17 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     if (rc == ZDT_PREDICT_OK && n) {
         /* every element from its logarithm (the exact ones overwritten below) */
         size_t far = 0;
-        marks = is_f32 ? powers_f32(logs, negative, exact, n, (float *)out, where, &far)
-                       : powers_f64(logs, negative, exact, n, (double *)out, where, &far);
+        const int table = kind == 3;
+        marks = is_f32 ? powers_f32(logs, negative, exact, n, (float *)out, where, table, &far)
+                       : powers_f64(logs, negative, exact, n, (double *)out, where, table, &far);
         for (i = 0; far && i < n; i++) {
-            double v = logs[i], k = rint(v);
-            if (isfinite(v) && !(k >= -1020.0 && k <= 1020.0)) {
-                double y = zdt__spec_exp2(v);
+            double v = logs[i];
+            int64_t e = 0;
+            int near = !isfinite(v) ||
+                       (table ? (zdt__exp2_table_part(v, &e), zdt__exp2_table_near(e))
+                              : zdt__exp2_near(rint(v)));
+            if (!near) {
+                double y = table ? zdt__table_exp2(v) : zdt__spec_exp2(v);
                 far--;
                 if (is_f32) {
                     float yt = (float)y;

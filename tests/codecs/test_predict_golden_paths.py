@@ -26,7 +26,7 @@ def chunk_of(name: str) -> bytes:
 def values_chunk(chunk: bytes) -> bytes:
     """The format-1 / format-3 chunk that holds the symbols: a relative chunk's logarithms'
     chunk, a masked chunk's values' chunk (both at once: the logarithms' chunk a masked one)."""
-    if chunk[:5] == b"ZPR2\x01":
+    if chunk[:4] == b"ZPR2" and chunk[4] in (1, 3):
         (length,) = struct.unpack_from("<Q", chunk, 24)
         chunk = chunk[32:32 + length]
     if chunk[:5] == b"ZPR2\x02":
