@@ -48,59 +48,7 @@
 extern const double zdt__exp2_t[64];
 extern const double zdt__exp2_d[6];
 
-/* kind 3, a finite or NaN v: v clamped to [-1100, 1100] (NaN stays NaN, to be overwritten by
-   the caller), k = rint(64 v) from the bits of 64 v + 1.5 2^52 (exact below 2^51: the sum
-   rounds 64 v to an integer, ties to even, and its low bits hold k), j = k mod 64, m = k div 64
-   (floor), r = v - k / 64 (exact: Sterbenz), p = the degree-5 polynomial at r; returns
-   T[j] p (rounded) and *m. Integer work on the bits: no conversion, no undefined behaviour. */
-static inline double zdt__exp2_table_part(double v, int64_t *m) {
-    const double shift = 0x1.8p52;
-    double c, t, kd, r, p;
-    int64_t kb, sb;
-    c = v < -1100.0 ? -1100.0 : v;
-    c = c > 1100.0 ? 1100.0 : c;
-    t = c * 64.0 + shift;
-    kd = t - shift;
-    r = c - kd * 0x1p-6;
-    memcpy(&kb, &t, 8);
-    memcpy(&sb, &shift, 8);
-    kb -= sb;
-    p = zdt__exp2_d[5];
-    p = p * r + zdt__exp2_d[4];
-    p = p * r + zdt__exp2_d[3];
-    p = p * r + zdt__exp2_d[2];
-    p = p * r + zdt__exp2_d[1];
-    p = p * r + zdt__exp2_d[0];
-    *m = kb >> 6;
-    return zdt__exp2_t[kb & 63] * p;
-}
-
-/* whether T[j] p 2^m is T[j] p times 2^m built from the bits (2^m a normal number: the one
-   rounding of that product is scaleB's) */
-static inline int zdt__exp2_table_near(int64_t m) { return -1022 <= m && m <= 1023; }
-
-/* 2^m for a whole m in [-1022, 1023] from its bits */
-static inline double zdt__pow2m(int64_t m) {
-    uint64_t b = (uint64_t)(m + 1023) << 52;
-    double d;
-    memcpy(&d, &b, 8);
-    return d;
-}
-
-/* kind 3's 2^v for a finite v, as the spec computes it: T[j] p scaled by 2^m, rounded once
-   (ldexp where 2^m is not a normal number) */
-static inline double zdt__table_exp2(double v) {
-    int64_t m;
-    double y = zdt__exp2_table_part(v, &m);
-    if (zdt__exp2_table_near(m))
-        return y * zdt__pow2m(m);
-    return ldexp(y, (int)m);
-}
-
-/* the block of the passes: small enough for their scratch to stay in L1 */
-#define ZDT__LOG_BLOCK 256
-
-/* 2^k for a whole k in [-1020, 1020] from its bits: k + 2^52 + 1023 is exact and holds
+/* 2^k for a whole k in [-1022, 1023] from its bits: k + 2^52 + 1023 is exact and holds
    k + 1023 in its low bits, shifted into the exponent field */
 static inline double zdt__pow2i(double k) {
     double d = k + 4503599627371519.0;
@@ -110,6 +58,49 @@ static inline double zdt__pow2i(double k) {
     memcpy(&d, &b, 8);
     return d;
 }
+
+/* kind 3 for |c| <= 1100 (v clamped): k = rint(64 c) as 64 c + 1.5 2^52 - 1.5 2^52 (the sum
+   rounds 64 c to an integer, ties to even), whose bits' low six are j = k mod 64 (2^51 is a
+   multiple of 64), m = floor(k / 64), r = c - k / 64 (exact: Sterbenz), p the degree-5
+   polynomial at r; returns T[j] p (rounded) and *m. Beyond 1100, and for NaN, the result is
+   of no use but *m is not in [-1022, 1023] (or NaN): the passes leave those to
+   zdt__table_exp2, which clamps. Doubles and bits only, no branch: it vectorises. */
+static inline double zdt__exp2_table_part(double c, double *m) {
+    const double shift = 0x1.8p52;
+    double t, kd, r, p;
+    uint64_t kb;
+    t = c * 64.0 + shift;
+    kd = t - shift;
+    r = c - kd * 0x1p-6;
+    memcpy(&kb, &t, 8);
+    p = zdt__exp2_d[5];
+    p = p * r + zdt__exp2_d[4];
+    p = p * r + zdt__exp2_d[3];
+    p = p * r + zdt__exp2_d[2];
+    p = p * r + zdt__exp2_d[1];
+    p = p * r + zdt__exp2_d[0];
+    *m = floor(kd * 0x1p-6);
+    return zdt__exp2_t[kb & 63] * p;
+}
+
+/* whether T[j] p 2^m is T[j] p times 2^m built from the bits (zdt__pow2i; 2^m a normal
+   number: the one rounding of that product is scaleB's) */
+static inline int zdt__exp2_table_near(double m) { return (-1022.0 <= m) & (m <= 1023.0); }
+
+/* kind 3's 2^v for a finite v, as the spec computes it: T[j] p scaled by 2^m, rounded once
+   (ldexp where 2^m is not a normal number) */
+static inline double zdt__table_exp2(double v) {
+    double m, y;
+    v = v < -1100.0 ? -1100.0 : v;
+    v = v > 1100.0 ? 1100.0 : v;
+    y = zdt__exp2_table_part(v, &m);
+    if (zdt__exp2_table_near(m))
+        return y * zdt__pow2i(m);
+    return ldexp(y, (int)m);
+}
+
+/* the block of the passes: small enough for their scratch to stay in L1 */
+#define ZDT__LOG_BLOCK 256
 
 /* 2^f for |f| <= 1/2: Horner's rule (p = p f, then p = p + c, each rounded) */
 static inline double zdt__exp2_poly(double f, const double *ZDT_RESTRICT c) {
