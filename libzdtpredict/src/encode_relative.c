@@ -180,22 +180,17 @@ static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
     }
 }
 
-/* _pack: head, the logarithms' chunk, signs, exact map, exact values */
+/* _pack: head, the logarithms' chunk, signs, exact map, exact values; work: n + ceil(n / 8)
+   bytes of scratch */
 static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32, size_t n,
                 double b, int log_fill, const zdt__buf *chunk, const double *logs,
-                const uint8_t *negative, const uint8_t *exact, zdt__buf *out) {
+                const uint8_t *negative, const uint8_t *exact, uint8_t *work, zdt__buf *out) {
     const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
     size_t i, n_exact = 0, at;
     int needed = 0, marked = 0, rc = 0;
-    uint8_t *scratch = (uint8_t *)malloc(bytes ? bytes : 1), *bits = (uint8_t *)malloc(n ? n : 1);
+    uint8_t *bits = work, *scratch = work + n;
     zdt__buf part;
     memset(&part, 0, sizeof(part));
-    if (scratch == NULL || bits == NULL) {
-        free(scratch);
-        free(bits);
-        out->oom = 1;
-        return 0;
-    }
     /* (branch-free: these loops vectorise) */
     for (i = 0; i < n; i++) {
         needed |= negative[i] > exact[i];
@@ -260,8 +255,6 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
     if (part.oom)
         out->oom = 1;
     zdt__buf_free(&part);
-    free(scratch);
-    free(bits);
     return rc;
 }
 
@@ -270,7 +263,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
-    uint8_t *negative = NULL, *exact = NULL, *verdict = NULL;
+    uint8_t *bytes = NULL, *negative, *exact, *verdict, *work;
     size_t i, n_nan = 0, n_zero = 0, n_odd = 0, flagged;
     int has_fill = 0, log_fill, rc = ZDT_PREDICT_OK, plain;
     uint64_t fill_bits = 0;
@@ -282,12 +275,18 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     memset(&echunk, 0, sizeof(echunk));
     zdt__io_of(&io, p);
     logs = (double *)zdt__alloc_large(n * sizeof(double));
-    negative = (uint8_t *)malloc(n ? n : 1);
-    exact = (uint8_t *)calloc(n ? n : 1, 1);
-    if (logs == NULL || negative == NULL || exact == NULL) {
+    /* the byte arrays in one block: past 4 MiB (a million elements) it takes huge pages, a
+       few page faults where four blocks of their own took one for each 4 KiB */
+    bytes = (uint8_t *)zdt__alloc_large(4 * n + (n + 7) / 8 + 1);
+    if (logs == NULL || bytes == NULL) {
         rc = zdt__nomem(err);
         goto done;
     }
+    negative = bytes;
+    exact = bytes + n;
+    verdict = bytes + 2 * n;
+    work = bytes + 3 * n;
+    memset(exact, 0, n);
     /* the fill value, where it is finite and not zero (zeros, infinities come back exactly) */
     if (p->has_fill) {
         if (is_f32) {
@@ -343,11 +342,6 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     /* every element checked against what it decodes to (_logs.check, then exactly): the
        screen for every element in a pass of its own, then one at a time the few it leaves */
     plain = !n_odd;
-    verdict = (uint8_t *)malloc(n ? n : 1);
-    if (verdict == NULL) {
-        rc = zdt__nomem(err);
-        goto done;
-    }
     flagged = !n ? 0 : is_f32 ? check_f32((const float *)src, logs, decoded, exact, n, R,
                                           has_fill, fill32, plain, verdict)
                               : check_f64((const double *)src, logs, decoded, exact, n, R,
@@ -384,7 +378,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         }
     }
     rc = pack(p, cctx, src, is_f32, n, b, log_fill, &chunk, n_nan ? logs : NULL, negative, exact,
-              out);
+              work, out);
     if (rc == 0 && !out->oom && out->len > n * elem / 2) {
         /* every value stored exactly: the logarithms all NaN, the chunk's fill value */
         zdt_predict_params inner = *p;
@@ -398,7 +392,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
-        rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, &every);
+        rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, work, &every);
         if (rc == 0 && !every.oom && every.len < out->len) {
             zdt__buf t = *out;
             *out = every;
@@ -413,9 +407,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
 done:
     free(logs);
     free(decoded);
-    free(negative);
-    free(exact);
-    free(verdict);
+    free(bytes);
     zdt__buf_free(&chunk);
     zdt__buf_free(&every);
     zdt__buf_free(&echunk);
