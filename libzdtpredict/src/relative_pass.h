@@ -10,7 +10,8 @@
    bitmap's bit i, NULL for none, or a NaN logarithm), else 0. Returns the number of exact
    elements; *far: the finite logarithms whose 2^v is outside the normal range (the caller
    does those again with the scalar exp2). Block by block (a block's bits start at a byte of the
-   bitmaps), each loop branch-free: it vectorises. */
+   bitmaps), each loop branch-free: it vectorises; a kind-3 chunk with neither bitmap nor
+   exact values in one loop over the whole chunk. */
 ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
                                       const uint8_t *ZDT_RESTRICT neg,
                                       const uint8_t *ZDT_RESTRICT exact, size_t n,
