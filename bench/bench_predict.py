@@ -181,7 +181,7 @@ def relative(chunks: list, R: float, repeat: int, floor: float) -> None:
         sizes["SZ3 log-domain"] = sum(len(b) for b in sz_enc)
     except ImportError:
         pass
-    note = (f"the same chunks as 2**(x / 300), rel error {R:g}; bytes: "
+    note = (f"the same chunks as 2**(x / 300), rel error {R:g}, format 2 kind {encoded[0][4]}; bytes: "
             + ", ".join(f"{k} {v:,}" for k, v in sizes.items()))
     print_table("zdt.predict encode, relative bound", interleaved(enc, repeat), floor,
                 "zdt.predict rel (1 thread)", note)

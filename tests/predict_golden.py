@@ -16,7 +16,9 @@ configuration's reference mask; and (v2.8) what those never exercised: Lorenzo u
 models 2 and 3, fill-value symbols (class 4) under models 2 and 3, a relative chunk's exact
 map, reference masks of chunks of 1, 2 and 4 dimensions (and 5 merged to 4), format 3 by
 slices whose first level is not the chunk's, stage 2 with extents of 1 dropped and five
-dimensions merged (tests/codecs/test_predict_golden_paths.py parses each chunk to show it).
+dimensions merged (tests/codecs/test_predict_golden_paths.py parses each chunk to show it);
+and (v2.9) relative chunks of kind 3, 2^v by a table, values at both ends of float64's range
+among them.
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -285,7 +287,27 @@ def _cases() -> list[Case]:
             out.append(Case(f"{label}-{p}-pcodec_levels",
                             make(shape, wave=16, noise_amp=2, specials=True), shape, "float64",
                             {"abs_error": 0.003, "predictor": p, "entropy": "pcodec_levels"}))
+    # (v2.9) relative chunks of kind 3 (2^v by a table): every rel-* case above is written
+    # again; and float64 values at both ends of the range, whose 2^v's scaling 2^m is not a
+    # normal number (subnormal values, below 2^-1022) or near it (near the largest float64)
+    out.append(Case("rel-far", make_far((21, 26)), (21, 26), "float64",
+                    {"rel_error": 1e-3, "predictor": "lorenzo", "entropy": "ans"}))
     return out
+
+
+def make_far(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
+    """Values 2^e (1 + t / 2^20) with e from -1074 to -1010 in one half of the chunk and from
+    1000 to 1023 in the other (t, e hashes of the index: exact integers), some negated."""
+    def data(dtype: str) -> np.ndarray:
+        n = math.prod(shape)
+        t = noise(shape, 71) + 512
+        low = -1074 + (noise(shape, 73) + 512) % 65
+        high = 1000 + (noise(shape, 79) + 512) % 24
+        e = np.where(np.arange(n).reshape(shape) < n // 2, low, high)
+        x = np.ldexp(1.0 + t.astype(np.float64) / 2.0 ** 20, e)
+        x[noise(shape, 83) > 300] *= -1
+        return x.astype(dtype)
+    return data
 
 
 def land(shape: tuple[int, ...]) -> np.ndarray:

@@ -6,6 +6,7 @@ kernels' padded four-dimensional form."""
 from __future__ import annotations
 
 import decimal
+import functools
 import itertools
 import math
 import struct
@@ -264,10 +265,40 @@ def spec_exp2(v: float) -> float:
         return math.inf
 
 
+@functools.lru_cache(maxsize=None)
+def exp2_table() -> tuple[list[float], list[float]]:
+    """Kind 3's table T (the binary64 values nearest 2^(j/64), j = 0 .. 63) and coefficients
+    (those nearest (ln 2)^i / i!, i = 0 .. 5), from 60 digits (Decimal): computed again, not
+    copied from the spec."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        table = [float(decimal.Decimal(2) ** (decimal.Decimal(j) / 64)) for j in range(64)]
+    return table, exp2_coefficients()[:6]
+
+
+def table_exp2(v: float) -> float:
+    """2**v as kind 3 computes it, in Python floats and integers."""
+    table, d = exp2_table()
+    c = max(-1100.0, min(1100.0, v))
+    k = round(c * 64)                       # (exact product; Python rounds ties to even)
+    j, m = k % 64, k // 64                  # (j in 0 .. 63, m = floor(k / 64))
+    r = c - k / 64                          # (k / 64 exact, the difference exact)
+    p = d[5]
+    for i in range(4, -1, -1):
+        p = p * r
+        p = p + d[i]
+    y = table[j] * p
+    try:
+        return math.ldexp(y, m)
+    except OverflowError:
+        return math.inf
+
+
 def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """A format-2 chunk (kind 1, pointwise relative), element by element."""
+    """A format-2 chunk (kind 1 or 3, pointwise relative), element by element."""
     magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
-    assert magic == b"ZPR2" and kind == 1 and size == dtype.itemsize and log_fill in (0, 1)
+    assert magic == b"ZPR2" and kind in (1, 3) and size == dtype.itemsize and log_fill in (0, 1)
+    exp2 = spec_exp2 if kind == 1 else table_exp2
     n = math.prod(shape)
     assert data[32:36] in (b"ZPR1", b"ZPR3") or data[32:37] == b"ZPR2\x02"
     logs = decode(data[32:32 + length], np.dtype("float64"), shape, b,
@@ -300,7 +331,7 @@ def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.
             out[i] = exact[used]
             used += 1
             continue
-        value = 0.0 if v == -math.inf else math.inf if v == math.inf else spec_exp2(v)
+        value = 0.0 if v == -math.inf else math.inf if v == math.inf else exp2(v)
         with np.errstate(over="ignore"):
             value = dtype.type(value)       # float32: rounded to nearest
         out[i] = -value if negative[i] else value

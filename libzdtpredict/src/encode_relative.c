@@ -1,4 +1,4 @@
-/* A pointwise-relative chunk (format 2, kind 1), as zdt.codecs.predict_relative.encode writes
+/* A pointwise-relative chunk (format 2, kind 3: kind 1's layout, 2^v by a table), as zdt.codecs.predict_relative.encode writes
    it: the logarithms (zdt.kernels._logs.logarithms: zdt's own log2, the same bits on every
    platform), their bound b (log_bound), the logarithms' chunk (encode_floats, which also gives
    what it decodes each element to), every element checked against R |x| as the decoder will
@@ -11,8 +11,6 @@
 #include "logs.h"
 
 #define HEAD 32u
-
-static const double C[14] = ZDT__EXP2_C;
 
 /* 1 / (2 i + 3), i = 0 .. 10: log2's series (1/3, 1/5, ..., 1/23) */
 static const double ATANH[11] = {1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
@@ -47,10 +45,10 @@ static double log2_abs(double a) {
    value; else 0 where y is surely within r |x| (a margin of 2^-50 over the roundings of
    |y - x| and r |x|), 1 where exact arithmetic must decide.
 
-   check: y = 2^v[i] from the bits (the spec's 2^v where it is a normal number), rounded to T,
+   check: y = 2^v[i] from the bits (kind 3's 2^v where 2^m is a normal number), rounded to T,
    negated where x[i] is negative; verdict[i] 0 where the element needs no check (exact
    already, its logarithm not finite, x zero), else its verdict, or 3 where 2^v is not done
-   from the bits (the caller does those with spec_exp2); returns how many verdicts are not 0.
+   from the bits (the caller does those with table_exp2); returns how many verdicts are not 0.
    `plain`: every logarithm finite, no x zero, none exact (the chunk had no odd element):
    neither logs nor exact is read. In blocks: the powers in a loop of their own, the verdicts
    in one of 64-bit values, then narrowed to bytes with the exact marks (one loop doing it all
@@ -182,22 +180,17 @@ static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
     }
 }
 
-/* _pack: head, the logarithms' chunk, signs, exact map, exact values */
+/* _pack: head, the logarithms' chunk, signs, exact map, exact values; work: n + ceil(n / 8)
+   bytes of scratch */
 static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32, size_t n,
                 double b, int log_fill, const zdt__buf *chunk, const double *logs,
-                const uint8_t *negative, const uint8_t *exact, zdt__buf *out) {
+                const uint8_t *negative, const uint8_t *exact, uint8_t *work, zdt__buf *out) {
     const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
     size_t i, n_exact = 0, at;
     int needed = 0, marked = 0, rc = 0;
-    uint8_t *scratch = (uint8_t *)malloc(bytes ? bytes : 1), *bits = (uint8_t *)malloc(n ? n : 1);
+    uint8_t *bits = work, *scratch = work + n;
     zdt__buf part;
     memset(&part, 0, sizeof(part));
-    if (scratch == NULL || bits == NULL) {
-        free(scratch);
-        free(bits);
-        out->oom = 1;
-        return 0;
-    }
     /* (branch-free: these loops vectorise) */
     for (i = 0; i < n; i++) {
         needed |= negative[i] > exact[i];
@@ -215,7 +208,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
         }
     }
     zdt__buf_put(out, "ZPR2", 4);
-    zdt__buf_u8(out, 1);
+    zdt__buf_u8(out, 3);
     zdt__buf_u8(out, (unsigned)elem);
     zdt__buf_u16(out, (unsigned)log_fill);
     zdt__buf_f64(out, b);
@@ -262,8 +255,6 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
     if (part.oom)
         out->oom = 1;
     zdt__buf_free(&part);
-    free(scratch);
-    free(bits);
     return rc;
 }
 
@@ -272,7 +263,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
-    uint8_t *negative = NULL, *exact = NULL, *verdict = NULL;
+    uint8_t *bytes = NULL, *negative, *exact, *verdict, *work;
     size_t i, n_nan = 0, n_zero = 0, n_odd = 0, flagged;
     int has_fill = 0, log_fill, rc = ZDT_PREDICT_OK, plain;
     uint64_t fill_bits = 0;
@@ -284,12 +275,18 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     memset(&echunk, 0, sizeof(echunk));
     zdt__io_of(&io, p);
     logs = (double *)zdt__alloc_large(n * sizeof(double));
-    negative = (uint8_t *)malloc(n ? n : 1);
-    exact = (uint8_t *)calloc(n ? n : 1, 1);
-    if (logs == NULL || negative == NULL || exact == NULL) {
+    /* the byte arrays in one block: past 4 MiB (a million elements) it takes huge pages, a
+       few page faults where four blocks of their own took one for each 4 KiB */
+    bytes = (uint8_t *)zdt__alloc_large(4 * n + (n + 7) / 8 + 1);
+    if (logs == NULL || bytes == NULL) {
         rc = zdt__nomem(err);
         goto done;
     }
+    negative = bytes;
+    exact = bytes + n;
+    verdict = bytes + 2 * n;
+    work = bytes + 3 * n;
+    memset(exact, 0, n);
     /* the fill value, where it is finite and not zero (zeros, infinities come back exactly) */
     if (p->has_fill) {
         if (is_f32) {
@@ -345,11 +342,6 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     /* every element checked against what it decodes to (_logs.check, then exactly): the
        screen for every element in a pass of its own, then one at a time the few it leaves */
     plain = !n_odd;
-    verdict = (uint8_t *)malloc(n ? n : 1);
-    if (verdict == NULL) {
-        rc = zdt__nomem(err);
-        goto done;
-    }
     flagged = !n ? 0 : is_f32 ? check_f32((const float *)src, logs, decoded, exact, n, R,
                                           has_fill, fill32, plain, verdict)
                               : check_f64((const double *)src, logs, decoded, exact, n, R,
@@ -362,8 +354,8 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         flagged--;
         xd = is_f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
         if (v == 3) {
-            /* (2^v outside the normal range: spec_exp2's ldexp) */
-            y = zdt__spec_exp2(decoded[i]);
+            /* (2^m outside the normal range: table_exp2's ldexp) */
+            y = zdt__table_exp2(decoded[i]);
             if (is_f32) {
                 float yt = (float)y, xf = ((const float *)src)[i];
                 v = verdict_f32(xd < 0 ? -yt : yt, xf, R, has_fill, fill32);
@@ -374,7 +366,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         if (v == 2)
             exact[i] = 1;
         else if (v == 1) {
-            y = zdt__spec_exp2(decoded[i]);
+            y = zdt__table_exp2(decoded[i]);
             if (is_f32) {
                 float yt = (float)y;
                 y = xd < 0 ? -yt : yt;
@@ -386,7 +378,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         }
     }
     rc = pack(p, cctx, src, is_f32, n, b, log_fill, &chunk, n_nan ? logs : NULL, negative, exact,
-              out);
+              work, out);
     if (rc == 0 && !out->oom && out->len > n * elem / 2) {
         /* every value stored exactly: the logarithms all NaN, the chunk's fill value */
         zdt_predict_params inner = *p;
@@ -400,7 +392,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
-        rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, &every);
+        rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, work, &every);
         if (rc == 0 && !every.oom && every.len < out->len) {
             zdt__buf t = *out;
             *out = every;
@@ -415,9 +407,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
 done:
     free(logs);
     free(decoded);
-    free(negative);
-    free(exact);
-    free(verdict);
+    free(bytes);
     zdt__buf_free(&chunk);
     zdt__buf_free(&every);
     zdt__buf_free(&echunk);

@@ -94,9 +94,9 @@ ZDT_CLONES static size_t PASS(check)(const T *ZDT_RESTRICT x, const double *ZDT_
     for (i = 0; i < nn; i += m) {
         m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
         for (k = 0; k < m; k++) {
-            double kk = rint(v[i + k]);
-            near[k] = zdt__exp2_near(kk);
-            y[k] = zdt__exp2_poly(v[i + k] - kk, C) * zdt__pow2i(near[k] ? kk : 0.0);
+            double e, t = zdt__exp2_table_part(v[i + k], &e);
+            near[k] = zdt__exp2_table_near(e);
+            y[k] = t * zdt__pow2i(near[k] ? e : 0.0);
         }
         if (plain) {
             for (k = 0; k < m; k++) {

@@ -1,10 +1,11 @@
 /* The relative chunks' powers of two and logarithms (docs/codecs/predict.md,
    "Pointwise-relative bounds (format 2)") as pieces that vectorise: no libm call, no branch
    on an element's value, the exponent from the bits. Each element's operations are the
-   spec's (exp2) or zdt's log2, in their order, each rounded on its own (-ffp-contract=off):
-   the same bits as the scalar zdt__spec_exp2 below and log2_abs of encode_relative.c, which
-   the passes fall back on for the few elements these do not cover (a result outside the
-   normal range, a subnormal input). */
+   spec's (exp2: kind 1's 14-term polynomial, kind 3's table and 6-term polynomial) or zdt's
+   log2, in their order, each rounded on its own (-ffp-contract=off): the same bits as the
+   scalar zdt__spec_exp2 / zdt__table_exp2 below and log2_abs of encode_relative.c, which the
+   passes fall back on for the few elements these do not cover (a result outside the normal
+   range, a subnormal input). */
 #ifndef ZDT_PREDICT_LOGS_H
 #define ZDT_PREDICT_LOGS_H
 
@@ -20,10 +21,34 @@
      0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32, 0x1.c3bd650fc2986p-36,                   \
      0x1.816193166d0f9p-40}
 
-/* the block of the passes: small enough for their scratch to stay in L1 */
-#define ZDT__LOG_BLOCK 256
+/* kind 3: T[j], the binary64 values nearest 2^(j/64), j = 0 .. 63 */
+#define ZDT__EXP2_T                                                                         \
+    {0x1.0000000000000p+0, 0x1.02c9a3e778061p+0, 0x1.059b0d3158574p+0, 0x1.0874518759bc8p+0, \
+     0x1.0b5586cf9890fp+0, 0x1.0e3ec32d3d1a2p+0, 0x1.11301d0125b51p+0, 0x1.1429aaea92de0p+0, \
+     0x1.172b83c7d517bp+0, 0x1.1a35beb6fcb75p+0, 0x1.1d4873168b9aap+0, 0x1.2063b88628cd6p+0, \
+     0x1.2387a6e756238p+0, 0x1.26b4565e27cddp+0, 0x1.29e9df51fdee1p+0, 0x1.2d285a6e4030bp+0, \
+     0x1.306fe0a31b715p+0, 0x1.33c08b26416ffp+0, 0x1.371a7373aa9cbp+0, 0x1.3a7db34e59ff7p+0, \
+     0x1.3dea64c123422p+0, 0x1.4160a21f72e2ap+0, 0x1.44e086061892dp+0, 0x1.486a2b5c13cd0p+0, \
+     0x1.4bfdad5362a27p+0, 0x1.4f9b2769d2ca7p+0, 0x1.5342b569d4f82p+0, 0x1.56f4736b527dap+0, \
+     0x1.5ab07dd485429p+0, 0x1.5e76f15ad2148p+0, 0x1.6247eb03a5585p+0, 0x1.6623882552225p+0, \
+     0x1.6a09e667f3bcdp+0, 0x1.6dfb23c651a2fp+0, 0x1.71f75e8ec5f74p+0, 0x1.75feb564267c9p+0, \
+     0x1.7a11473eb0187p+0, 0x1.7e2f336cf4e62p+0, 0x1.82589994cce13p+0, 0x1.868d99b4492edp+0, \
+     0x1.8ace5422aa0dbp+0, 0x1.8f1ae99157736p+0, 0x1.93737b0cdc5e5p+0, 0x1.97d829fde4e50p+0, \
+     0x1.9c49182a3f090p+0, 0x1.a0c667b5de565p+0, 0x1.a5503b23e255dp+0, 0x1.a9e6b5579fdbfp+0, \
+     0x1.ae89f995ad3adp+0, 0x1.b33a2b84f15fbp+0, 0x1.b7f76f2fb5e47p+0, 0x1.bcc1e904bc1d2p+0, \
+     0x1.c199bdd85529cp+0, 0x1.c67f12e57d14bp+0, 0x1.cb720dcef9069p+0, 0x1.d072d4a07897cp+0, \
+     0x1.d5818dcfba487p+0, 0x1.da9e603db3285p+0, 0x1.dfc97337b9b5fp+0, 0x1.e502ee78b3ff6p+0, \
+     0x1.ea4afa2a490dap+0, 0x1.efa1bee615a27p+0, 0x1.f50765b6e4540p+0, 0x1.fa7c1819e90d8p+0}
 
-/* 2^k for a whole k in [-1020, 1020] from its bits: k + 2^52 + 1023 is exact and holds
+/* kind 3: the binary64 values nearest (ln 2)^i / i!, i = 0 .. 5 (kind 1's first six) */
+#define ZDT__EXP2_D                                                                         \
+    {0x1.0000000000000p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5, \
+     0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10}
+
+extern const double zdt__exp2_t[64];
+extern const double zdt__exp2_d[6];
+
+/* 2^k for a whole k in [-1022, 1023] from its bits: k + 2^52 + 1023 is exact and holds
    k + 1023 in its low bits, shifted into the exponent field */
 static inline double zdt__pow2i(double k) {
     double d = k + 4503599627371519.0;
@@ -33,6 +58,49 @@ static inline double zdt__pow2i(double k) {
     memcpy(&d, &b, 8);
     return d;
 }
+
+/* kind 3 for |c| <= 1100 (v clamped): k = rint(64 c) as 64 c + 1.5 2^52 - 1.5 2^52 (the sum
+   rounds 64 c to an integer, ties to even), whose bits' low six are j = k mod 64 (2^51 is a
+   multiple of 64), m = floor(k / 64), r = c - k / 64 (exact: Sterbenz), p the degree-5
+   polynomial at r; returns T[j] p (rounded) and *m. Beyond 1100, and for NaN, the result is
+   of no use but *m is not in [-1022, 1023] (or NaN): the passes leave those to
+   zdt__table_exp2, which clamps. Doubles and bits only, no branch: it vectorises. */
+static inline double zdt__exp2_table_part(double c, double *m) {
+    const double shift = 0x1.8p52;
+    double t, kd, r, p;
+    uint64_t kb;
+    t = c * 64.0 + shift;
+    kd = t - shift;
+    r = c - kd * 0x1p-6;
+    memcpy(&kb, &t, 8);
+    p = zdt__exp2_d[5];
+    p = p * r + zdt__exp2_d[4];
+    p = p * r + zdt__exp2_d[3];
+    p = p * r + zdt__exp2_d[2];
+    p = p * r + zdt__exp2_d[1];
+    p = p * r + zdt__exp2_d[0];
+    *m = floor(kd * 0x1p-6);
+    return zdt__exp2_t[kb & 63] * p;
+}
+
+/* whether T[j] p 2^m is T[j] p times 2^m built from the bits (zdt__pow2i; 2^m a normal
+   number: the one rounding of that product is scaleB's) */
+static inline int zdt__exp2_table_near(double m) { return (-1022.0 <= m) & (m <= 1023.0); }
+
+/* kind 3's 2^v for a finite v, as the spec computes it: T[j] p scaled by 2^m, rounded once
+   (ldexp where 2^m is not a normal number) */
+static inline double zdt__table_exp2(double v) {
+    double m, y;
+    v = v < -1100.0 ? -1100.0 : v;
+    v = v > 1100.0 ? 1100.0 : v;
+    y = zdt__exp2_table_part(v, &m);
+    if (zdt__exp2_table_near(m))
+        return y * zdt__pow2i(m);
+    return ldexp(y, (int)m);
+}
+
+/* the block of the passes: small enough for their scratch to stay in L1 */
+#define ZDT__LOG_BLOCK 256
 
 /* 2^f for |f| <= 1/2: Horner's rule (p = p f, then p = p + c, each rounded) */
 static inline double zdt__exp2_poly(double f, const double *ZDT_RESTRICT c) {

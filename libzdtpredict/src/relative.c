@@ -1,6 +1,7 @@
 /* Pointwise-relative chunks (docs/codecs/predict.md, "Pointwise-relative bounds (format 2)"):
    the base-2 logarithms of the magnitudes as a float64 chunk, a sign bitmap, a map of the
-   elements stored exactly, the exact values; each element 2^v by the spec's polynomial. */
+   elements stored exactly, the exact values; each element 2^v by the spec's 14-term
+   polynomial (kind 1) or its table of 2^(j/64) and 6-term polynomial (kind 3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #define HEAD 32u
 
 static const double C[14] = ZDT__EXP2_C;
+const double zdt__exp2_t[64] = ZDT__EXP2_T;
+const double zdt__exp2_d[6] = ZDT__EXP2_D;
 
 #define PASS(name) name##_f64
 #define T double
@@ -22,6 +25,24 @@ static const double C[14] = ZDT__EXP2_C;
 #include "relative_pass.h"
 #undef PASS
 #undef T
+
+/* kind 3, float64, a chunk without signs, exact map or exact values, in place: x[i] = 2^x[i]
+   (infinity for +inf, zero for -inf) where 2^m is a normal number, else left for
+   table_exp2 (*far counts those). Returns the NaN logarithms (each a corrupt chunk's here).
+   The logarithms decoded into the output itself: no buffer of their own to fill and read. */
+ZDT_CLONES static size_t powers_in_place(double *x, size_t n, size_t *far) {
+    size_t i, n_far = 0, n_nan = 0;
+    for (i = 0; i < n; i++) {
+        double lg = x[i], e, t = zdt__exp2_table_part(lg, &e);
+        int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
+        double p = t * zdt__pow2i(near ? e : 0.0);
+        n_far += (size_t)(finite & !near);
+        n_nan += (size_t)(lg != lg);
+        x[i] = finite ? p : (lg == HUGE_VAL ? HUGE_VAL : 0.0);
+    }
+    *far = n_far;
+    return n_nan;
+}
 
 /* a length-prefixed bitmap stream at buf[*at]: checks it (its length, its frame declaring
    ceil(n / 8) bytes); *frame, *frame_len: the frame (length 0: no stream) */
@@ -66,6 +87,7 @@ static int bit(const uint8_t *bits, size_t i) {
 int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
                          int is_f32, void *out, zdt_predict_error *err) {
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
+    const double nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     int kind, log_fill, rc;
     double b;
     uint64_t n_exact, length;
@@ -82,8 +104,8 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     b = zdt__load_f64(buf + 8);
     n_exact = zdt__le64(buf + 16);
     length = zdt__le64(buf + 24);
-    if (kind != 1)
-        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1: pointwise "
+    if (kind != 1 && kind != 3)
+        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1, 3: pointwise "
                             "relative, 2: masked)", kind);
     if (buf[5] != elem)
         return zdt__corrupt(err, "header", "the chunk holds %d-byte elements, the array %s",
@@ -124,12 +146,37 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     }
 
     /* every length agrees: the logarithms, the bitmaps, the exact values */
+    if (kind == 3 && !is_f32 && !sign_len && !map_len && !n_exact && n) {
+        size_t far = 0;
+        rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1, log_fill ? nan : -HUGE_VAL,
+                                NULL, NULL, out, err);
+        if (rc != ZDT_PREDICT_OK)
+            return rc;
+        marks = powers_in_place((double *)out, n, &far);
+        if (marks)
+            return zdt__corrupt(err, "exact map", "the logarithms and the exact map mark %zu "
+                                "elements exact, the header counts 0 exact values", marks);
+        if (!far)
+            return ZDT_PREDICT_OK;
+        /* (values beyond 2^-1022 or 2^1023, rare: their logarithms decoded again) */
+        logs = (double *)malloc(n * sizeof(double));
+        if (logs == NULL)
+            return zdt__nomem(err);
+        rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1,
+                                log_fill ? nan : -HUGE_VAL, NULL, NULL, logs, err);
+        for (i = 0; rc == ZDT_PREDICT_OK && i < n; i++) {
+            double v = logs[i], e = 0.0;
+            if (isfinite(v) && (zdt__exp2_table_part(v, &e), !zdt__exp2_table_near(e)))
+                ((double *)out)[i] = zdt__table_exp2(v);
+        }
+        free(logs);
+        return rc;
+    }
     logs = (double *)malloc((n ? n : 1) * sizeof(double));
     if (logs == NULL)
         return zdt__nomem(err);
-    rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1,
-                            log_fill ? zdt__f64_of_bits(0x7FF8000000000000ull) : -HUGE_VAL, NULL,
-                            NULL, logs, err);
+    rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1, log_fill ? nan : -HUGE_VAL,
+                            NULL, NULL, logs, err);
     if (rc == ZDT_PREDICT_OK)
         rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
     if (rc == ZDT_PREDICT_OK)
@@ -142,12 +189,17 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     if (rc == ZDT_PREDICT_OK && n) {
         /* every element from its logarithm (the exact ones overwritten below) */
         size_t far = 0;
-        marks = is_f32 ? powers_f32(logs, negative, exact, n, (float *)out, where, &far)
-                       : powers_f64(logs, negative, exact, n, (double *)out, where, &far);
+        const int table = kind == 3;
+        marks = is_f32 ? powers_f32(logs, negative, exact, n, (float *)out, where, table, &far)
+                       : powers_f64(logs, negative, exact, n, (double *)out, where, table, &far);
         for (i = 0; far && i < n; i++) {
-            double v = logs[i], k = rint(v);
-            if (isfinite(v) && !(k >= -1020.0 && k <= 1020.0)) {
-                double y = zdt__spec_exp2(v);
+            double v = logs[i];
+            double e = 0.0;
+            int near = !isfinite(v) ||
+                       (table ? (zdt__exp2_table_part(v, &e), zdt__exp2_table_near(e))
+                              : zdt__exp2_near(rint(v)));
+            if (!near) {
+                double y = table ? zdt__table_exp2(v) : zdt__spec_exp2(v);
                 far--;
                 if (is_f32) {
                     float yt = (float)y;

@@ -3,29 +3,54 @@
      PASS(name)  the build's name of the function,
      T           the element type.
 
-   out[i] = the spec's 2^logs[i] (from the bits: logs.h) rounded to T for a finite logarithm,
+   out[i] = the spec's 2^logs[i] (kind 3's table where `table`, else kind 1's polynomial; from
+   the bits: logs.h) rounded to T for a finite logarithm,
    infinity for +inf, zero for -inf, negated where the sign bitmap's bit i is set (neg: NULL
    for none); marks[i] (when marks is not NULL) 1 where the element is exact (the exact
    bitmap's bit i, NULL for none, or a NaN logarithm), else 0. Returns the number of exact
    elements; *far: the finite logarithms whose 2^v is outside the normal range (the caller
-   does those again with spec_exp2). Block by block (a block's bits start at a byte of the
-   bitmaps), each loop branch-free: it vectorises. */
+   does those again with the scalar exp2). Block by block (a block's bits start at a byte of the
+   bitmaps), each loop branch-free: it vectorises; a kind-3 chunk with neither bitmap nor
+   exact values in one loop over the whole chunk. */
 ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
                                       const uint8_t *ZDT_RESTRICT neg,
                                       const uint8_t *ZDT_RESTRICT exact, size_t n,
                                       T *ZDT_RESTRICT out, uint8_t *ZDT_RESTRICT marks,
-                                      size_t *ZDT_RESTRICT far) {
+                                      int table, size_t *ZDT_RESTRICT far) {
     ptrdiff_t i, k, m, nn = (ptrdiff_t)n;
     size_t n_far = 0, n_marks = 0;
     double y[ZDT__LOG_BLOCK];
     uint8_t nb[ZDT__LOG_BLOCK], eb[ZDT__LOG_BLOCK];
+    if (table && neg == NULL && exact == NULL && marks == NULL) {
+        /* (no signs, no exact map, no exact values: each element its power alone, in one
+           loop; the common chunk of a positive field) */
+        for (k = 0; k < nn; k++) {
+            double lg = logs[k], e, t = zdt__exp2_table_part(lg, &e);
+            int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
+            double p = t * zdt__pow2i(near ? e : 0.0);
+            n_far += (size_t)(finite & !near);
+            n_marks += (size_t)(lg != lg);
+            out[k] = finite ? (T)p : (lg == HUGE_VAL ? (T)HUGE_VAL : (T)0);
+        }
+        *far = n_far;
+        return n_marks;
+    }
     for (i = 0; i < nn; i += m) {
         m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
-        for (k = 0; k < m; k++) {
-            double lg = logs[i + k], kk = rint(lg);
-            int near = zdt__exp2_near(kk);
-            n_far += (size_t)((lg - lg == 0) & !near);
-            y[k] = zdt__exp2_poly(lg - kk, C) * zdt__pow2i(near ? kk : 0.0);
+        if (table) {
+            for (k = 0; k < m; k++) {
+                double lg = logs[i + k], e, t = zdt__exp2_table_part(lg, &e);
+                int near = zdt__exp2_table_near(e);
+                n_far += (size_t)((lg - lg == 0) & !near);
+                y[k] = t * zdt__pow2i(near ? e : 0.0);
+            }
+        } else {
+            for (k = 0; k < m; k++) {
+                double lg = logs[i + k], kk = rint(lg);
+                int near = zdt__exp2_near(kk);
+                n_far += (size_t)((lg - lg == 0) & !near);
+                y[k] = zdt__exp2_poly(lg - kk, C) * zdt__pow2i(near ? kk : 0.0);
+            }
         }
         if (neg != NULL)
             for (k = 0; k < m; k++)

@@ -1,4 +1,5 @@
-"""The golden zdt.predict chunks of v2.8 exercise what the earlier ones never did (issue 57):
+"""The golden zdt.predict chunks of v2.8 exercise what the earlier ones never did (issue 57),
+and those of v2.9 relative chunks of kind 3 (issue 58):
 each chunk's bytes parsed as docs/codecs/predict.md lays them out, and where the path is a
 stage 3 context, the contexts the independent reference decoder (tests/predict_reference.py)
 decodes its symbols in. A chunk that stopped exercising its path (a change of the encoder's
@@ -26,7 +27,7 @@ def chunk_of(name: str) -> bytes:
 def values_chunk(chunk: bytes) -> bytes:
     """The format-1 / format-3 chunk that holds the symbols: a relative chunk's logarithms'
     chunk, a masked chunk's values' chunk (both at once: the logarithms' chunk a masked one)."""
-    if chunk[:5] == b"ZPR2\x01":
+    if chunk[:4] == b"ZPR2" and chunk[4] in (1, 3):
         (length,) = struct.unpack_from("<Q", chunk, 24)
         chunk = chunk[32:32 + length]
     if chunk[:5] == b"ZPR2\x02":
@@ -117,12 +118,13 @@ def fine_context(a: int | None, b: int | None, group: int) -> int:
 def test_a_relative_chunk_with_an_exact_map():
     """A non-empty exact map: the elements marked are float32's largest values (their
     decoded values round past the largest float32 to infinity), whose logarithms stay in the
-    chunk; n_exact counts them with the NaN logarithms' (the NaN and the fill value)."""
+    chunk; n_exact counts them with the NaN logarithms' (the NaN and the fill value). (Its
+    v2.9 chunk, of kind 3: the check there is against kind 3's 2^v.)"""
     name = "rel-exact-map"
     case = BY_NAME[name]
     chunk = chunk_of(name)
     magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", chunk)
-    assert (magic, kind, size) == (b"ZPR2", 1, 4)
+    assert (magic, kind, size) == (b"ZPR2", 3, 4)
     at = 32 + length
     (signs,) = struct.unpack_from("<Q", chunk, at)
     at += 8 + signs
@@ -209,9 +211,51 @@ def test_stage_2_with_extents_of_1_dropped_and_dimensions_merged(name):
 
 def test_every_v28_case_is_shown_here():
     v28 = {name for name, version in written().items() if version.name == "v2.8"}
+    # (rel-exact-map: written again in v2.9, as kind 3)
     shown = {"lorenzo-model2-fill", "lorenzo-model3-fill", "ans-model2-fill", "ans-model3-fill",
-             "rel-exact-map", "reference-mask-1d", "reference-mask-2d", "reference-mask-4d",
+             "reference-mask-1d", "reference-mask-2d", "reference-mask-4d",
              "reference-mask-5d", "levels-slices-first-level",
              *(f"{label}-{p}-pcodec_levels" for label in ("ones", "5d")
                for p in ("interpolation", "interpolation_reversed", "interpolation_slices"))}
     assert v28 == shown
+
+
+def relative_at(chunk: bytes, face: str, shape: tuple[int, ...]) -> bytes:
+    """The relative chunk of a case's bytes (the numcodecs face's buffer: after its shape)."""
+    return chunk[1 + 8 * len(shape):] if face == "numcodecs" else chunk
+
+
+def test_the_v29_cases_are_kind_3_chunks_kind_1_s_but_for_the_kind():
+    """v2.9 writes every relative case again as kind 3 (the encoder's bound b and its
+    logarithms unchanged: each chunk is its older version's, kind byte aside) and adds
+    rel-far."""
+    v29 = {name for name, version in written().items() if version.name == "v2.9"}
+    relative = {c.name for c in CASES if "rel_error" in c.config}
+    assert v29 == relative and "rel-far" in v29
+    for name in sorted(v29):
+        case = BY_NAME[name]
+        chunk = relative_at(chunk_of(name), case.face, case.shape)
+        assert chunk[:5] == b"ZPR2\x03", name
+        older = written(before=written()[name])
+        if name in older:
+            old = relative_at((older[name] / f"{name}.bin").read_bytes(), case.face, case.shape)
+            assert old[:5] == b"ZPR2\x01" and old[5:] == chunk[5:], name
+
+
+def test_rel_far_takes_the_scalar_path_at_both_ends():
+    """rel-far's logarithms (decoded by the reference) put 2^m outside the normal numbers at
+    both ends (m = floor(rint(64 v) / 64) below -1022 for subnormal values, and up to 1023),
+    where a decoder's scaleB rounds once into the subnormals; the reference decodes the chunk
+    to its manifest's values within R."""
+    name = "rel-far"
+    case = BY_NAME[name]
+    chunk = chunk_of(name)
+    magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", chunk)
+    assert (magic, kind, size, n_exact) == (b"ZPR2", 3, 8, 0)
+    logs = predict_reference.decode(chunk[32:32 + length], np.dtype("f8"), case.shape, b,
+                                    [-math.inf, math.nan][log_fill]).reshape(-1)
+    m = np.floor(np.round(logs * 64) / 64)
+    assert (m < -1022).sum() > 50 and (m == 1023).any() and (m > 1000).sum() > 200
+    x = case.data(case.dtype)
+    y = predict_reference.decode(chunk, np.dtype("f8"), case.shape, None, None)
+    assert np.all(np.abs(y - x) <= 1e-3 * np.abs(x))

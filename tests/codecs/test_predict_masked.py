@@ -393,7 +393,7 @@ def test_integer_and_relative_chunks_take_the_mask_too():
     rel = PredictConfig.create(rel_error=1e-3)
     data = rel.encode(rain)
     length = struct.unpack_from("<Q", data, 24)[0]
-    assert data[:5] == b"ZPR2\x01" and data[32:37] == b"ZPR2\x02" and 32 + length <= len(data)
+    assert data[:5] == b"ZPR2\x03" and data[32:37] == b"ZPR2\x02" and 32 + length <= len(data)
     y = rel.decode(data, rain.dtype, rain.shape)
     assert np.array_equal(y == 0, rain == 0)
     assert np.array_equal(predict_reference.decode(data, rain.dtype, rain.shape, None, None), y)
@@ -473,11 +473,13 @@ def test_corrupt_masked_chunks_are_errors_naming_the_part():
                                "which is the masked elements' alone")
     with pytest.raises(AssertionError, match="a fill-value symbol outside the mask"):
         predict_reference.decode(bad, x.dtype, x.shape, 0.05, np.nan)
-    # a relative chunk (kind 1) in an integer array: refused; kind 3: unknown
-    with pytest.raises(CorruptChunkError, match="integer arrays take format 1 and masked chunks only"):
-        PredictConfig.create(abs_error=1).decode(b"ZPR2\x01" + data[5:], np.dtype("i2"), x.shape, 0)
-    with pytest.raises(CorruptChunkError) as info:
-        config.decode(b"ZPR2\x03" + data[5:], x.dtype, x.shape, np.nan)
+    # a relative chunk (kind 1 or 3) in an integer array: refused; kind 4: unknown
+    for kind in (b"\x01", b"\x03"):
+        with pytest.raises(CorruptChunkError, match="integer arrays take format 1 and masked chunks only"):
+            PredictConfig.create(abs_error=1).decode(b"ZPR2" + kind + data[5:], np.dtype("i2"),
+                                                     x.shape, 0)
+    with pytest.raises(CorruptChunkError, match="unknown format-2 chunk kind 4") as info:
+        config.decode(b"ZPR2\x04" + data[5:], x.dtype, x.shape, np.nan)
     assert info.value.part == "header"
 
 
@@ -505,10 +507,12 @@ def test_a_relative_chunk_inside_a_relative_chunk_is_corrupt():
     data = rel.encode(x)
     head = data[:24]
     nested = head + struct.pack("<Q", len(data)) + data + struct.pack("<QQ", 0, 0)
-    with pytest.raises(CorruptChunkError) as info:
-        rel.decode(nested, x.dtype, x.shape)
-    assert info.value.part == "logarithms"
-    assert "a format-2 chunk of kind 1, not a format-1 or a masked chunk" in str(info.value)
+    for kind in (1, 3):         # (the chunks zdt wrote first, and those it writes)
+        bad = nested[:32 + 4] + bytes([kind]) + nested[32 + 5:]
+        with pytest.raises(CorruptChunkError) as info:
+            rel.decode(bad, x.dtype, x.shape)
+        assert info.value.part == "logarithms"
+        assert f"a format-2 chunk of kind {kind}, not a format-1 or a masked chunk" in str(info.value)
 
 
 @settings(max_examples=examples(200), deadline=None)

@@ -104,12 +104,13 @@ def bitmap_frame(bits: np.ndarray) -> bytes:
 
 
 def relative_chunk(logs_chunk: bytes, dtype: np.dtype, log_fill: int, b: float,
-                   negative: np.ndarray, marked: np.ndarray, exact: np.ndarray) -> bytes:
-    """A relative chunk (format 2, kind 1) from its parts, packed by hand: the logarithms'
+                   negative: np.ndarray, marked: np.ndarray, exact: np.ndarray,
+                   kind: int = 3) -> bytes:
+    """A relative chunk (format 2, kind 1 or 3) from its parts, packed by hand: the logarithms'
     chunk, the signs, the exact map (marked: the elements exact beside the NaN logarithms)
     and the exact values (in element order)."""
     exact = np.asarray(exact, dtype=dtype)
-    out = RELATIVE_HEADER.pack(b"ZPR2", 1, dtype.itemsize, log_fill, b, exact.size,
+    out = RELATIVE_HEADER.pack(b"ZPR2", kind, dtype.itemsize, log_fill, b, exact.size,
                                len(logs_chunk)) + logs_chunk
     out += bitmap_frame(negative) + bitmap_frame(marked)
     if exact.size:
@@ -131,7 +132,7 @@ class Parts(NamedTuple):
 
 def parts(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> Parts:
     magic, kind, size, log_fill, b, n_exact, length = RELATIVE_HEADER.unpack_from(data)
-    assert (magic, kind, size) == (b"ZPR2", 1, dtype.itemsize)
+    assert (magic, kind, size) == (b"ZPR2", 3, dtype.itemsize)
     n = math.prod(shape)
     logs = PredictConfig.create(abs_error=b).decode(
         data[32:32 + length], np.dtype("float64"), shape, [-math.inf, math.nan][log_fill])
@@ -147,10 +148,12 @@ def parts(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> Parts:
     return Parts(log_fill, b, n_exact, logs.reshape(-1), bits[0], bits[1], exact)
 
 
-def would_read(v: float, negative: bool, dtype: str) -> float:
-    """What the decoder reads for an element that is not exact: 2^v (the reference's), 0 for
-    -inf, infinity for +inf, rounded to the type, negated for a set sign bit."""
-    y = 0.0 if v == -math.inf else math.inf if v == math.inf else predict_reference.spec_exp2(v)
+def would_read(v: float, negative: bool, dtype: str, kind: int = 3) -> float:
+    """What the decoder reads for an element that is not exact: 2^v (the reference's, kind 1's
+    polynomial or kind 3's table), 0 for -inf, infinity for +inf, rounded to the type, negated
+    for a set sign bit."""
+    exp2 = predict_reference.spec_exp2 if kind == 1 else predict_reference.table_exp2
+    y = 0.0 if v == -math.inf else math.inf if v == math.inf else exp2(v)
     y = rounded(y, dtype)
     return -y if negative else y
 
@@ -176,8 +179,7 @@ def test_the_encoder_s_logarithms_signs_and_exact_map_are_each_element_s(
 
     x = relative_field(seed, shape, dtype, scale, spread, zeros, negative, specials, fill)
     data = PredictConfig.create(rel_error=R).encode(x, fill)
-    if data[:5] != b"ZPR2\x01":
-        return
+    assert data[:5] == b"ZPR2\x03"
     p = parts(data, x.dtype, x.shape)
     flat = x.reshape(-1)
     bits = UINT[x.dtype.itemsize]
@@ -218,16 +220,18 @@ def test_the_encoder_s_logarithms_signs_and_exact_map_are_each_element_s(
                      min_size=1, max_size=40),
        signs=st.lists(st.booleans(), min_size=40, max_size=40),
        exact_every=st.sampled_from([0, 2, 5]), dtype=st.sampled_from(["float32", "float64"]),
-       copies=st.sampled_from([1, 17]), log_fill=st.sampled_from([0, 1]))
+       copies=st.sampled_from([1, 17]), log_fill=st.sampled_from([0, 1]),
+       kind=st.sampled_from([1, 3]))
 def test_the_decoder_reads_each_element_from_its_logarithm(logs, signs, exact_every, dtype,
-                                                           copies, log_fill):
+                                                           copies, log_fill, kind):
     """A relative chunk packed by hand around a logarithms' chunk of any logarithms (±1200,
     ±inf, NaN; `copies` in a row run past the library's blocks): the C decoder gives each
     element what the decoder's rule gives it one at a time: an exact element (NaN logarithm
     or marked) the next stored value; else the reference's 2^v (the spec's polynomial)
     rounded to the type for a finite v, infinity for +inf, zero for -inf, negated where the
     sign bit is set; with neither signs nor exact map, the same unsigned. A stored value
-    short: corrupt."""
+    short: corrupt. Kind 1 (the chunks zdt wrote first) and kind 3 alike, each with its
+    exp2."""
     logs, signs = logs * copies, signs * copies
     n = len(logs)
     dt = np.dtype(dtype)
@@ -243,7 +247,7 @@ def test_the_decoder_reads_each_element_from_its_logarithm(logs, signs, exact_ev
     marked &= ~np.isnan(decoded)
     exact = np.isnan(decoded) | marked
     stored = as_type([1.5 + i for i in range(int(exact.sum()))], dtype)
-    data = relative_chunk(logs_chunk, dt, log_fill, 1e-9, negative, marked, stored)
+    data = relative_chunk(logs_chunk, dt, log_fill, 1e-9, negative, marked, stored, kind)
     out = PredictConfig.create(rel_error=1e-3).decode(data, dt, (n,))
     want, j = [], 0
     for i in range(n):
@@ -251,20 +255,20 @@ def test_the_decoder_reads_each_element_from_its_logarithm(logs, signs, exact_ev
             want.append(float(stored[j]))
             j += 1
         else:
-            want.append(would_read(float(decoded[i]), bool(negative[i]), dtype))
+            want.append(would_read(float(decoded[i]), bool(negative[i]), dtype, kind))
     bits = UINT[dt.itemsize]
     assert out.view(bits).tolist() == as_type(want, dtype).view(bits).tolist()
     assert np.array_equal(predict_reference.decode(data, dt, (n,), None, None).view(bits),
                           out.view(bits))
     # (no signs, no exact map: each element unsigned, the NaN logarithms' values stored)
     plain = relative_chunk(logs_chunk, dt, log_fill, 1e-9, np.zeros(n, bool), np.zeros(n, bool),
-                           stored[:int(np.isnan(decoded).sum())])
+                           stored[:int(np.isnan(decoded).sum())], kind)
     alone = PredictConfig.create(rel_error=1e-3).decode(plain, dt, (n,))
     finite = ~np.isnan(decoded)
-    unsigned = [would_read(float(lg), False, dtype) for lg in decoded[finite].tolist()]
+    unsigned = [would_read(float(lg), False, dtype, kind) for lg in decoded[finite].tolist()]
     assert alone[finite].view(bits).tolist() == as_type(unsigned, dtype).view(bits).tolist()
     if exact.any():        # (one stored value short of the exact elements: corrupt)
-        short = relative_chunk(logs_chunk, dt, log_fill, 1e-9, negative, marked, stored[:-1])
+        short = relative_chunk(logs_chunk, dt, log_fill, 1e-9, negative, marked, stored[:-1], kind)
         short = short[:16] + struct.pack("<Q", int(exact.sum())) + short[24:]
         with pytest.raises(CorruptChunkError) as info:
             PredictConfig.create(rel_error=1e-3).decode(short, dt, (n,))
@@ -282,7 +286,7 @@ def test_the_spec_polynomial_is_within_two_units_of_2_to_the_v(v):
     logs_chunk = config.encode(np.array([v]))
     w = float(config.decode(logs_chunk, np.dtype("f8"), (1,))[0])
     data = relative_chunk(logs_chunk, np.dtype("f8"), 0, 1e-9, np.zeros(1, bool),
-                          np.zeros(1, bool), np.empty(0))
+                          np.zeros(1, bool), np.empty(0), kind=1)
     got = float(PredictConfig.create(rel_error=1e-3).decode(data, np.dtype("f8"), (1,))[0])
     assert got == predict_reference.spec_exp2(w)
     with decimal.localcontext() as ctx:

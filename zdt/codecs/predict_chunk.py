@@ -33,11 +33,12 @@ class PredictConfig(Protocol):
 CODEC = _predict_core.CODEC
 MAGIC = b"ZPR1"
 FORMAT_MAGIC = b"ZPR"     # the magic's fourth byte is the format version: "1", "2", "3"
-FORMAT2_MAGIC = b"ZPR2"   # format 2: a chunk of parts (kind 1 pointwise relative, 2 masked)
+FORMAT2_MAGIC = b"ZPR2"   # format 2: a chunk of parts (kinds 1 and 3 pointwise relative, 2 masked)
 FORMAT3_MAGIC = b"ZPR3"   # format 3: format 1 with a step of its own for each interpolation level
 HEADER = struct.Struct("<4sBBHQ")      # magic, predictor, element size, entropy stage, n_raw
 LEVEL_STEPS = struct.Struct("<dd")     # format 3, after the header: alpha, beta
-KIND_RELATIVE = 1
+KIND_RELATIVE = 1         # the first relative chunks: 2^v by a 14-term polynomial (read still)
+KIND_RELATIVE_TABLE = 3   # the relative chunks zdt writes: 2^v by a table and 6 terms
 MASKED_KIND = 2
 # a masked chunk: magic, kind, element size, looks back (0 or 1), n_masked, the mask stream's
 # length
