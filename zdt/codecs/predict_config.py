@@ -27,7 +27,7 @@ STAGES = {"zstd": 0, "pcodec": 1, "pcodec_levels": 2, "ans": 3}   # the header's
 STAGE_CHOICES = ("auto", *STAGES)
 # how hard `auto` looks for the smallest chunk (the C library's effort codes); "default" is
 # also what an absent key means, and is not written
-EFFORTS = {"default": 0, "fast": 1, "max": 2}
+EFFORTS = {"fast": 1, "default": 0, "max": 2}
 KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep", "fill", "mask",
         "effort")
 # the most bits a reference mask may have (its stream is decoded when the codec is created)
