@@ -23,8 +23,6 @@
 #define FEW_BITS 0.3
 #define FEW_BITS_SLACK 1.5
 #define DEFAULT_ESTIMATE_SLACK 1.02
-/* format 3's steps tried whole: those within this of the other's estimate on the samples */
-#define STEPS_SLACK 1.02
 /* raw bytes beyond which the estimate packs them */
 #define RAW_PACKED 256u
 /* the whole chunk's bits an element over its samples' beyond which they did not stand for it */
@@ -387,40 +385,6 @@ static int level_worth(const zdt__pred *p) {
     return coded && !((double)zeros < LEVEL_ZEROS * (double)coded);
 }
 
-/* which of format 3's steps (STEPS_TRIED) are tried on the whole chunk with `predictor`:
-   in a chunk large enough to sample (and not effort "max"), those whose estimate on the
-   sample blocks is below format 1's there and within 2% of the least of the two; else both */
-static void steps_worth(enc_t *e, int predictor, int *tried) {
-    double cost[3] = {0.0, 0.0, 0.0};
-    int b, t;
-    tried[0] = tried[1] = 1;
-    if (e->n < SAMPLE_FROM || e->effort == ZDT_PREDICT_EFFORT_MAX || !record_of(e))
-        return;
-    for (b = 0; b < SAMPLE_BLOCKS; b++) {
-        zdt__grid bg;
-        void *block = NULL;
-        if (sample_block(e, b, &bg, &block) < 0) {
-            e->oom = 1;
-            return;
-        }
-        for (t = 0; t < 3; t++) {
-            zdt__pred p;
-            double alpha = t ? STEPS_TRIED[t - 1][0] : 1.0, beta = t ? STEPS_TRIED[t - 1][1] : 1.0;
-            if (predict(e, &p, block, &bg, predictor, alpha, beta, 1) != ZDT_PREDICT_OK) {
-                free(block);
-                return;
-            }
-            cost[t] += estimate3(e, &p);
-            zdt__pred_free(&p);
-        }
-        free(block);
-    }
-    for (t = 0; t < 2; t++) {
-        double other = cost[2 - t];
-        tried[t] = cost[t + 1] < cost[0] && cost[t + 1] <= STEPS_SLACK * other;
-    }
-}
-
 /* the raw values, little-endian */
 static void raw_bytes(const enc_t *e, const zdt__pred *p, zdt__buf *out) {
     size_t i;
@@ -702,7 +666,7 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
     }
     made = e->oom ? 0 : choose_predictors(e, preds);
     for (k = 0; k < made; k++) {
-        int t, tried[2];
+        int t;
         if (!e->oom && !e->zerr && !e->perr)
             pack_forms(e, &preds[k], mask, &head, forms, n_forms, best, want);
         /* (its values are a kept candidate's or no longer needed: not held through the
@@ -713,14 +677,8 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
         if (!e->oom && !e->zerr && !e->perr &&
             (e->effort == ZDT_PREDICT_EFFORT_MAX ? preds[k].predictor != 1
                                                  : level_worth(&preds[k])))
-            steps_worth(e, preds[k].predictor, tried);
-        else
-            tried[0] = tried[1] = 0;
-        if (!e->oom)
             for (t = 0; t < 2 && !e->oom && !e->zerr && !e->perr; t++) {
                 zdt__pred v;
-                if (!tried[t])
-                    continue;
                 if (predict(e, &v, e->x, e->g, preds[k].predictor, STEPS_TRIED[t][0],
                             STEPS_TRIED[t][1], record_of(e)) != ZDT_PREDICT_OK)
                     break;
