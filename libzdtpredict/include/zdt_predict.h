@@ -159,6 +159,9 @@ typedef struct {
     /* --- providers (both directions) --- */
     const zdt_predict_zstd *zstd;       /* NULL: libzstd (see zdt_predict_zstd) */
     const zdt_predict_pcodec *pcodec;   /* NULL: entropy stages 1 and 2 unsupported */
+    /* how hard `auto` looks for the smallest chunk: ZDT_PREDICT_EFFORT_DEFAULT (0), _FAST or
+       _MAX (the encoder's configuration; a decoder ignores it) */
+    int effort;
 } zdt_predict_params;
 
 /* predictor codes (the chunk header's), and auto */
@@ -174,9 +177,15 @@ typedef struct {
 #define ZDT_PREDICT_ENTROPY_PCODEC_LEVELS 2
 #define ZDT_PREDICT_ENTROPY_ANS 3
 
+/* effort (the configuration's `effort`) */
+#define ZDT_PREDICT_EFFORT_DEFAULT 0
+#define ZDT_PREDICT_EFFORT_FAST 1
+#define ZDT_PREDICT_EFFORT_MAX 2
+
 #define ZDT_PREDICT_PARAMS_INIT \
     { sizeof(zdt_predict_params), ZDT_PREDICT_FLOAT64, 0, {0}, 0.0, 0, 0.0, NULL, {0, 0}, \
-      0.0, ZDT_PREDICT_PREDICTOR_AUTO, ZDT_PREDICT_ENTROPY_AUTO, 3, NULL, 0, NULL, NULL }
+      0.0, ZDT_PREDICT_PREDICTOR_AUTO, ZDT_PREDICT_ENTROPY_AUTO, 3, NULL, 0, NULL, NULL, \
+      ZDT_PREDICT_EFFORT_DEFAULT }
 
 /* What went wrong: the status again, the part of the chunk found wrong (as zdt's
    CorruptChunkError.part: "header", "symbols", "ANS stream", "raw values", "zstd frame",

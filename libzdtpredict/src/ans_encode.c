@@ -208,11 +208,12 @@ static int model_counts(const int64_t *hist, int m, int64_t (*counts)[TOKENS]) {
     return n_tables;
 }
 
-/* _ans.model: the model of least estimated bits (the first of equals), its tables */
-static int choose_model(const int64_t *hist, uint16_t (*freq)[TOKENS]) {
+/* each model's estimated bits (its tables' bytes, the tokens at their tables' entropy, the
+   extra bits); the index of the least (the first of equals) */
+static int model_costs(const int64_t *hist, double *cost) {
     int m, t, tok, c, best = 0, n_tables;
     int64_t n;
-    double bits, table_bytes, s, extra = 0.0, cost[MODELS];
+    double bits, table_bytes, s, extra = 0.0;
     int64_t counts[FINE][TOKENS];
     for (t = 0; t < FINE; t++)
         for (tok = 16; tok < TOKENS; tok++)
@@ -239,6 +240,20 @@ static int choose_model(const int64_t *hist, uint16_t (*freq)[TOKENS]) {
         if (cost[m] < cost[best])
             best = m;
     }
+    return best;
+}
+
+double zdt__ans_bits(const int64_t *counts) {
+    double cost[MODELS];
+    return cost[model_costs(counts, cost)];
+}
+
+/* _ans.model: the model of least estimated bits (the first of equals), its tables */
+static int choose_model(const int64_t *hist, uint16_t (*freq)[TOKENS]) {
+    int t, best, n_tables;
+    double cost[MODELS];
+    int64_t counts[FINE][TOKENS];
+    best = model_costs(hist, cost);
     n_tables = model_counts(hist, best, counts);
     for (t = 0; t < n_tables; t++)
         normalise(counts[t], freq[t]);

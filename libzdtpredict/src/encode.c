@@ -15,6 +15,18 @@
 #define EARLY_SLACK 1.3
 #define SAMPLE_SLACK 1.0
 #define ESTIMATE_SLACK 1.1
+/* effort "default": stage 3's own estimate on the samples and the whole chunk (the order-0
+   estimate misjudged predictors whose gain lies in the contexts), a wider net on the samples,
+   and a wider one still where the samples cost few bits an element (there, edges and rare
+   codes rank the predictors more than the chunk's structure does) */
+#define DEFAULT_SAMPLE_SLACK 1.1
+#define FEW_BITS 0.3
+#define FEW_BITS_SLACK 1.5
+#define DEFAULT_ESTIMATE_SLACK 1.02
+/* raw bytes beyond which the estimate packs them */
+#define RAW_PACKED 256u
+/* the whole chunk's bits an element over its samples' beyond which they did not stand for it */
+#define SURPRISE 1.5
 #define LEVEL_ZEROS 0.9
 #define WIDE_SHARE 0.25
 #define FEW_MASKED 64
@@ -31,13 +43,25 @@ typedef struct {
     int is_f32;
     size_t elem, n;
     double abs_error;
-    int predictor, entropy, level;
+    int predictor, entropy, level, effort;
     int has_fill;
     double fill64;
     float fill32;
     zdt__io io;
     int oom, zerr, perr;
 } enc_t;
+
+/* the order a form packs with stage 3: the prediction's, or a masked chunk's (no symbol 1) */
+typedef struct {
+    const uint16_t *osym;
+    const uint8_t *octx;
+    size_t nord;
+    const int64_t *counts;
+} order_t;
+
+static void pack(enc_t *e, const zdt__pred *p, const order_t *o, int stage, const uint8_t *mask,
+                 const zdt__buf *raw_frame, zdt__buf *out);
+static void raw_bytes(const enc_t *e, const zdt__pred *p, zdt__buf *out);
 
 static int record_of(const enc_t *e) { return e->entropy == -1 || e->entropy == 3; }  /* auto, ans */
 
@@ -53,6 +77,67 @@ static int predict(enc_t *e, zdt__pred *p, const void *x, const zdt__grid *g, in
 /* order0_bits(symbols, raw): the symbols' order-0 entropy, the raw values' bits, plus 1 */
 static double estimate(enc_t *e, const zdt__pred *p) {
     return zdt__order0_bits(p->sym, p->n, &e->oom) + 8.0 * (double)(p->nraw * e->elem) + 1.0;
+}
+
+/* the raw values' bits: their bytes, or where they are many their zstd frame's (values
+   stored raw are often few distinct ones, such as whole numbers finer than the bound) */
+static double raw_bits(enc_t *e, const zdt__pred *p) {
+    double bits = 8.0 * (double)(p->nraw * e->elem);
+    if (p->nraw * e->elem > RAW_PACKED) {
+        zdt__buf rawb, frame;
+        memset(&rawb, 0, sizeof(rawb));
+        memset(&frame, 0, sizeof(frame));
+        raw_bytes(e, p, &rawb);
+        if (!rawb.oom && zdt__zstd_append(&frame, &e->io, rawb.p, rawb.len, e->level) == 0 &&
+            !frame.oom)
+            bits = 8.0 * (double)frame.len;
+        zdt__buf_free(&rawb);
+        zdt__buf_free(&frame);
+    }
+    return bits;
+}
+
+/* the bits stage 3 would take (its model's estimate) plus the raw bytes, where the prediction
+   recorded stage 3's order; else the order-0 estimate. With a fill value, the fill symbols'
+   token is left out: the masked chunk, tried too, codes none of them. */
+static double estimate3(enc_t *e, const zdt__pred *p) {
+    int64_t counts[60 * 64];
+    int f;
+    if (p->counts == NULL)
+        return estimate(e, p);
+    memcpy(counts, p->counts, sizeof(counts));
+    if (e->has_fill)
+        for (f = 0; f < 60; f++)
+            counts[f * 64 + 1] = 0;
+    return zdt__ans_bits(counts) + raw_bits(e, p) + 1.0;
+}
+
+/* whether the entropy stages packed include zstd (wide_stages) for the plain chunk */
+static int zstd_tried(const enc_t *e, const zdt__pred *p) {
+    int64_t wide = 0;
+    int f, tok;
+    if (e->entropy != -1 || p->counts == NULL)
+        return 0;
+    for (f = 0; f < 60; f++)
+        for (tok = 16; tok < 64; tok++)
+            wide += p->counts[f * 64 + tok];
+    return (double)wide > WIDE_SHARE * (double)p->nord;
+}
+
+/* effort "default": a sample's bits, stage 3's estimate, or where zstd is packed as well the
+   smaller of that and zstd's bytes for the sample (zstd finds repeated stretches of codes,
+   which no estimate from counts sees) */
+static double sample_bits(enc_t *e, const zdt__pred *p) {
+    double bits = estimate3(e, p);
+    if (zstd_tried(e, p)) {
+        zdt__buf b;
+        memset(&b, 0, sizeof(b));
+        pack(e, p, NULL, 0, NULL, NULL, &b);
+        if (!b.oom && !e->zerr && 8.0 * (double)b.len < bits)
+            bits = 8.0 * (double)b.len;
+        zdt__buf_free(&b);
+    }
+    return bits;
 }
 
 /* `within`: keep[k] where cost[k] <= least * slack (k < count, among those kept already) */
@@ -114,11 +199,41 @@ static int sample_block(const enc_t *e, int k, zdt__grid *bg, void **data) {
     return 0;
 }
 
+/* the whole-chunk predictions of names[k] where want[k] and not yet made (done[k]), appended
+   to preds from *made; 0, or -1 (every prediction freed) */
+static int predict_whole(enc_t *e, const int *names, const int *want, int *done, int count,
+                         zdt__pred *preds, int *made) {
+    int k;
+    for (k = 0; k < count; k++) {
+        if (!want[k] || done[k])
+            continue;
+        if (predict(e, &preds[*made], e->x, e->g, names[k], 1.0, 1.0, record_of(e)) !=
+            ZDT_PREDICT_OK) {
+            while (*made > 0)
+                zdt__pred_free(&preds[--*made]);
+            return -1;
+        }
+        done[k] = 1;
+        (*made)++;
+    }
+    return 0;
+}
+
 /* choose_predictors: the predictions `auto` (or the one predictor named) packs, in order;
-   returns how many (preds[0 .. 4)) */
+   returns how many (preds[0 .. 4)). Effort "fast": four sample blocks and order-0 estimates.
+   "default": the same blocks with stage 3's estimate (where stage 3 is written), raw values
+   and zstd's gains estimated by packing them, the predictors near the least in total or in
+   any one block predicted whole, and every predictor predicted whole where the best of
+   those costs well above what its samples promised (the samples did not stand for the
+   chunk); packs those within 2% of the least estimate, and those zstd packs too. "max":
+   every predictor whole, every one packed. */
 static int choose_predictors(enc_t *e, zdt__pred *preds) {
-    int names[4], keep[4], count = 0, k, b, made = 0, real = 0, d;
-    double cost[4];
+    int names[4], keep[4], done[4], somewhere[4], count = 0, k, b, made = 0, real = 0, d;
+    int sampled = 0;
+    const int fast = e->effort == ZDT_PREDICT_EFFORT_FAST;
+    const int most = e->effort == ZDT_PREDICT_EFFORT_MAX;
+    const int rec = record_of(e);
+    double cost[4], seen[4], whole[4];
     if (e->predictor != 0) {
         names[count++] = e->predictor;
     } else {
@@ -134,13 +249,16 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
     }
     for (k = 0; k < count; k++) {
         keep[k] = 1;
-        cost[k] = 0.0;
+        done[k] = somewhere[k] = 0;
+        cost[k] = seen[k] = 0.0;
     }
-    if (count > 1 && e->n >= SAMPLE_FROM) {
+    if (count > 1 && e->n >= SAMPLE_FROM && !most) {
+        sampled = 1;
         for (b = 0; b < SAMPLE_BLOCKS; b++) {
             zdt__grid bg;
             void *block = NULL;
             int left = 0;
+            double here[4], least_here = INFINITY;
             if (sample_block(e, b, &bg, &block) < 0) {
                 e->oom = 1;
                 return 0;
@@ -149,14 +267,27 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                 zdt__pred p;
                 if (!keep[k])
                     continue;
-                if (predict(e, &p, block, &bg, names[k], 1.0, 1.0, 0) != ZDT_PREDICT_OK) {
+                if (predict(e, &p, block, &bg, names[k], 1.0, 1.0, fast ? 0 : rec) !=
+                    ZDT_PREDICT_OK) {
                     free(block);
                     return 0;
                 }
-                cost[k] += estimate(e, &p);
+                here[k] = fast ? estimate(e, &p) : sample_bits(e, &p);
+                cost[k] += here[k];
+                if (here[k] < least_here)
+                    least_here = here[k];
+                seen[k] += (double)bg.count;
                 zdt__pred_free(&p);
             }
             free(block);
+            /* (effort "default": a predictor near the best in any one block is kept, the
+               chunk's parts may favour different ones; every block sees every predictor) */
+            if (!fast) {
+                for (k = 0; k < count; k++)
+                    if (keep[k] && here[k] <= least_here * DEFAULT_SAMPLE_SLACK)
+                        somewhere[k] = 1;
+                continue;
+            }
             if (b == 0) {
                 within(cost, keep, count, EARLY_SLACK);
                 for (k = 0; k < count; k++)
@@ -165,26 +296,53 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                     break;
             }
         }
-        within(cost, keep, count, SAMPLE_SLACK);
-    }
-    for (k = 0; k < count; k++) {
-        if (!keep[k])
-            continue;
-        if (predict(e, &preds[made], e->x, e->g, names[k], 1.0, 1.0, record_of(e)) !=
-            ZDT_PREDICT_OK) {
-            while (made > 0)
-                zdt__pred_free(&preds[--made]);
-            return 0;
+        if (fast) {
+            within(cost, keep, count, SAMPLE_SLACK);
+        } else {
+            double few = INFINITY;
+            for (k = 0; k < count; k++)
+                if (keep[k] && cost[k] / seen[k] < few)
+                    few = cost[k] / seen[k];
+            within(cost, keep, count, few < FEW_BITS ? FEW_BITS_SLACK : DEFAULT_SAMPLE_SLACK);
+            for (k = 0; k < count; k++)
+                keep[k] |= somewhere[k];
         }
-        made++;
     }
-    if (made > 1) {
+    if (predict_whole(e, names, keep, done, count, preds, &made) < 0)
+        return 0;
+    if (!fast && !most && sampled && rec) {
+        /* (the samples' bits per element against the whole chunk's, for the one they chose:
+           far more in the whole chunk, and the others are predicted whole as well) */
+        double least = INFINITY, promised = 0.0;
+        int j = 0;
+        for (k = 0; k < count; k++)
+            if (done[k]) {
+                whole[k] = estimate3(e, &preds[j++]);
+                if (whole[k] < least) {
+                    least = whole[k];
+                    promised = cost[k] / seen[k];
+                }
+            }
+        if (least / (double)e->n > SURPRISE * promised) {
+            int all[4] = {1, 1, 1, 1};
+            if (predict_whole(e, names, all, done, count, preds, &made) < 0)
+                return 0;
+        }
+    }
+    /* (effort "default" packs each prediction of a chunk too small to sample: cheap, and
+       estimates of few symbols rank them poorly) */
+    if (made > 1 && !most && (fast || sampled)) {
         int kept[4], j = 0;
         for (k = 0; k < made; k++) {
-            cost[k] = estimate(e, &preds[k]);
+            cost[k] = fast ? estimate(e, &preds[k]) : estimate3(e, &preds[k]);
             kept[k] = 1;
         }
-        within(cost, kept, made, ESTIMATE_SLACK);
+        within(cost, kept, made, fast ? ESTIMATE_SLACK : DEFAULT_ESTIMATE_SLACK);
+        /* (effort "default": a prediction that zstd packs as well is packed, its size beyond
+           stage 3's estimate: repeated stretches of codes pack far smaller) */
+        if (!fast)
+            for (k = 0; k < made; k++)
+                kept[k] |= zstd_tried(e, &preds[k]);
         for (k = 0; k < made; k++) {
             if (kept[k])
                 preds[j++] = preds[k];
@@ -259,14 +417,6 @@ static void header(const enc_t *e, const zdt__pred *p, int stage, zdt__buf *out)
         zdt__buf_f64(out, p->beta);
     }
 }
-
-/* the order a form packs with stage 3: the prediction's, or a masked chunk's (no symbol 1) */
-typedef struct {
-    const uint16_t *osym;
-    const uint8_t *octx;
-    size_t nord;
-    const int64_t *counts;
-} order_t;
 
 static int wide_stages(const enc_t *e, const order_t *o, int *stages) {
     int64_t wide = 0;
@@ -523,7 +673,10 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
            format-3 trials) */
         free(preds[k].v);
         preds[k].v = NULL;
-        if (!e->oom && !e->zerr && !e->perr && level_worth(&preds[k]))
+        /* (effort "max": format 3 tried wherever the predictor has levels) */
+        if (!e->oom && !e->zerr && !e->perr &&
+            (e->effort == ZDT_PREDICT_EFFORT_MAX ? preds[k].predictor != 1
+                                                 : level_worth(&preds[k])))
             for (t = 0; t < 2 && !e->oom && !e->zerr && !e->perr; t++) {
                 zdt__pred v;
                 if (predict(e, &v, e->x, e->g, preds[k].predictor, STEPS_TRIED[t][0],
@@ -588,6 +741,9 @@ static int check_encode(const zdt_predict_params *p, size_t *count, size_t *elem
     if (p->entropy < -1 || p->entropy > 3)
         return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "entropy must be -1 (auto), 0 (zstd), "
                          "1 (pcodec), 2 (pcodec by level) or 3 (ans), got %d", p->entropy);
+    if (p->effort < ZDT_PREDICT_EFFORT_DEFAULT || p->effort > ZDT_PREDICT_EFFORT_MAX)
+        return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "effort must be 0 (default), 1 (fast) or "
+                         "2 (max), got %d", p->effort);
     if (p->level < -7 || p->level > 22)
         return zdt__fail(err, ZDT_PREDICT_E_PARAM, "", "level must be an integer from -7 to 22, "
                          "got %d", p->level);
@@ -648,6 +804,7 @@ int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__g
     e.predictor = p->predictor;
     e.entropy = p->entropy;
     e.level = p->level;
+    e.effort = p->effort;
     e.has_fill = has_fill;
     e.fill64 = fill;
     e.fill32 = (float)fill;

@@ -79,6 +79,9 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
 void zdt__histogram(const uint16_t *osym, const uint8_t *octx, size_t n, int64_t *counts);
 /* _ans.order0_bits: the bits sym[n] takes at its order-0 entropy; -1 with no memory */
 double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom);
+/* the bits stage 3 takes for these counts, as its model choice estimates them (tables,
+   tokens at their tables' entropy, extra bits) */
+double zdt__ans_bits(const int64_t *counts);
 /* stage 3's bytes (model, tables, states, word count, words) appended to out */
 void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, size_t n,
                    const int64_t *counts);

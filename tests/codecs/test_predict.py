@@ -907,9 +907,11 @@ def test_auto_looks_only_at_its_sample_blocks_in_large_chunks():
     room left, the columns' positions turned by one: (1/8, 3/8), (3/8, 5/8), (5/8, 7/8),
     (7/8, 1/8)) hold a field only Lorenzo predicts (g(i) + h(j), g and h noise); everywhere
     else a smooth field interpolation predicts better. The whole chunk is smaller by
-    interpolation, yet `auto` takes Lorenzo, which only the blocks can have told it; with the
-    same field planted at the columns not turned (no block sampled there), it does not; nor
-    below 2^16 elements, where it predicts the whole chunk."""
+    interpolation, yet `auto` with effort "fast" takes Lorenzo, which only the blocks can have
+    told it; with the same field planted at the columns not turned (no block sampled there),
+    it does not; nor below 2^16 elements, where it predicts the whole chunk. Effort
+    "default" sees that Lorenzo's whole chunk costs far more an element than its blocks did,
+    predicts the others whole too and takes interpolation either way."""
     rows, cols = 512, 640
     i, j = np.mgrid[0:rows, 0:cols]
     rng = np.random.default_rng(3)
@@ -929,10 +931,12 @@ def test_auto_looks_only_at_its_sample_blocks_in_large_chunks():
         sizes = {name: len(PredictConfig.create(abs_error=0.01, predictor=name).encode(x))
                  for name in ("lorenzo", "interpolation")}
         assert sizes["interpolation"] < 0.8 * sizes["lorenzo"], sizes
-        chosen = PredictConfig.create(abs_error=0.01).encode(x)
+        chosen = PredictConfig.create(abs_error=0.01, effort="fast").encode(x)
         assert (chosen[4] == PREDICTORS["lorenzo"]) == sampled, (turn, sizes, chosen[4])
+        assert PredictConfig.create(abs_error=0.01).encode(x)[4] != PREDICTORS["lorenzo"]
     small = planted(1)[:200, :300]          # (60,000 elements: no sampling)
-    assert PredictConfig.create(abs_error=0.01).encode(small)[4] != PREDICTORS["lorenzo"]
+    assert PredictConfig.create(abs_error=0.01, effort="fast").encode(small)[4] != \
+        PREDICTORS["lorenzo"]
 
 
 @settings(max_examples=examples(200), deadline=None)

@@ -346,3 +346,31 @@ def test_chunks_along_time_get_the_first_slice_s_mask_as_their_reference(tmp_pat
     zdt.convert(one, tmp_path / "one_out.zarr", abs_error=0.05, readers="zdt")
     doc = json.loads((tmp_path / "one_out.zarr" / "x" / "zarr.json").read_text())
     assert "mask" not in doc["codecs"][-1].get("configuration", {})
+
+
+def test_the_effort_asked_reaches_every_predict_encoding_and_a_bad_one_is_refused(tmp_path):
+    """zdt.suggest / convert(effort=...) and --effort: the zdt.predict encodings the engine
+    measures and writes carry it (absent for the default), and the chunks they write decode
+    within the bound."""
+    from zdt.command import main as command
+    from zdt.errors import UsageError
+
+    x = smooth()
+    src = write(tmp_path / "src.zarr", x)
+    for effort in ("fast", "max"):
+        dst = tmp_path / f"{effort}.zarr"
+        zdt.convert(src, dst, abs_error=0.5, readers="zdt", effort=effort)
+        doc = json.loads((dst / "x" / "zarr.json").read_text())
+        (codec,) = [c for c in doc["codecs"] if c["name"] == "zdt.predict"]
+        assert codec["configuration"]["effort"] == effort
+        exactly_within(x, zarr.open_array(dst / "x", mode="r")[...], 0.5)
+    plan = zdt.suggest(src, abs_error=0.5, readers="zdt")
+    (codec,) = [c for c in plan["/x"].codecs if c["name"] == "zdt.predict"]
+    assert "effort" not in codec["configuration"]
+    with pytest.raises(UsageError, match="effort= must be one of fast, default, max, not 'slow'"):
+        zdt.suggest(src, abs_error=0.5, readers="zdt", effort="slow")
+    assert command(["convert", str(src), str(tmp_path / "cli.zarr"), "--abs-error", "0.5",
+                    "--readers", "zdt", "--effort", "max", "--quiet"]) == 0
+    doc = json.loads((tmp_path / "cli.zarr" / "x" / "zarr.json").read_text())
+    assert [c["configuration"]["effort"] for c in doc["codecs"] if c["name"] == "zdt.predict"] \
+        == ["max"]

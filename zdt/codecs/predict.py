@@ -26,11 +26,11 @@ from zdt.codecs.predict_chunk import (FORMAT2_MAGIC, FORMAT3_MAGIC, FORMAT_MAGIC
                                       KIND_RELATIVE, LEVEL_STEPS, MAGIC, MASKED_HEADER,
                                       MASKED_KIND, PCO_LENGTH, RELATIVE_HEADER, corrupt,
                                       fill_array, fill_value, grid4, integer_bound)
-from zdt.codecs.predict_config import (CHOICES, CODEC, DTYPES, INTEGERS, KEYS, NONFINITE,
+from zdt.codecs.predict_config import (CHOICES, CODEC, DTYPES, EFFORTS, INTEGERS, KEYS, NONFINITE,
                                        PREDICTORS, REFERENCE_BITS, STAGE_CHOICES, STAGES,
                                        PredictConfig, ReferenceMask, check_dtype)
 
-__all__ = ["CHOICES", "CODEC", "DTYPES", "FORMAT2_MAGIC", "FORMAT3_MAGIC", "FORMAT_MAGIC",
+__all__ = ["CHOICES", "CODEC", "DTYPES", "EFFORTS", "FORMAT2_MAGIC", "FORMAT3_MAGIC", "FORMAT_MAGIC",
            "GROUPS", "HEADER", "INTEGERS", "KEYS", "KIND_RELATIVE", "LEVEL_STEPS", "MAGIC",
            "MASKED_HEADER", "MASKED_KIND", "NONFINITE", "PCO_LENGTH", "PREDICTORS",
            "REFERENCE_BITS", "RELATIVE_HEADER", "STAGES", "STAGE_CHOICES", "PredictConfig",

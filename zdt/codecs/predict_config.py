@@ -25,7 +25,11 @@ PREDICTORS = {"lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
 CHOICES = ("auto", *PREDICTORS)
 STAGES = {"zstd": 0, "pcodec": 1, "pcodec_levels": 2, "ans": 3}   # the header's entropy-stage field
 STAGE_CHOICES = ("auto", *STAGES)
-KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep", "fill", "mask")
+# how hard `auto` looks for the smallest chunk (the C library's effort codes); "default" is
+# also what an absent key means, and is not written
+EFFORTS = {"fast": 1, "default": 0, "max": 2}
+KEYS = ("abs_error", "rel_error", "predictor", "level", "entropy", "keep", "fill", "mask",
+        "effort")
 # the most bits a reference mask may have (its stream is decoded when the codec is created)
 REFERENCE_BITS = 1 << 31
 # the JSON of a non-finite `fill`
@@ -103,11 +107,13 @@ class PredictConfig:
     # value (a CF _FillValue the data hold where the zarr fill value is NaN)
     fill: float | None = None
     mask: ReferenceMask | None = None   # masked chunks' reference (ReferenceMask)
+    effort: str = "default"         # the encoder's search: "fast", "default" or "max"
 
     @classmethod
     def create(cls, *, abs_error: object = None, predictor: object = "auto", level: object = 3,
                entropy: object = "auto", keep: object = (), rel_error: object = None,
-               fill: object = None, mask: object = None) -> PredictConfig:
+               fill: object = None, mask: object = None,
+               effort: object = "default") -> PredictConfig:
         if (abs_error is None) == (rel_error is None):
             raise ConfigError(f"{CODEC}: give one of abs_error and rel_error (both together: not "
                               f"yet)", config_key="rel_error" if rel_error is not None else "abs_error")
@@ -139,13 +145,16 @@ class PredictConfig:
                 isinstance(fill, (int, float)) or (isinstance(fill, str) and fill in NONFINITE))):
             raise ConfigError(f"{CODEC}: fill must be a number, \"NaN\", \"Infinity\" or "
                               f"\"-Infinity\", got {fill!r}", config_key="fill")
+        if not isinstance(effort, str) or effort not in EFFORTS:
+            raise ConfigError(f"{CODEC}: effort must be one of {', '.join(EFFORTS)}, got "
+                              f"{effort!r}", config_key="effort")
         reference = mask if isinstance(mask, ReferenceMask) or mask is None else \
             ReferenceMask.from_json(mask)
         return cls(None if abs_error is None else float(abs_error), str(predictor), int(level),
                    str(entropy), tuple(sorted({int(v) for v in keep})),
                    None if rel_error is None else float(rel_error),
                    None if fill is None else float(NONFINITE.get(fill, fill)),  # type: ignore[arg-type]
-                   reference)
+                   reference, str(effort))
 
     @classmethod
     def from_json(cls, config: Mapping[str, Any]) -> PredictConfig:
@@ -162,6 +171,8 @@ class PredictConfig:
                                                       ("Infinity" if f > 0 else "-Infinity"))
         if self.mask is not None:
             out["mask"] = self.mask.to_json()
+        if self.effort != "default":
+            out["effort"] = self.effort
         return out
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
@@ -207,7 +218,7 @@ def _core(config: PredictConfig) -> _predict_core.Codec:
         0.0 if config.rel_error is None else config.rel_error,
         0 if config.predictor == "auto" else PREDICTORS[config.predictor],
         -1 if config.entropy == "auto" else STAGES[config.entropy], config.level, config.keep,
-        reference, (0, 0) if config.mask is None else config.mask.shape)
+        reference, (0, 0) if config.mask is None else config.mask.shape, EFFORTS[config.effort])
 
 def check_dtype(dtype: np.dtype, integers: bool = True) -> np.dtype:
     """The native form of a data type the codec takes (with `integers`, those of INTEGERS too);

@@ -48,6 +48,9 @@ def add_selection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
                    help="use bounds that look like a mistake: an absolute bound above a tenth of an "
                         "array's range (in other units?), a relative bound of 1 or more")
+    p.add_argument("--effort", choices=("fast", "default", "max"), default="default",
+                   help="how hard zdt.predict's encoder looks for the smallest chunk: fast, "
+                        "default, or max (every predictor tried whole; slowest)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bars (and convert reports only where it wrote)")
 
@@ -73,7 +76,7 @@ def bound_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments zdt.suggest and zdt.convert share, from the options above."""
     return dict(abs_error=args.abs_error, rel_error=args.rel_error, bounds=args.bound,
                 include=args.include, exclude=args.exclude, sample=args.sample,
-                readers=args.readers, force=args.force)
+                readers=args.readers, force=args.force, effort=args.effort)
 
 
 def storage_kwargs(args: argparse.Namespace) -> dict[str, Any]:

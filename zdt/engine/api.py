@@ -55,7 +55,7 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
             readers: str | Sequence[str] | None = None, sample: int | None = None,
             scheduler: str | None = None, storage_options: dict | None = None,
             branch: str = "main", on_damaged_chunk: str = "stop", force: bool = False,
-            progress: Progress | bool | None = None) -> Plan:
+            effort: str = "default", progress: Progress | bool | None = None) -> Plan:
     """For every array of `source`, the encoding that writes the fewest bytes on disk and keeps
     its bound, measured on the data; arrays that are not data (coordinates, strings, integers
     under a relative bound) or that no encoding shrinks are copied.
@@ -100,6 +100,9 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
         Use bounds that look like a mistake: an absolute bound above a tenth of an array's
         range (in other units?), a relative bound of 1 or more. Without it they are a
         UsageError naming the array, its range and units.
+    effort
+        zdt.predict's ``effort`` in the encodings measured: ``"fast"``, ``"default"`` (the
+        default) or ``"max"`` (every predictor tried whole, the slowest).
     progress
         None (the default): a bar per pass on a terminal, as the command shows them; False:
         none; or ``progress(label, total)`` -> ``advance(n)``, called once per pass.
@@ -115,7 +118,8 @@ def suggest(source: Any, *, abs_error: float | None = None, rel_error: float | N
     from zdt.engine.sources import open_source
     from zdt.stores.nodes import is_array, walk
 
-    selection = selection_of(abs_error, rel_error, bounds, include, exclude, force=force)
+    selection = selection_of(abs_error, rel_error, bounds, include, exclude, force=force,
+                             effort=effort)
     compression = Compression.parse(compressor)
     who = Readers.parse(readers)
     check_sample(sample)
@@ -239,7 +243,7 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
             resume: bool = False, scheduler: str | None = None,
             storage_options: dict | None = None, branch: str = "main",
             on_damaged_chunk: str = "stop", report: Any = None, force: bool = False,
-            progress: Progress | bool | None = None) -> Report:
+            effort: str = "default", progress: Progress | bool | None = None) -> Report:
     """A re-encoded copy of the store `source` at `dest`, storage unit by storage unit in
     bounded memory; every unit written is checked against its bound. `source` may also be an
     xarray Dataset or a netCDF file (see `suggest`): `dest` is then a zarr store holding what a
@@ -292,7 +296,7 @@ def convert(source: Any, dest: Any, plan: Plan | Mapping | str | None = None, *,
     compression = Compression.parse(given_plan.compressor if given_plan else compressor)
     who = Readers.parse(given_plan.readers if given_plan else readers)
     selection = selection_of(abs_error, rel_error, bounds, include, exclude, required=False,
-                             force=force)
+                             force=force, effort=effort)
     from zdt.engine.sources import dataset_source_of
     from zdt.stores.nodes import require_zarr
 

@@ -112,6 +112,7 @@ class Context:
     # and more than one lies along the others (zdt.predict's reference mask: _reference)
     first_slice: Any = None
     asked: Bound | None = None  # the bound as the user gave it, where `bound` is the stored one
+    effort: str = "default"     # zdt.predict's `effort` (written only when not the default)
 
     @property
     def specials(self) -> list[str]:
@@ -443,6 +444,7 @@ def _predict(ctx: Context) -> list[Encoding]:
     bound = {"rel_error": E} if ctx.bound.relative else {"abs_error": E}
     reference = None if ctx.bound.relative else _reference(ctx, kept)
     config = {**bound, "predictor": "auto", "level": 3, "entropy": "auto",
+              **({"effort": ctx.effort} if ctx.effort != "default" else {}),
               **({"keep": keep} if keep else {}), **({"fill": marker} if marker is not None else {}),
               **({"mask": reference} if reference is not None else {})}
     # (in the user's units: a CF-packed array's stored bound is a number of stored steps)

@@ -220,7 +220,7 @@ def screened(run: Callable, samples: list, trials: list[Trial], dtype: np.dtype,
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
                  progress: Progress, cluster: Any = None,
                  readers: Readers = Readers(("zarr-python",)), salvage: Any = None,
-                 force: bool = False) -> Decision:
+                 force: bool = False, effort: str = "default") -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module); with
     `salvage`, damaged chunks read as the fill value (zdt.engine.damage); an absolute bound
     above a tenth of the array's range is refused unless `force` (check_scale)."""
@@ -258,7 +258,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                        arr.metadata.zarr_format, declared.masking, valid=declared.valid,
                        readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value,
                        asked=bound if packing is not None else None,
-                       first_slice=_first_slice(arr, check, readers, salvage))
+                       first_slice=_first_slice(arr, check, readers, salvage), effort=effort)
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
         encodings = [e.rounded_in_memory(dtype) for e in encodings]
@@ -372,5 +372,5 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
                                       data_type=array_type_name(arr), shape=tuple(arr.shape)))
             continue
         decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers,
-                                      salvage, selection.force))
+                                      salvage, selection.force, selection.effort))
     return decisions

@@ -142,6 +142,7 @@ class Selection:
     bounds: dict[str, Bound] = field(default_factory=dict)      # PATH or GLOB -> bound
     default: Bound | None = None
     force: bool = False     # a bound that looks like a mistake (in the wrong units) is used
+    effort: str = "default"     # zdt.predict's `effort` in the encodings the engine measures
 
     @classmethod
     def parse(cls, include: list[str] | None, exclude: list[str] | None,
@@ -238,14 +239,19 @@ def fixed_reason(arr: Any, bound: Bound | None, named: bool, coords: dict[str, s
 def selection_of(abs_error: float | None, rel_error: float | None,
                  bounds: Mapping[str, Any] | Sequence[str] | None,
                  include: Sequence[str] | str | None, exclude: Sequence[str] | str | None,
-                 *, required: bool = True, force: bool = False) -> Selection:
+                 *, required: bool = True, force: bool = False,
+                 effort: str = "default") -> Selection:
     """The arrays chosen and the bound of each, from the arguments the three functions share.
 
     `bounds` maps a path or glob to a bound (``"abs:0.05"``, ``"rel:1e-3"``, ``{"abs": 0.05}``,
     a `Bound`, or a number: an absolute bound in the array's units); the command's ``--bound
-    PATH=abs:E`` strings are taken too."""
+    PATH=abs:E`` strings are taken too. `effort`: zdt.predict's, in every encoding with it."""
     if abs_error is not None and rel_error is not None:
         raise UsageError("give at most one of abs_error= and rel_error=")
+    from zdt.codecs.predict_config import EFFORTS
+
+    if not isinstance(effort, str) or effort not in EFFORTS:
+        raise UsageError(f"effort= must be one of {', '.join(EFFORTS)}, not {effort!r}")
     default = None
     for kind, value in (("abs", abs_error), ("rel", rel_error)):
         if value is not None:
@@ -268,6 +274,7 @@ def selection_of(abs_error: float | None, rel_error: float | None,
     as_list = (lambda v: [v] if isinstance(v, str) else list(v or []))
     selection = Selection.parse(as_list(include), as_list(exclude), as_list(bounds), default,
                                 bool(force))
+    selection.effort = effort
     if required and default is None and not selection.bounds:
         raise UsageError("give a bound: abs_error=E, rel_error=R or bounds={PATH: 'abs:E'}",
                          command="give a bound: --abs-error E, --rel-error R or --bound PATH=abs:E")

@@ -68,6 +68,7 @@ cdef extern from "zdt_predict.h":
         size_t n_keep
         const zdt_predict_zstd *zstd
         const zdt_predict_pcodec *pcodec
+        int effort
 
     ctypedef struct zdt_predict_error:
         int status
@@ -299,15 +300,18 @@ cdef void _set_shape(zdt_predict_params *p, tuple shape) except *:
 cdef class Codec:
     """One configuration's parameters (zdt_predict_params): abs_error or rel_error (0.0:
     none), predictor (0 auto, 1 .. 4), entropy (-1 auto, 0 .. 3), level, keep (int64 values),
-    reference (the reference mask's bits, uint8[rows * cols], and its shape)."""
+    reference (the reference mask's bits, uint8[rows * cols], and its shape), effort (0
+    default, 1 fast, 2 max)."""
 
     cdef zdt_predict_params base
     cdef object keep_array
     cdef object reference_bits
 
     def __init__(self, double abs_error, double rel_error, int predictor, int entropy,
-                 int level, keep=(), reference=None, tuple reference_shape=(0, 0)):
+                 int level, keep=(), reference=None, tuple reference_shape=(0, 0),
+                 int effort=0):
         zdt_predict_params_init(&self.base)
+        self.base.effort = effort
         self.base.abs_error = abs_error
         self.base.rel_error = rel_error
         self.base.predictor = predictor

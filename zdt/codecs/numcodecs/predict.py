@@ -48,9 +48,10 @@ class Predict(Codec):
     codec_id = CODEC
 
     def __init__(self, abs_error: float | None = None, predictor: str = "auto", level: int = 3,
-                 entropy: str = "auto", rel_error: float | None = None) -> None:
+                 entropy: str = "auto", rel_error: float | None = None,
+                 effort: str = "default") -> None:
         self.config = PredictConfig.create(abs_error=abs_error, predictor=predictor, level=level,
-                                           entropy=entropy, rel_error=rel_error)
+                                           entropy=entropy, rel_error=rel_error, effort=effort)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Predict:

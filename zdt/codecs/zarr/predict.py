@@ -32,7 +32,8 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
     the missing-data value the data hold, kept exactly and predicted around, when it is not
     the array's fill value), ``mask`` (a reference for the masks of chunks whose last two
     extents are its shape: {"shape": [n2, n3], "stream": base64}, or a ReferenceMask; a land
-    mask repeated in every chunk along time then costs next to nothing in each)."""
+    mask repeated in every chunk along time then costs next to nothing in each), ``effort``
+    (how hard `auto` looks for the smallest chunk: "fast", "default" or "max")."""
 
     # chunks encoded moments ago, to take instead of encoding again: take(config, arr, fill) ->
     # bytes or None, keep(config, arr, fill, data); None here (zdt.engine.writer sets its
@@ -46,10 +47,10 @@ class PredictCodec(SyncCodec, ArrayBytesCodec):
     def __init__(self, *, abs_error: float | None = None, predictor: str = "auto", level: int = 3,
                  entropy: str = "auto", keep: list[int] | tuple[int, ...] = (),
                  rel_error: float | None = None, fill: float | str | None = None,
-                 mask: Any = None) -> None:
+                 mask: Any = None, effort: str = "default") -> None:
         object.__setattr__(self, "config", PredictConfig.create(
             abs_error=abs_error, predictor=predictor, level=level, entropy=entropy, keep=keep,
-            rel_error=rel_error, fill=fill, mask=mask))
+            rel_error=rel_error, fill=fill, mask=mask, effort=effort))
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Self:
