@@ -1,10 +1,9 @@
-/* A pointwise-relative chunk (format 2, kind 3: kind 1's layout, 2^v by a table), as zdt.codecs.predict_relative.encode writes
-   it: the logarithms (zdt.kernels._logs.logarithms: zdt's own log2, the same bits on every
-   platform), their bound b (log_bound), the logarithms' chunk (encode_floats, which also gives
-   what it decodes each element to), every element checked against R |x| as the decoder will
-   compute it (_logs.check's float64 screen, then exact arithmetic where the screen cannot
-   settle it: here integers, where the Python encoder takes Fractions, the same verdict), the
-   signs, the exact map and values; and every value stored exactly where that is smaller. */
+/* A pointwise-relative chunk (format 2, kind 3: kind 1's layout, 2^v by a table): the
+   logarithms (zdt's own log2, the same bits on every platform), their bound b (log_bound),
+   the logarithms' chunk (encode_floats, which also gives what it decodes each element to),
+   every element checked against R |x| as the decoder will compute it (a float64 screen, then
+   exact integer arithmetic where the screen cannot settle it), the signs, the exact map and
+   values; and every value stored exactly where that is smaller. */
 #include <math.h>
 
 #include "encode.h"
@@ -16,8 +15,8 @@
 static const double ATANH[11] = {1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
                                  1.0 / 15, 1.0 / 17, 1.0 / 19, 1.0 / 21, 1.0 / 23};
 
-/* log2 |a| for a finite non-zero a: m and e from the bits for a normal a (_logs'
-   zdt_mantissa: frexp's answer), from frexp below the normal range */
+/* log2 |a| for a finite non-zero a: m and e from the bits for a normal a (frexp's answer),
+   from frexp below the normal range */
 static double log2_abs(double a) {
     uint64_t b = zdt__bits_of_f64(a) & 0x7FFFFFFFFFFFFFFFull;
     int e;
@@ -302,7 +301,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
             has_fill = isfinite(p->fill) && p->fill != 0.0;
         }
     }
-    /* the logarithms, signs and counts (_logs.logarithms) */
+    /* the logarithms, signs and counts */
     if (n) {
         size_t counts[3];
         if (is_f32) {
@@ -339,7 +338,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         if (rc != ZDT_PREDICT_OK)
             goto done;
     }
-    /* every element checked against what it decodes to (_logs.check, then exactly): the
+    /* every element checked against what it decodes to (a screen, then exactly): the
        screen for every element in a pass of its own, then one at a time the few it leaves */
     plain = !n_odd;
     flagged = !n ? 0 : is_f32 ? check_f32((const float *)src, logs, decoded, exact, n, R,
