@@ -74,8 +74,14 @@ static inline int zdt__ans_symbol(zdt__ans *a, int t) {
         return -1;
     }
     slot = a->x0 & 4095u;
-    tok = a->lut[((size_t)t << 12) + slot];
-    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
+    /* token 2 (code 0), most symbols, tested first from its entry alone: no lookup of the
+       slot's token on the state's chain */
+    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + 2];
+    tok = 2;
+    if (ZDT_UNLIKELY(slot - (entry >> 16) >= (entry & 0xFFFFu))) {
+        tok = a->lut[((size_t)t << 12) + slot];
+        entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
+    }
     a->x0 = (entry & 0xFFFFu) * (a->x0 >> 12) + slot - (entry >> 16);
     if (!zdt__ans_refill(a))
         return -1;

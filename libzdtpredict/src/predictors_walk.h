@@ -10,6 +10,10 @@
    coder, w its own copy of the walk: locals, which no store to the chunk's arrays can alias,
    so the compiler keeps their fields in registers; through the caller's pointers a byte
    store to w->cls made it load them again for every element, 1.7x the time) */
+#ifndef ZDT_WALK_BLOCK
+#define ZDT_WALK_BLOCK 256      /* a span's symbols decoded ahead of its elements */
+#endif
+
 static inline int WALK(visit)(zdt__walk *w, zdt__ans *a, size_t i, double p, int table) {
     int k;
 #if WALK_ANS
@@ -112,25 +116,137 @@ done:
     return rc;
 }
 
+#if WALK_ANS && !defined(ZDT_WALK_STEP)
+/* One symbol of a span with state X (Y: the other state): token 2 (code 0) from its context's
+   entry alone, no lookup of the slot's token on the state's chain; any other token, an empty
+   table or a corrupt stream through the coder's whole step (zdt__ans_symbol), the symbol kept
+   as an exception of the block. */
+#define ZDT_WALK_STEP(X, Y)                                                                  \
+    do {                                                                                     \
+        unsigned c_ = ((unsigned)cls[e - o] << 3) | cls[e + o];                              \
+        uint32_t z_ = zent[c_], d_ = ((X) & 4095u) - (z_ >> 16);                             \
+        if (ZDT_LIKELY(d_ < (z_ & 0xFFFFu))) {                                               \
+            (X) = (z_ & 0xFFFFu) * ((X) >> 12) + d_;                                         \
+            if (ZDT_UNLIKELY((X) < ZDT_ANS_L)) {                                             \
+                if (ZDT_UNLIKELY(pos >= n_words)) {                                          \
+                    a->err = 1;                                                              \
+                    return -1;                                                               \
+                }                                                                            \
+                (X) = ((X) << 16) | zdt__le16(words + 2 * pos);                              \
+                pos++;                                                                       \
+            }                                                                                \
+            cls[e] = 0;                                                                      \
+        } else {                                                                             \
+            int k_;                                                                          \
+            a->x0 = (X);                                                                     \
+            a->x1 = (Y);                                                                     \
+            a->pos = pos;                                                                    \
+            k_ = zdt__ans_symbol(a, ctx[c_]);                                                \
+            if (ZDT_UNLIKELY(k_ < 0))                                                        \
+                return -1;                                                                   \
+            (X) = a->x1;                                                                     \
+            (Y) = a->x0;                                                                     \
+            pos = a->pos;                                                                    \
+            cls[e] = k_ < 16 ? zdt__class16[k_] : 3;                                         \
+            if (k_ != 2) {                                                                   \
+                xj[nx] = (uint16_t)j;                                                        \
+                xk[nx++] = (uint16_t)k_;                                                     \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+#endif
+
 /* `count` elements from flat index i in steps of es, each interpolated along a dimension of
    stride o where the cubic's four neighbours i -+ o, i -+ 3 o all exist (most elements: the
-   loop without the bounds tests); `ctx`: the level group's tables by neighbour classes */
-static inline int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t *ctx, size_t i,
-                             size_t count, size_t es, size_t o) {
+   loop without the bounds tests); `ctx`: the level group's tables by neighbour classes,
+   `zent`: their token 2 entries (0: none) */
+static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t *ctx,
+                                        const uint32_t *zent, size_t i, size_t count,
+                                        size_t es, size_t o) {
     const double *v = w->v;
     size_t j;
+#if WALK_ANS
+    /* Stage 3, a block at a time: its symbols, then its elements as if every code were 0,
+       then its other symbols' elements again (the exceptions, in visit order: the raw
+       values are taken in that order). Both neighbours of an element lie on coarser
+       lattices than the span's, decoded before it, so the symbols' contexts and the
+       predictions wait for nothing of the block. */
+    uint16_t xj[ZDT_WALK_BLOCK], xk[ZDT_WALK_BLOCK];
+    uint8_t *cls = w->cls;
+    const uint8_t *mask = w->mask;
+    const uint8_t *words = a->words;
+    const uint64_t n_words = a->n_words;
+    double *vo = w->v;
+    const double qc0 = w->qc[2];        /* code 0's q c */
+    while (count) {
+        size_t m = count < ZDT_WALK_BLOCK ? count : ZDT_WALK_BLOCK, e = i, nx = 0, x;
+        uint32_t x0 = a->x0, x1 = a->x1;
+        uint64_t pos = a->pos;
+        if (mask == NULL) {
+            for (j = 0; j + 1 < m; j += 2) {
+                ZDT_WALK_STEP(x0, x1);
+                e += es;
+                j++;
+                ZDT_WALK_STEP(x1, x0);
+                e += es;
+                j--;
+            }
+            if (j < m) {
+                uint32_t t;
+                ZDT_WALK_STEP(x0, x1);
+                t = x0;
+                x0 = x1;
+                x1 = t;
+            }
+        } else {
+            for (j = 0; j < m; j++, e += es) {
+                uint32_t t;
+                if (mask[e]) {
+                    /* a masked element: no symbol, reconstructed as a fill-value symbol is */
+                    cls[e] = 4;
+                    xj[nx] = (uint16_t)j;
+                    xk[nx++] = 1;
+                    continue;
+                }
+                ZDT_WALK_STEP(x0, x1);
+                t = x0;
+                x0 = x1;
+                x1 = t;
+            }
+        }
+        a->x0 = x0;
+        a->x1 = x1;
+        a->pos = pos;
+        for (j = 0, e = i; j < m; j++, e += es) {
+            double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) * 0.0625 +
+                       qc0;
+#if WALK_F32
+            w->out32[e] = (float)r;
+            vo[e] = (double)(float)r;
+#else
+            vo[e] = r;
+#endif
+        }
+        for (x = 0; x < nx; x++) {
+            e = i + xj[x] * es;
+            if (RECONSTRUCT(w, e, (9.0 * (v[e - o] + v[e + o]) -
+                                   (v[e - 3 * o] + v[e + 3 * o])) * 0.0625, xk[x]) < 0)
+                return -1;
+        }
+        i += m * es;
+        count -= m;
+    }
+    return 0;
+#else
     for (j = 0; j < count; j++, i += es) {
         double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
-        int table = 0;
-#if WALK_ANS
-        table = ctx[(w->cls[i - o] << 3) | w->cls[i + o]];
-#else
         (void)ctx;
-#endif
-        if (WALK(visit)(w, a, i, p, table) < 0)
+        (void)zent;
+        if (WALK(visit)(w, a, i, p, 0) < 0)
             return -1;
     }
     return 0;
+#endif
 }
 
 /* Predictors 2 and 3 (`reverse`: at each level the dimensions last to first) over the grid
@@ -165,9 +281,13 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
         /* (the level group's tables in an array of their own: a pointer into `a` would
            keep the coder's fields out of registers) */
         int16_t ctx[40];
+        uint32_t zent[40];      /* each context's token 2 entry (0: none) */
 #if WALK_ANS
         memcpy(ctx, a.ctx[group], sizeof(ctx));
+        for (f = 0; f < 40; f++)
+            zent[f] = ctx[f] < 0 ? 0 : a.info[(size_t)ctx[f] * ZDT_ANS_TOKENS + 2];
 #else
+        zent[0] = 0;
         ctx[0] = (int16_t)group;
 #endif
         zdt__set_level(&w, s);
@@ -201,7 +321,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                         k3 = first[3];
                         if (d != 3 && kd >= 3 * s && kd + 3 * s < nd) {
                             /* (the cubic's four neighbours exist for the whole row) */
-                            if (WALK(span)(&w, &a, ctx, row + k3,
+                            if (WALK(span)(&w, &a, ctx, zent, row + k3,
                                            (end - k3 + step[3] - 1) / step[3], step[3], o) < 0) {
                                 rc = -1;
                                 goto done;
@@ -231,7 +351,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                             }
                             if (k3 + 3 * s < end) {
                                 count = (end - 3 * s - 1 - k3) / (2 * s) + 1;
-                                if (WALK(span)(&w, &a, ctx, row + k3, count, 2 * s, s) < 0) {
+                                if (WALK(span)(&w, &a, ctx, zent, row + k3, count, 2 * s, s) < 0) {
                                     rc = -1;
                                     goto done;
                                 }
