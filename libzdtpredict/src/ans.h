@@ -46,6 +46,12 @@ typedef struct {
     int err;                    /* 1: the words ran out; 2: a context whose table is empty */
 } zdt__ans;
 
+/* a context's token 2 (code 0): its start and frequency (0: its table has no token 2, or
+   is empty) */
+typedef struct {
+    uint32_t start, freq;
+} zdt__zero_entry;
+
 /* reads stage 3's bytes buf[0 .. len): model, tables, states, words; *end: the offset after
    the words. Allocates a->lut and a->info (freed by zdt__ans_free, also on failure). */
 int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,

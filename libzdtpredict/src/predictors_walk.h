@@ -117,16 +117,16 @@ done:
 }
 
 #if WALK_ANS && !defined(ZDT_WALK_STEP)
-/* One symbol of a span with state X (Y: the other state): token 2 (code 0) from its context's
-   entry alone, no lookup of the slot's token on the state's chain; any other token, an empty
-   table or a corrupt stream through the coder's whole step (zdt__ans_symbol), the symbol kept
-   as an exception of the block. */
-#define ZDT_WALK_STEP(X, Y)                                                                  \
+/* One symbol of a span, element CP (its class's place) and J (its place in the block), with
+   state X (Y: the other state): token 2 (code 0) from its context's entry alone, no lookup of
+   the slot's token on the state's chain; any other token, an empty table or a corrupt stream
+   through the coder's whole step (zdt__ans_symbol), the symbol kept as an exception. */
+#define ZDT_WALK_STEP(X, Y, CP, J)                                                           \
     do {                                                                                     \
-        unsigned c_ = ((unsigned)cls[e - o] << 3) | cls[e + o];                              \
-        uint32_t z_ = zent[c_], d_ = ((X) & 4095u) - (z_ >> 16);                             \
-        if (ZDT_LIKELY(d_ < (z_ & 0xFFFFu))) {                                               \
-            (X) = (z_ & 0xFFFFu) * ((X) >> 12) + d_;                                         \
+        unsigned c_ = ((unsigned)(CP)[-(ptrdiff_t)o] << 3) | (CP)[o];                        \
+        uint32_t d_ = ((X) & 4095u) - zent[c_].start, f_ = zent[c_].freq;                    \
+        if (ZDT_LIKELY(d_ < f_)) {                                                           \
+            (X) = f_ * ((X) >> 12) + d_;                                                     \
             if (ZDT_UNLIKELY((X) < ZDT_ANS_L)) {                                             \
                 if (ZDT_UNLIKELY(pos >= n_words)) {                                          \
                     a->err = 1;                                                              \
@@ -135,7 +135,7 @@ done:
                 (X) = ((X) << 16) | zdt__le16(words + 2 * pos);                              \
                 pos++;                                                                       \
             }                                                                                \
-            cls[e] = 0;                                                                      \
+            *(CP) = 0;                                                                       \
         } else {                                                                             \
             int k_;                                                                          \
             a->x0 = (X);                                                                     \
@@ -147,9 +147,9 @@ done:
             (X) = a->x1;                                                                     \
             (Y) = a->x0;                                                                     \
             pos = a->pos;                                                                    \
-            cls[e] = k_ < 16 ? zdt__class16[k_] : 3;                                         \
+            *(CP) = k_ < 16 ? zdt__class16[k_] : 3;                                          \
             if (k_ != 2) {                                                                   \
-                xj[nx] = (uint16_t)j;                                                        \
+                xj[nx] = (uint16_t)(J);                                                      \
                 xk[nx++] = (uint16_t)k_;                                                     \
             }                                                                                \
         }                                                                                    \
@@ -161,7 +161,7 @@ done:
    loop without the bounds tests); `ctx`: the level group's tables by neighbour classes,
    `zent`: their token 2 entries (0: none) */
 static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t *ctx,
-                                        const uint32_t *zent, size_t i, size_t count,
+                                        const zdt__zero_entry *zent, size_t i, size_t count,
                                         size_t es, size_t o) {
     const double *v = w->v;
     size_t j;
@@ -183,17 +183,14 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         uint32_t x0 = a->x0, x1 = a->x1;
         uint64_t pos = a->pos;
         if (mask == NULL) {
-            for (j = 0; j + 1 < m; j += 2) {
-                ZDT_WALK_STEP(x0, x1);
-                e += es;
-                j++;
-                ZDT_WALK_STEP(x1, x0);
-                e += es;
-                j--;
+            uint8_t *cp = cls + i;
+            for (j = 0; j + 1 < m; j += 2, cp += 2 * es) {
+                ZDT_WALK_STEP(x0, x1, cp, j);
+                ZDT_WALK_STEP(x1, x0, cp + es, j + 1);
             }
             if (j < m) {
                 uint32_t t;
-                ZDT_WALK_STEP(x0, x1);
+                ZDT_WALK_STEP(x0, x1, cp, j);
                 t = x0;
                 x0 = x1;
                 x1 = t;
@@ -208,7 +205,7 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
                     xk[nx++] = 1;
                     continue;
                 }
-                ZDT_WALK_STEP(x0, x1);
+                ZDT_WALK_STEP(x0, x1, cls + e, j);
                 t = x0;
                 x0 = x1;
                 x1 = t;
@@ -281,13 +278,16 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
         /* (the level group's tables in an array of their own: a pointer into `a` would
            keep the coder's fields out of registers) */
         int16_t ctx[40];
-        uint32_t zent[40];      /* each context's token 2 entry (0: none) */
+        zdt__zero_entry zent[40];       /* each context's token 2 */
 #if WALK_ANS
         memcpy(ctx, a.ctx[group], sizeof(ctx));
-        for (f = 0; f < 40; f++)
-            zent[f] = ctx[f] < 0 ? 0 : a.info[(size_t)ctx[f] * ZDT_ANS_TOKENS + 2];
+        for (f = 0; f < 40; f++) {
+            uint32_t entry = ctx[f] < 0 ? 0 : a.info[(size_t)ctx[f] * ZDT_ANS_TOKENS + 2];
+            zent[f].start = entry >> 16;
+            zent[f].freq = entry & 0xFFFFu;
+        }
 #else
-        zent[0] = 0;
+        zent[0].start = zent[0].freq = 0;
         ctx[0] = (int16_t)group;
 #endif
         zdt__set_level(&w, s);
