@@ -32,6 +32,12 @@ static inline int zdt__ans_table_of(int m, int f) {
     return f;
 }
 
+/* a context's token 2 (code 0): its start and frequency (0: its table has no token 2, or
+   is empty) */
+typedef struct {
+    uint32_t start, freq;
+} zdt__zero_entry;
+
 typedef struct {
     int model;
     int n_tables;
@@ -40,17 +46,12 @@ typedef struct {
     /* a level group's contexts by the classes a, b of the two neighbours, at [g][a << 3 | b]:
        the table, or -1 for an empty one */
     int16_t ctx[4][40];
+    zdt__zero_entry zero[4][40];        /* the token 2 of each context's table, as ctx */
     uint32_t x0, x1;            /* x0: the next symbol's state (swapped after each) */
     const uint8_t *words;       /* the words, little-endian u16, in the chunk itself */
     uint64_t n_words, pos;
     int err;                    /* 1: the words ran out; 2: a context whose table is empty */
 } zdt__ans;
-
-/* a context's token 2 (code 0): its start and frequency (0: its table has no token 2, or
-   is empty) */
-typedef struct {
-    uint32_t start, freq;
-} zdt__zero_entry;
 
 /* reads stage 3's bytes buf[0 .. len): model, tables, states, words; *end: the offset after
    the words. Allocates a->lut and a->info (freed by zdt__ans_free, also on failure). */

@@ -39,12 +39,128 @@ static inline int WALK(visit)(zdt__walk *w, zdt__ans *a, size_t i, double p, int
     return RECONSTRUCT(w, i, p, k);
 }
 
+/* Predictor 1 along the rest of a row, n elements from flat index i, where no Lorenzo term
+   falls off the grid (p: the `count` terms at offsets `off`, added or taken away as `add`
+   says); `boff`: the offset of stage 3's neighbour B (A is the element before). Stage 3, a
+   block at a time: its symbols (the context of each waits on the class of the one before:
+   code 0's, by the coder's test of token 2 alone, is known early), then its elements (each
+   waits on the one before). */
+static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t i, size_t n,
+                                               const size_t *off, const int *add, int count,
+                                               const int16_t *ctx,
+                                               const zdt__zero_entry *zent, size_t boff) {
+    const double *v = w->v;
+    size_t j, m;
+#if WALK_ANS
+    uint16_t ks[ZDT_WALK_BLOCK];
+    uint8_t *cls = w->cls;
+    const uint8_t *words = a->words;
+    const uint64_t n_words = a->n_words;
+#else
+    (void)a;
+    (void)ctx;
+    (void)zent;
+    (void)boff;
+#endif
+    for (; n; n -= m, i += m) {
+        m = n < ZDT_WALK_BLOCK ? n : ZDT_WALK_BLOCK;
+#if WALK_ANS
+        {
+            uint32_t x0 = a->x0, x1 = a->x1, x;
+            uint64_t pos = a->pos;
+            unsigned prev = cls[i - 1];
+            for (j = 0; j < m; j++) {
+                size_t e = i + j;
+                unsigned c = (prev << 3) | cls[e - boff];
+                uint32_t d = (x0 & 4095u) - zent[c].start, f = zent[c].freq;
+                if (ZDT_LIKELY(d < f)) {
+                    x0 = f * (x0 >> 12) + d;
+                    if (ZDT_UNLIKELY(x0 < ZDT_ANS_L)) {
+                        if (ZDT_UNLIKELY(pos >= n_words)) {
+                            a->err = 1;
+                            return -1;
+                        }
+                        x0 = (x0 << 16) | zdt__le16(words + 2 * pos);
+                        pos++;
+                    }
+                    x = x0;
+                    x0 = x1;
+                    x1 = x;
+                    cls[e] = 0;
+                    prev = 0;
+                    ks[j] = 2;
+                } else {
+                    int k;
+                    a->x0 = x0;
+                    a->x1 = x1;
+                    a->pos = pos;
+                    k = zdt__ans_symbol(a, ctx[c]);
+                    if (ZDT_UNLIKELY(k < 0))
+                        return -1;
+                    x0 = a->x0;
+                    x1 = a->x1;
+                    pos = a->pos;
+                    prev = k < 16 ? zdt__class16[k] : 3;
+                    cls[e] = (uint8_t)prev;
+                    ks[j] = (uint16_t)k;
+                }
+            }
+            a->x0 = x0;
+            a->x1 = x1;
+            a->pos = pos;
+        }
+#endif
+        {
+            /* (the element before, off[0] = 1 back, carried in a register: loaded from
+               where it was just stored it would wait on the store) */
+            double left = v[i - 1];
+            double *vo = w->v;
+            for (j = 0; j < m; j++) {
+                size_t e = i + j;
+                double p = 0.0;
+                int t;
+#if WALK_ANS
+                int k = ks[j];
+#else
+                int k = w->sym[e];
+#endif
+                if (count == 3) {
+                    /* two real dimensions: the terms of masks 1, 2 (added), 3 (taken away) */
+                    p = ((p + left) + v[e - off[1]]) - v[e - off[2]];
+                } else {
+                    p = p + left;
+                    for (t = 1; t < count; t++)
+                        p = add[t] ? p + v[e - off[t]] : p - v[e - off[t]];
+                }
+                if (ZDT_LIKELY((unsigned)(k - 2) < 14u)) {
+                    double r = p + w->qc[k];
+#if WALK_F32
+                    float r32 = (float)r;
+                    w->out32[e] = r32;
+                    left = (double)r32;
+#else
+                    left = r;
+#endif
+                    vo[e] = left;
+                } else {
+                    if (RECONSTRUCT(w, e, p, k) < 0)
+                        return -1;
+                    left = v[e];
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 /* Predictor 1, in C order: the sum of the Lorenzo terms, in the order of their bit masks.
    Stage 3: A one step back along the last real dimension, B along the one before it. */
 static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
     int count = 0, m, b, r1 = -1, r2 = -1, d, rc = 0;
     int mask[15], add[15];
     size_t off[15], k[4], i = 0;
+    int16_t ctx[40];
+    zdt__zero_entry zent[40];
     zdt__walk w = *wp;
     zdt__ans a;
     const double *v = w.v;
@@ -76,10 +192,27 @@ static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
         }
     (void)r1;
     (void)r2;
+#if WALK_ANS
+    memcpy(ctx, a.ctx[0], sizeof(ctx));
+    memcpy(zent, a.zero[0], sizeof(zent));
+#endif
     for (k[0] = 0; k[0] < g->n[0]; k[0]++)
         for (k[1] = 0; k[1] < g->n[1]; k[1]++)
-            for (k[2] = 0; k[2] < g->n[2]; k[2]++)
-                for (k[3] = 0; k[3] < g->n[3]; k[3]++, i++) {
+            for (k[2] = 0; k[2] < g->n[2]; k[2]++) {
+                /* the row from k[3] = 1 on: every term on the grid? (then no term is 0) */
+                int row_zero = (k[2] == 0) << 1 | (k[1] == 0) << 2 | (k[0] == 0) << 3, t;
+                size_t plain = g->n[3], boff = 1;
+                for (t = 0; t < count && !(mask[t] & row_zero); t++)
+                    ;
+#if WALK_ANS
+                if (r2 >= 0 && k[r2] > 0)
+                    boff = g->st[r2];
+                if (w.mask != NULL)
+                    t = -1;
+#endif
+                if (t == count && g->n[3] > 1)
+                    plain = 1;
+                for (k[3] = 0; k[3] < plain; k[3]++, i++) {
                     int zero = (k[3] == 0) | (k[2] == 0) << 1 | (k[1] == 0) << 2 |
                                (k[0] == 0) << 3;
                     int t, table = 0;
@@ -108,6 +241,15 @@ static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
                         goto done;
                     }
                 }
+                if (plain < g->n[3]) {
+                    if (WALK(lorenzo_row)(&w, &a, i, g->n[3] - 1, off, add, count, ctx, zent,
+                                          boff) < 0) {
+                        rc = -1;
+                        goto done;
+                    }
+                    i += g->n[3] - 1;
+                }
+            }
 done:
     *wp = w;
 #if WALK_ANS
@@ -281,11 +423,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
         zdt__zero_entry zent[40];       /* each context's token 2 */
 #if WALK_ANS
         memcpy(ctx, a.ctx[group], sizeof(ctx));
-        for (f = 0; f < 40; f++) {
-            uint32_t entry = ctx[f] < 0 ? 0 : a.info[(size_t)ctx[f] * ZDT_ANS_TOKENS + 2];
-            zent[f].start = entry >> 16;
-            zent[f].freq = entry & 0xFFFFu;
-        }
+        memcpy(zent, a.zero[group], sizeof(zent));
 #else
         zent[0].start = zent[0].freq = 0;
         ctx[0] = (int16_t)group;
