@@ -46,7 +46,7 @@ typedef struct {
     /* a level group's contexts by the classes a, b of the two neighbours, at [g][a << 3 | b]:
        the table, or -1 for an empty one */
     int16_t ctx[4][40];
-    zdt__zero_entry zero[4][40];        /* the token 2 of each context's table, as ctx */
+    zdt__zero_entry *zero;      /* [g * 40 + c]: the token 2 of each context's table, as ctx */
     uint32_t x0, x1;            /* x0: the next symbol's state (swapped after each) */
     const uint8_t *words;       /* the words, little-endian u16, in the chunk itself */
     uint64_t n_words, pos;

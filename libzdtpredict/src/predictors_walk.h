@@ -194,7 +194,7 @@ static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
     (void)r2;
 #if WALK_ANS
     memcpy(ctx, a.ctx[0], sizeof(ctx));
-    memcpy(zent, a.zero[0], sizeof(zent));
+    memcpy(zent, a.zero, sizeof(zent));
 #endif
     for (k[0] = 0; k[0] < g->n[0]; k[0]++)
         for (k[1] = 0; k[1] < g->n[1]; k[1]++)
@@ -423,7 +423,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
         zdt__zero_entry zent[40];       /* each context's token 2 */
 #if WALK_ANS
         memcpy(ctx, a.ctx[group], sizeof(ctx));
-        memcpy(zent, a.zero[group], sizeof(zent));
+        memcpy(zent, a.zero + 40 * group, sizeof(zent));
 #else
         zent[0].start = zent[0].freq = 0;
         ctx[0] = (int16_t)group;
