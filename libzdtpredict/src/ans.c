@@ -105,6 +105,10 @@ int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,
                 int lo = ca < cb ? ca : cb, hi = ca < cb ? cb : ca;
                 int table = zdt__ans_table_of(a->model, 15 * g + hi * (hi + 1) / 2 + lo);
                 uint32_t entry = a->info[(size_t)table * ZDT_ANS_TOKENS + 2];
+                /* (token 2 tested first only where it is nearly every symbol: elsewhere the
+                   test's mispredictions cost more than the lookup it saves) */
+                if ((entry & 0xFFFFu) < ZDT_ANS_ZERO_MIN)
+                    entry = 0;
                 a->ctx[g][(ca << 3) | cb] = (int16_t)(empty[table] ? -1 : table);
                 a->zero[40 * g + ((ca << 3) | cb)].start = entry >> 16;
                 a->zero[40 * g + ((ca << 3) | cb)].freq = entry & 0xFFFFu;

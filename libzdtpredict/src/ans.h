@@ -9,6 +9,7 @@
 #define ZDT_ANS_TOKENS 64
 #define ZDT_ANS_FINE 60         /* 4 level groups x 15 pairs of classes */
 #define ZDT_ANS_L 65536u
+#define ZDT_ANS_ZERO_MIN 3840u  /* a context's token 2 tested first from this frequency (/4096) */
 
 /* the class of a symbol < 16 (symbols >= 16: class 3): 0 code 0; 1 codes -1, 1; 2 codes -3 ..
    3 otherwise; 3 raw values and larger codes; 4 the fill value */
@@ -71,6 +72,48 @@ static inline int zdt__ans_refill(zdt__ans *a) {
     return 1;
 }
 
+/* One symbol with state *x and table t, the state not swapped (the caller's two states in
+   locals): the symbol, or -1 on a corrupt stream (a->err says why). */
+static ZDT_ALWAYS_INLINE int zdt__ans_decode_with(zdt__ans *a, int t, uint32_t *xp,
+                                                  uint64_t *posp) {
+    uint32_t x = *xp, slot, tok, entry;
+    uint64_t pos = *posp;
+    int k;
+    if (ZDT_UNLIKELY(t < 0)) {
+        a->err = 2;
+        return -1;
+    }
+    slot = x & 4095u;
+    tok = a->lut[((size_t)t << 12) + slot];
+    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
+    x = (entry & 0xFFFFu) * (x >> 12) + slot - (entry >> 16);
+    if (x < ZDT_ANS_L) {
+        if (ZDT_UNLIKELY(pos >= a->n_words)) {
+            a->err = 1;
+            return -1;
+        }
+        x = (x << 16) | zdt__le16(a->words + 2 * pos);
+        pos++;
+    }
+    k = (int)tok;
+    if (ZDT_UNLIKELY(tok >= 16)) {
+        uint32_t nbits = (tok - 16) / 4 + 2;
+        k = (int)(((4u | ((tok - 16) & 3u)) << nbits) | (x & ((1u << nbits) - 1)));
+        x >>= nbits;
+        if (x < ZDT_ANS_L) {
+            if (ZDT_UNLIKELY(pos >= a->n_words)) {
+                a->err = 1;
+                return -1;
+            }
+            x = (x << 16) | zdt__le16(a->words + 2 * pos);
+            pos++;
+        }
+    }
+    *xp = x;
+    *posp = pos;
+    return k;
+}
+
 /* the next symbol, decoded with table t (-1: empty, a corrupt chunk); -1 on a corrupt
    stream (a->err says why) */
 static inline int zdt__ans_symbol(zdt__ans *a, int t) {
@@ -81,14 +124,8 @@ static inline int zdt__ans_symbol(zdt__ans *a, int t) {
         return -1;
     }
     slot = a->x0 & 4095u;
-    /* token 2 (code 0), most symbols, tested first from its entry alone: no lookup of the
-       slot's token on the state's chain */
-    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + 2];
-    tok = 2;
-    if (ZDT_UNLIKELY(slot - (entry >> 16) >= (entry & 0xFFFFu))) {
-        tok = a->lut[((size_t)t << 12) + slot];
-        entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
-    }
+    tok = a->lut[((size_t)t << 12) + slot];
+    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
     a->x0 = (entry & 0xFFFFu) * (a->x0 >> 12) + slot - (entry >> 16);
     if (!zdt__ans_refill(a))
         return -1;

@@ -90,16 +90,12 @@ static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t
                     prev = 0;
                     ks[j] = 2;
                 } else {
-                    int k;
-                    a->x0 = x0;
-                    a->x1 = x1;
-                    a->pos = pos;
-                    k = zdt__ans_symbol(a, ctx[c]);
+                    int k = zdt__ans_decode_with(a, ctx[c], &x0, &pos);
                     if (ZDT_UNLIKELY(k < 0))
                         return -1;
-                    x0 = a->x0;
-                    x1 = a->x1;
-                    pos = a->pos;
+                    x = x0;
+                    x0 = x1;
+                    x1 = x;
                     prev = k < 16 ? zdt__class16[k] : 3;
                     cls[e] = (uint8_t)prev;
                     ks[j] = (uint16_t)k;
@@ -261,8 +257,9 @@ done:
 #if WALK_ANS && !defined(ZDT_WALK_STEP)
 /* One symbol of a span, element CP (its class's place) and J (its place in the block), with
    state X (Y: the other state): token 2 (code 0) from its context's entry alone, no lookup of
-   the slot's token on the state's chain; any other token, an empty table or a corrupt stream
-   through the coder's whole step (zdt__ans_symbol), the symbol kept as an exception. */
+   the slot's token on the state's chain; any other token through the coder's whole step, its
+   symbol into ks (symbols 3 .. 15) or kept as an exception (raw values, the fill value,
+   symbols from 16). */
 #define ZDT_WALK_STEP(X, Y, CP, J)                                                           \
     do {                                                                                     \
         unsigned c_ = ((unsigned)(CP)[-(ptrdiff_t)o] << 3) | (CP)[o];                        \
@@ -279,18 +276,14 @@ done:
             }                                                                                \
             *(CP) = 0;                                                                       \
         } else {                                                                             \
-            int k_;                                                                          \
-            a->x0 = (X);                                                                     \
-            a->x1 = (Y);                                                                     \
-            a->pos = pos;                                                                    \
-            k_ = zdt__ans_symbol(a, ctx[c_]);                                                \
+            int k_ = zdt__ans_decode_with(a, ctx[c_], &(X), &pos);                           \
             if (ZDT_UNLIKELY(k_ < 0))                                                        \
                 return -1;                                                                   \
-            (X) = a->x1;                                                                     \
-            (Y) = a->x0;                                                                     \
-            pos = a->pos;                                                                    \
             *(CP) = k_ < 16 ? zdt__class16[k_] : 3;                                          \
-            if (k_ != 2) {                                                                   \
+            if ((unsigned)(k_ - 2) < 14u) {                                                  \
+                ks[J] = (uint8_t)k_;                                                         \
+                coded = 1;                                                                   \
+            } else {                                                                         \
                 xj[nx] = (uint16_t)(J);                                                      \
                 xk[nx++] = (uint16_t)k_;                                                     \
             }                                                                                \
@@ -314,16 +307,29 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
        lattices than the span's, decoded before it, so the symbols' contexts and the
        predictions wait for nothing of the block. */
     uint16_t xj[ZDT_WALK_BLOCK], xk[ZDT_WALK_BLOCK];
+    uint8_t ks[ZDT_WALK_BLOCK];
     uint8_t *cls = w->cls;
     const uint8_t *mask = w->mask;
     const uint8_t *words = a->words;
     const uint64_t n_words = a->n_words;
     double *vo = w->v;
     const double qc0 = w->qc[2];        /* code 0's q c */
+    if (zent[0].freq == 0) {
+        /* (code 0 not nearly every symbol where both neighbours have it: the symbols'
+           branches would mispredict; element by element, each its whole step) */
+        for (j = 0; j < count; j++, i += es) {
+            double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+            if (WALK(visit)(w, a, i, p, ctx[(w->cls[i - o] << 3) | w->cls[i + o]]) < 0)
+                return -1;
+        }
+        return 0;
+    }
     while (count) {
         size_t m = count < ZDT_WALK_BLOCK ? count : ZDT_WALK_BLOCK, e = i, nx = 0, x;
         uint32_t x0 = a->x0, x1 = a->x1;
         uint64_t pos = a->pos;
+        int coded = 0;          /* any symbol 3 .. 15 in ks */
+        memset(ks, 2, m);
         if (mask == NULL) {
             uint8_t *cp = cls + i;
             for (j = 0; j + 1 < m; j += 2, cp += 2 * es) {
@@ -356,15 +362,29 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         a->x0 = x0;
         a->x1 = x1;
         a->pos = pos;
-        for (j = 0, e = i; j < m; j++, e += es) {
-            double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) * 0.0625 +
-                       qc0;
+        if (!coded) {
+            for (j = 0, e = i; j < m; j++, e += es) {
+                double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) *
+                           0.0625 + qc0;
 #if WALK_F32
-            w->out32[e] = (float)r;
-            vo[e] = (double)(float)r;
+                w->out32[e] = (float)r;
+                vo[e] = (double)(float)r;
 #else
-            vo[e] = r;
+                vo[e] = r;
 #endif
+            }
+        } else {
+            const double *qc = w->qc;
+            for (j = 0, e = i; j < m; j++, e += es) {
+                double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) *
+                           0.0625 + qc[ks[j]];
+#if WALK_F32
+                w->out32[e] = (float)r;
+                vo[e] = (double)(float)r;
+#else
+                vo[e] = r;
+#endif
+            }
         }
         for (x = 0; x < nx; x++) {
             e = i + xj[x] * es;
