@@ -256,7 +256,7 @@ done:
 
 #if WALK_ANS && !defined(ZDT_WALK_STEP)
 /* One symbol of a span, element CP (its class's place) and J (its place in the block), with
-   state X (Y: the other state): token 2 (code 0) from its context's entry alone, no lookup of
+   state X (Y, the other state, untouched): token 2 (code 0) from its context's entry alone, no lookup of
    the slot's token on the state's chain; any other token through the coder's whole step, its
    symbol into ks (symbols 3 .. 15) or kept as an exception (raw values, the fill value,
    symbols from 16). */
@@ -301,11 +301,11 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
     const double *v = w->v;
     size_t j;
 #if WALK_ANS
-    /* Stage 3, a block at a time: its symbols, then its elements as if every code were 0,
-       then its other symbols' elements again (the exceptions, in visit order: the raw
-       values are taken in that order). Both neighbours of an element lie on coarser
-       lattices than the span's, decoded before it, so the symbols' contexts and the
-       predictions wait for nothing of the block. */
+    /* Stage 3, a block at a time: its symbols, then its elements with codes below 16
+       (all code 0: q c of code 0 alone), then the elements of its other symbols again
+       (the exceptions, in visit order: the raw values are taken in that order). Both
+       neighbours of an element lie on coarser lattices than the span's, decoded before
+       it, so the symbols' contexts and the predictions wait for nothing of the block. */
     uint16_t xj[ZDT_WALK_BLOCK], xk[ZDT_WALK_BLOCK];
     uint8_t ks[ZDT_WALK_BLOCK];
     uint8_t *cls = w->cls;
