@@ -10,8 +10,10 @@ const uint8_t zdt__class16[16] = {3, 4, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3
 void zdt__ans_free(zdt__ans *a) {
     free(a->lut);
     free(a->info);
+    free(a->zero);
     a->lut = NULL;
     a->info = NULL;
+    a->zero = NULL;
 }
 
 #define ANS_CORRUPT(...) (zdt__ans_free(a), zdt__corrupt(err, "ANS stream", __VA_ARGS__))
@@ -32,7 +34,8 @@ int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,
     a->n_tables = zdt__ans_n_tables[a->model];
     a->lut = (uint8_t *)calloc((size_t)a->n_tables, 4096);
     a->info = (uint32_t *)calloc((size_t)a->n_tables * ZDT_ANS_TOKENS, sizeof(uint32_t));
-    if (a->lut == NULL || a->info == NULL) {
+    a->zero = (zdt__zero_entry *)calloc(4 * 40, sizeof(zdt__zero_entry));
+    if (a->lut == NULL || a->info == NULL || a->zero == NULL) {
         zdt__ans_free(a);
         return zdt__nomem(err);
     }
@@ -101,7 +104,14 @@ int zdt__ans_read(zdt__ans *a, const uint8_t *buf, size_t len, size_t *end,
             for (cb = 0; cb < 5; cb++) {
                 int lo = ca < cb ? ca : cb, hi = ca < cb ? cb : ca;
                 int table = zdt__ans_table_of(a->model, 15 * g + hi * (hi + 1) / 2 + lo);
+                uint32_t entry = a->info[(size_t)table * ZDT_ANS_TOKENS + 2];
+                /* (token 2 tested first only where it is nearly every symbol: elsewhere the
+                   test's mispredictions cost more than the lookup it saves) */
+                if ((entry & 0xFFFFu) < ZDT_ANS_ZERO_MIN)
+                    entry = 0;
                 a->ctx[g][(ca << 3) | cb] = (int16_t)(empty[table] ? -1 : table);
+                a->zero[40 * g + ((ca << 3) | cb)].start = entry >> 16;
+                a->zero[40 * g + ((ca << 3) | cb)].freq = entry & 0xFFFFu;
             }
     return ZDT_PREDICT_OK;
 }

@@ -9,6 +9,7 @@
 #define ZDT_ANS_TOKENS 64
 #define ZDT_ANS_FINE 60         /* 4 level groups x 15 pairs of classes */
 #define ZDT_ANS_L 65536u
+#define ZDT_ANS_ZERO_MIN 3840u  /* a context's token 2 tested first from this frequency (/4096) */
 
 /* the class of a symbol < 16 (symbols >= 16: class 3): 0 code 0; 1 codes -1, 1; 2 codes -3 ..
    3 otherwise; 3 raw values and larger codes; 4 the fill value */
@@ -32,6 +33,12 @@ static inline int zdt__ans_table_of(int m, int f) {
     return f;
 }
 
+/* a context's token 2 (code 0): its start and frequency (0: its table has no token 2, or
+   is empty) */
+typedef struct {
+    uint32_t start, freq;
+} zdt__zero_entry;
+
 typedef struct {
     int model;
     int n_tables;
@@ -40,6 +47,7 @@ typedef struct {
     /* a level group's contexts by the classes a, b of the two neighbours, at [g][a << 3 | b]:
        the table, or -1 for an empty one */
     int16_t ctx[4][40];
+    zdt__zero_entry *zero;      /* [g * 40 + c]: the token 2 of each context's table, as ctx */
     uint32_t x0, x1;            /* x0: the next symbol's state (swapped after each) */
     const uint8_t *words;       /* the words, little-endian u16, in the chunk itself */
     uint64_t n_words, pos;
@@ -62,6 +70,48 @@ static inline int zdt__ans_refill(zdt__ans *a) {
         a->pos++;
     }
     return 1;
+}
+
+/* One symbol with state *x and table t, the state not swapped (the caller's two states in
+   locals): the symbol, or -1 on a corrupt stream (a->err says why). */
+static ZDT_ALWAYS_INLINE int zdt__ans_decode_with(zdt__ans *a, int t, uint32_t *xp,
+                                                  uint64_t *posp) {
+    uint32_t x = *xp, slot, tok, entry;
+    uint64_t pos = *posp;
+    int k;
+    if (ZDT_UNLIKELY(t < 0)) {
+        a->err = 2;
+        return -1;
+    }
+    slot = x & 4095u;
+    tok = a->lut[((size_t)t << 12) + slot];
+    entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
+    x = (entry & 0xFFFFu) * (x >> 12) + slot - (entry >> 16);
+    if (x < ZDT_ANS_L) {
+        if (ZDT_UNLIKELY(pos >= a->n_words)) {
+            a->err = 1;
+            return -1;
+        }
+        x = (x << 16) | zdt__le16(a->words + 2 * pos);
+        pos++;
+    }
+    k = (int)tok;
+    if (ZDT_UNLIKELY(tok >= 16)) {
+        uint32_t nbits = (tok - 16) / 4 + 2;
+        k = (int)(((4u | ((tok - 16) & 3u)) << nbits) | (x & ((1u << nbits) - 1)));
+        x >>= nbits;
+        if (x < ZDT_ANS_L) {
+            if (ZDT_UNLIKELY(pos >= a->n_words)) {
+                a->err = 1;
+                return -1;
+            }
+            x = (x << 16) | zdt__le16(a->words + 2 * pos);
+            pos++;
+        }
+    }
+    *xp = x;
+    *posp = pos;
+    return k;
 }
 
 /* the next symbol, decoded with table t (-1: empty, a corrupt chunk); -1 on a corrupt

@@ -21,8 +21,10 @@
 #define ZDT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ZDT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ZDT_NOINLINE __attribute__((noinline))
+#define ZDT_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define ZDT_NOINLINE
+#define ZDT_ALWAYS_INLINE inline
 #define ZDT_PRINTF(f, a)
 #define ZDT_LIKELY(x) (x)
 #define ZDT_UNLIKELY(x) (x)

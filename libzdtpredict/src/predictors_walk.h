@@ -10,6 +10,10 @@
    coder, w its own copy of the walk: locals, which no store to the chunk's arrays can alias,
    so the compiler keeps their fields in registers; through the caller's pointers a byte
    store to w->cls made it load them again for every element, 1.7x the time) */
+#ifndef ZDT_WALK_BLOCK
+#define ZDT_WALK_BLOCK 256      /* a span's symbols decoded ahead of its elements */
+#endif
+
 static inline int WALK(visit)(zdt__walk *w, zdt__ans *a, size_t i, double p, int table) {
     int k;
 #if WALK_ANS
@@ -35,12 +39,124 @@ static inline int WALK(visit)(zdt__walk *w, zdt__ans *a, size_t i, double p, int
     return RECONSTRUCT(w, i, p, k);
 }
 
+/* Predictor 1 along the rest of a row, n elements from flat index i, where no Lorenzo term
+   falls off the grid (p: the `count` terms at offsets `off`, added or taken away as `add`
+   says); `boff`: the offset of stage 3's neighbour B (A is the element before). Stage 3, a
+   block at a time: its symbols (the context of each waits on the class of the one before:
+   code 0's, by the coder's test of token 2 alone, is known early), then its elements (each
+   waits on the one before). */
+static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t i, size_t n,
+                                               const size_t *off, const int *add, int count,
+                                               const int16_t *ctx,
+                                               const zdt__zero_entry *zent, size_t boff) {
+    const double *v = w->v;
+    size_t j, m;
+#if WALK_ANS
+    uint16_t ks[ZDT_WALK_BLOCK];
+    uint8_t *cls = w->cls;
+    const uint8_t *words = a->words;
+    const uint64_t n_words = a->n_words;
+#else
+    (void)a;
+    (void)ctx;
+    (void)zent;
+    (void)boff;
+#endif
+    for (; n; n -= m, i += m) {
+        m = n < ZDT_WALK_BLOCK ? n : ZDT_WALK_BLOCK;
+#if WALK_ANS
+        {
+            uint32_t x0 = a->x0, x1 = a->x1, x;
+            uint64_t pos = a->pos;
+            unsigned prev = cls[i - 1];
+            for (j = 0; j < m; j++) {
+                size_t e = i + j;
+                unsigned c = (prev << 3) | cls[e - boff];
+                uint32_t d = (x0 & 4095u) - zent[c].start, f = zent[c].freq;
+                if (ZDT_LIKELY(d < f)) {
+                    x0 = f * (x0 >> 12) + d;
+                    if (ZDT_UNLIKELY(x0 < ZDT_ANS_L)) {
+                        if (ZDT_UNLIKELY(pos >= n_words)) {
+                            a->err = 1;
+                            return -1;
+                        }
+                        x0 = (x0 << 16) | zdt__le16(words + 2 * pos);
+                        pos++;
+                    }
+                    x = x0;
+                    x0 = x1;
+                    x1 = x;
+                    cls[e] = 0;
+                    prev = 0;
+                    ks[j] = 2;
+                } else {
+                    int k = zdt__ans_decode_with(a, ctx[c], &x0, &pos);
+                    if (ZDT_UNLIKELY(k < 0))
+                        return -1;
+                    x = x0;
+                    x0 = x1;
+                    x1 = x;
+                    prev = k < 16 ? zdt__class16[k] : 3;
+                    cls[e] = (uint8_t)prev;
+                    ks[j] = (uint16_t)k;
+                }
+            }
+            a->x0 = x0;
+            a->x1 = x1;
+            a->pos = pos;
+        }
+#endif
+        {
+            /* (the element before, off[0] = 1 back, carried in a register: loaded from
+               where it was just stored it would wait on the store) */
+            double left = v[i - 1];
+            double *vo = w->v;
+            for (j = 0; j < m; j++) {
+                size_t e = i + j;
+                double p = 0.0;
+                int t;
+#if WALK_ANS
+                int k = ks[j];
+#else
+                int k = w->sym[e];
+#endif
+                if (count == 3) {
+                    /* two real dimensions: the terms of masks 1, 2 (added), 3 (taken away) */
+                    p = ((p + left) + v[e - off[1]]) - v[e - off[2]];
+                } else {
+                    p = p + left;
+                    for (t = 1; t < count; t++)
+                        p = add[t] ? p + v[e - off[t]] : p - v[e - off[t]];
+                }
+                if (ZDT_LIKELY((unsigned)(k - 2) < 14u)) {
+                    double r = p + w->qc[k];
+#if WALK_F32
+                    float r32 = (float)r;
+                    w->out32[e] = r32;
+                    left = (double)r32;
+#else
+                    left = r;
+#endif
+                    vo[e] = left;
+                } else {
+                    if (RECONSTRUCT(w, e, p, k) < 0)
+                        return -1;
+                    left = v[e];
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 /* Predictor 1, in C order: the sum of the Lorenzo terms, in the order of their bit masks.
    Stage 3: A one step back along the last real dimension, B along the one before it. */
 static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
     int count = 0, m, b, r1 = -1, r2 = -1, d, rc = 0;
     int mask[15], add[15];
     size_t off[15], k[4], i = 0;
+    int16_t ctx[40];
+    zdt__zero_entry zent[40];
     zdt__walk w = *wp;
     zdt__ans a;
     const double *v = w.v;
@@ -72,10 +188,27 @@ static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
         }
     (void)r1;
     (void)r2;
+#if WALK_ANS
+    memcpy(ctx, a.ctx[0], sizeof(ctx));
+    memcpy(zent, a.zero, sizeof(zent));
+#endif
     for (k[0] = 0; k[0] < g->n[0]; k[0]++)
         for (k[1] = 0; k[1] < g->n[1]; k[1]++)
-            for (k[2] = 0; k[2] < g->n[2]; k[2]++)
-                for (k[3] = 0; k[3] < g->n[3]; k[3]++, i++) {
+            for (k[2] = 0; k[2] < g->n[2]; k[2]++) {
+                /* the row from k[3] = 1 on: every term on the grid? (then no term is 0) */
+                int row_zero = (k[2] == 0) << 1 | (k[1] == 0) << 2 | (k[0] == 0) << 3, t;
+                size_t plain = g->n[3], boff = 1;
+                for (t = 0; t < count && !(mask[t] & row_zero); t++)
+                    ;
+#if WALK_ANS
+                if (r2 >= 0 && k[r2] > 0)
+                    boff = g->st[r2];
+                if (w.mask != NULL)
+                    t = -1;
+#endif
+                if (t == count && g->n[3] > 1)
+                    plain = 1;
+                for (k[3] = 0; k[3] < plain; k[3]++, i++) {
                     int zero = (k[3] == 0) | (k[2] == 0) << 1 | (k[1] == 0) << 2 |
                                (k[0] == 0) << 3;
                     int t, table = 0;
@@ -104,6 +237,15 @@ static int WALK(lorenzo)(zdt__walk *wp, const zdt__grid *g) {
                         goto done;
                     }
                 }
+                if (plain < g->n[3]) {
+                    if (WALK(lorenzo_row)(&w, &a, i, g->n[3] - 1, off, add, count, ctx, zent,
+                                          boff) < 0) {
+                        rc = -1;
+                        goto done;
+                    }
+                    i += g->n[3] - 1;
+                }
+            }
 done:
     *wp = w;
 #if WALK_ANS
@@ -112,25 +254,158 @@ done:
     return rc;
 }
 
+#if WALK_ANS && !defined(ZDT_WALK_STEP)
+/* One symbol of a span, element CP (its class's place) and J (its place in the block), with
+   state X (Y, the other state, untouched): token 2 (code 0) from its context's entry alone, no lookup of
+   the slot's token on the state's chain; any other token through the coder's whole step, its
+   symbol into ks (symbols 3 .. 15) or kept as an exception (raw values, the fill value,
+   symbols from 16). */
+#define ZDT_WALK_STEP(X, Y, CP, J)                                                           \
+    do {                                                                                     \
+        unsigned c_ = ((unsigned)(CP)[-(ptrdiff_t)o] << 3) | (CP)[o];                        \
+        uint32_t d_ = ((X) & 4095u) - zent[c_].start, f_ = zent[c_].freq;                    \
+        if (ZDT_LIKELY(d_ < f_)) {                                                           \
+            (X) = f_ * ((X) >> 12) + d_;                                                     \
+            if (ZDT_UNLIKELY((X) < ZDT_ANS_L)) {                                             \
+                if (ZDT_UNLIKELY(pos >= n_words)) {                                          \
+                    a->err = 1;                                                              \
+                    return -1;                                                               \
+                }                                                                            \
+                (X) = ((X) << 16) | zdt__le16(words + 2 * pos);                              \
+                pos++;                                                                       \
+            }                                                                                \
+            *(CP) = 0;                                                                       \
+        } else {                                                                             \
+            int k_ = zdt__ans_decode_with(a, ctx[c_], &(X), &pos);                           \
+            if (ZDT_UNLIKELY(k_ < 0))                                                        \
+                return -1;                                                                   \
+            *(CP) = k_ < 16 ? zdt__class16[k_] : 3;                                          \
+            if ((unsigned)(k_ - 2) < 14u) {                                                  \
+                ks[J] = (uint8_t)k_;                                                         \
+                coded = 1;                                                                   \
+            } else {                                                                         \
+                xj[nx] = (uint16_t)(J);                                                      \
+                xk[nx++] = (uint16_t)k_;                                                     \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+#endif
+
 /* `count` elements from flat index i in steps of es, each interpolated along a dimension of
    stride o where the cubic's four neighbours i -+ o, i -+ 3 o all exist (most elements: the
-   loop without the bounds tests); `ctx`: the level group's tables by neighbour classes */
-static inline int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t *ctx, size_t i,
-                             size_t count, size_t es, size_t o) {
+   loop without the bounds tests); `ctx`: the level group's tables by neighbour classes,
+   `zent`: their token 2 entries (0: none) */
+static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t *ctx,
+                                        const zdt__zero_entry *zent, size_t i, size_t count,
+                                        size_t es, size_t o) {
     const double *v = w->v;
     size_t j;
+#if WALK_ANS
+    /* Stage 3, a block at a time: its symbols, then its elements with codes below 16
+       (all code 0: q c of code 0 alone), then the elements of its other symbols again
+       (the exceptions, in visit order: the raw values are taken in that order). Both
+       neighbours of an element lie on coarser lattices than the span's, decoded before
+       it, so the symbols' contexts and the predictions wait for nothing of the block. */
+    uint16_t xj[ZDT_WALK_BLOCK], xk[ZDT_WALK_BLOCK];
+    uint8_t ks[ZDT_WALK_BLOCK];
+    uint8_t *cls = w->cls;
+    const uint8_t *mask = w->mask;
+    const uint8_t *words = a->words;
+    const uint64_t n_words = a->n_words;
+    double *vo = w->v;
+    const double qc0 = w->qc[2];        /* code 0's q c */
+    if (zent[0].freq == 0) {
+        /* (code 0 not nearly every symbol where both neighbours have it: the symbols'
+           branches would mispredict; element by element, each its whole step) */
+        for (j = 0; j < count; j++, i += es) {
+            double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+            if (WALK(visit)(w, a, i, p, ctx[(w->cls[i - o] << 3) | w->cls[i + o]]) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    while (count) {
+        size_t m = count < ZDT_WALK_BLOCK ? count : ZDT_WALK_BLOCK, e = i, nx = 0, x;
+        uint32_t x0 = a->x0, x1 = a->x1;
+        uint64_t pos = a->pos;
+        int coded = 0;          /* any symbol 3 .. 15 in ks */
+        memset(ks, 2, m);
+        if (mask == NULL) {
+            uint8_t *cp = cls + i;
+            for (j = 0; j + 1 < m; j += 2, cp += 2 * es) {
+                ZDT_WALK_STEP(x0, x1, cp, j);
+                ZDT_WALK_STEP(x1, x0, cp + es, j + 1);
+            }
+            if (j < m) {
+                uint32_t t;
+                ZDT_WALK_STEP(x0, x1, cp, j);
+                t = x0;
+                x0 = x1;
+                x1 = t;
+            }
+        } else {
+            for (j = 0; j < m; j++, e += es) {
+                uint32_t t;
+                if (mask[e]) {
+                    /* a masked element: no symbol, reconstructed as a fill-value symbol is */
+                    cls[e] = 4;
+                    xj[nx] = (uint16_t)j;
+                    xk[nx++] = 1;
+                    continue;
+                }
+                ZDT_WALK_STEP(x0, x1, cls + e, j);
+                t = x0;
+                x0 = x1;
+                x1 = t;
+            }
+        }
+        a->x0 = x0;
+        a->x1 = x1;
+        a->pos = pos;
+        if (!coded) {
+            for (j = 0, e = i; j < m; j++, e += es) {
+                double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) *
+                           0.0625 + qc0;
+#if WALK_F32
+                w->out32[e] = (float)r;
+                vo[e] = (double)(float)r;
+#else
+                vo[e] = r;
+#endif
+            }
+        } else {
+            const double *qc = w->qc;
+            for (j = 0, e = i; j < m; j++, e += es) {
+                double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) *
+                           0.0625 + qc[ks[j]];
+#if WALK_F32
+                w->out32[e] = (float)r;
+                vo[e] = (double)(float)r;
+#else
+                vo[e] = r;
+#endif
+            }
+        }
+        for (x = 0; x < nx; x++) {
+            e = i + xj[x] * es;
+            if (RECONSTRUCT(w, e, (9.0 * (v[e - o] + v[e + o]) -
+                                   (v[e - 3 * o] + v[e + 3 * o])) * 0.0625, xk[x]) < 0)
+                return -1;
+        }
+        i += m * es;
+        count -= m;
+    }
+    return 0;
+#else
     for (j = 0; j < count; j++, i += es) {
         double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
-        int table = 0;
-#if WALK_ANS
-        table = ctx[(w->cls[i - o] << 3) | w->cls[i + o]];
-#else
         (void)ctx;
-#endif
-        if (WALK(visit)(w, a, i, p, table) < 0)
+        (void)zent;
+        if (WALK(visit)(w, a, i, p, 0) < 0)
             return -1;
     }
     return 0;
+#endif
 }
 
 /* Predictors 2 and 3 (`reverse`: at each level the dimensions last to first) over the grid
@@ -165,9 +440,12 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
         /* (the level group's tables in an array of their own: a pointer into `a` would
            keep the coder's fields out of registers) */
         int16_t ctx[40];
+        zdt__zero_entry zent[40];       /* each context's token 2 */
 #if WALK_ANS
         memcpy(ctx, a.ctx[group], sizeof(ctx));
+        memcpy(zent, a.zero + 40 * group, sizeof(zent));
 #else
+        zent[0].start = zent[0].freq = 0;
         ctx[0] = (int16_t)group;
 #endif
         zdt__set_level(&w, s);
@@ -201,7 +479,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                         k3 = first[3];
                         if (d != 3 && kd >= 3 * s && kd + 3 * s < nd) {
                             /* (the cubic's four neighbours exist for the whole row) */
-                            if (WALK(span)(&w, &a, ctx, row + k3,
+                            if (WALK(span)(&w, &a, ctx, zent, row + k3,
                                            (end - k3 + step[3] - 1) / step[3], step[3], o) < 0) {
                                 rc = -1;
                                 goto done;
@@ -231,7 +509,7 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                             }
                             if (k3 + 3 * s < end) {
                                 count = (end - 3 * s - 1 - k3) / (2 * s) + 1;
-                                if (WALK(span)(&w, &a, ctx, row + k3, count, 2 * s, s) < 0) {
+                                if (WALK(span)(&w, &a, ctx, zent, row + k3, count, 2 * s, s) < 0) {
                                     rc = -1;
                                     goto done;
                                 }
