@@ -286,3 +286,35 @@ def h5py_file(path: str):
     import h5py
 
     return h5py.File(path, "r")
+
+
+@pytest.mark.filterwarnings("ignore:variable 't' has multiple fill values")
+def test_a_fill_value_and_a_different_missing_value_convert(capsys, tmp_path):
+    """A variable declaring _FillValue 1 and missing_value 2 (scipy's example_3_maskedvals has
+    one): xarray masks both but cannot write them back to zarr; zdt converts it as stored, both
+    sentinels kept exactly, so xarray reads the copy with the same gaps."""
+    with xr.open_dataset(OSTIA) as ds:
+        sst = ds["surface_temperature"].values[0].astype(np.float64)
+    counts = np.where(np.isnan(sst) | (sst > 1e19), 1, np.round((sst - 260) * 100)).astype(np.int32)
+    counts[::7, ::5] = 2                                   # missing_value among the data
+    src = str(tmp_path / "both.nc")
+    with netCDF4.Dataset(src, "w", format="NETCDF3_CLASSIC") as f:
+        f.createDimension("y", counts.shape[0])
+        f.createDimension("x", counts.shape[1])
+        v = f.createVariable("t", "i4", ("y", "x"), fill_value=np.int32(1))
+        v.missing_value = np.int32(2)
+        v.set_auto_maskandscale(False)
+        v[:] = counts
+    out = str(tmp_path / "both.zarr")
+    rc, _, err = run(capsys, "convert", src, out, "--abs-error", "3", "--quiet")
+    assert rc == 0, err
+    with xr.open_dataset(src) as a:
+        x = a["t"].values
+    y = xr.open_zarr(out, consolidated=False)["t"].values
+    assert np.isnan(x).sum() == ((counts == 1) | (counts == 2)).sum() > 0
+    assert np.array_equal(np.isnan(x), np.isnan(y))
+    assert np.nanmax(np.abs(x - y)) <= 3
+    # a Dataset xarray decoded that way cannot be written back: the API says so, naming it
+    with xr.open_dataset(src) as a, pytest.raises(zdt.InputError, match="variable t declares "
+                                                  "_FillValue 1 and missing_value 2"):
+        zdt.suggest(a, abs_error=3, progress=False)

@@ -199,11 +199,31 @@ def _template(dataset: Any, zarr_format: int | None) -> tuple[Any, Any, set[str]
             continue
         if var.chunks is None:
             lazy[name] = var.chunk(_zarr_chunks(var, dataset[name].encoding, zarr_format))
+    for name, var in dataset.variables.items():
+        if sentinels_clash(var.encoding):
+            fill, missing = var.encoding["_FillValue"], var.encoding["missing_value"]
+            raise InputError(f"the variable {name} declares _FillValue {_plain(fill)} and missing_value "
+                             f"{_plain(missing)}: xarray cannot write both back; open the file with "
+                             f"mask_and_scale=False (zdt keeps both sentinels exactly) or give "
+                             f"zdt the netCDF file itself")
     store = MemoryStore()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # e.g. zarr's note on v3 consolidated metadata
         lazy.to_zarr(store, compute=False, zarr_format=zarr_format, consolidated=False)
     return zarr.open_group(store=store, mode="r"), lazy, eager
+
+
+def sentinels_clash(encoding: Mapping) -> bool:
+    """Whether a variable declares a _FillValue and a different missing_value (xarray masks
+    both as it reads, and cannot write them back)."""
+    if encoding.get("_FillValue") is None or encoding.get("missing_value") is None:
+        return False
+    a, b = np.asarray(encoding["_FillValue"]), np.asarray(encoding["missing_value"])
+    if a.size != 1 or b.size != 1:
+        return True
+    if a.dtype.kind == "f" and b.dtype.kind == "f" and np.isnan(a) and np.isnan(b):
+        return False
+    return bool(a != b)
 
 
 def _zarr_chunks(var: Any, encoding: Mapping, zarr_format: int | None) -> Any:
@@ -234,3 +254,8 @@ def _encoded(dataset: Any, name: str) -> Any:
         raise InputError(f"this xarray has no encode_zarr_variable ({exc}): write the dataset "
                          "plainly with to_zarr and give zdt the store") from None
     return encode_zarr_variable(dataset.variables[name], name=name)
+
+
+def _plain(value: Any) -> str:
+    """A sentinel as its attribute reads: 1, not np.int32(1)."""
+    return str(value.item()) if isinstance(value, np.generic) else repr(value)

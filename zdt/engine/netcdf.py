@@ -62,12 +62,21 @@ def open_netcdf(path: str, text: str) -> Any:
     engine = engine_for(kind, text)
     import xarray as xr
 
+    from zdt.engine.dataset_source import sentinels_clash
+
     try:
         ds = xr.open_dataset(path, engine=engine, chunks=None)
     except Exception as exc:        # (a damaged file, HDF5 without netCDF dimensions, ...)
         first = str(exc).strip().splitlines()
         raise InputError(f"{text}: cannot open it as netCDF with {engine} "
                          f"({type(exc).__name__}{': ' + first[0] if first else ''})") from None
+    clashing = [name for name, v in ds.variables.items() if sentinels_clash(v.encoding)]
+    if clashing:
+        # (xarray masks both but cannot write them back: such variables come as stored, both
+        # sentinels declared in their attributes, which the engine keeps exactly)
+        raw = xr.open_dataset(path, engine=engine, chunks=None, mask_and_scale=False)
+        ds = ds.assign_coords({n: raw[n] for n in clashing if n in ds.coords})
+        ds = ds.assign({n: raw[n] for n in clashing if n not in ds.coords})
     if kind == "hdf5":
         group = _group_with_variables(path, engine)
         if group is not None:
