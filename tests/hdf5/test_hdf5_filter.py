@@ -402,3 +402,24 @@ def test_netcdf_c_program_writes(tmp_path):
     x = (280.0 + (i * i + 3 * j) / 64.0).astype(np.float32)       # (exact, as the C's)
     x[:4] = np.float32(1e20)
     check_within(x, y, 0.01, np.float32(1e20))
+
+
+def test_zdt_convert_of_a_filtered_file_without_the_plugin_path_says_how(tmp_path):
+    # netCDF4's own HDF5 looks for plugins only where HDF5_PLUGIN_PATH says
+    pytest.importorskip("netCDF4")
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    x = field((40, 50), "float64", seed=9)
+    src = tmp_path / "f.nc"
+    xr.Dataset({"v": (("a", "b"), x)}).to_netcdf(
+        src, engine="h5netcdf", encoding={"v": {**zh5.Predict(abs_error=0.01), "chunksizes": (20, 25)}})
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    argv = [sys.executable, "-m", "zdt", "convert", str(src), str(tmp_path / "o.zarr"),
+            "--abs-error", "0.01", "--quiet"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "cannot read /v at (0:40, 0:50) from" in proc.stderr
+    assert "HDF5_PLUGIN_PATH" in proc.stderr and "(bytes" not in proc.stderr
+    proc = subprocess.run(argv[:5] + [str(tmp_path / "p.zarr")] + argv[6:], capture_output=True,
+                          text=True, env=env_with_plugin(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr

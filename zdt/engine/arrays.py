@@ -171,6 +171,15 @@ def _failure(arr: Any, key: str | None, why: BaseException, region: tuple[slice,
         f"/{arr.path} at ({', '.join(f'{s.start}:{s.stop}' for s in region)})"
     if storage_fault(why):
         return StorageError(f"reading {where} from the source failed: {reason(why)}")
+    if getattr(arr, "zdt_view", False):
+        # (a netCDF file or Dataset: its own storage failed, not the template's codecs)
+        hint = ""
+        if "filter" in str(why).lower() and arr.file:
+            hint = ("; if it is zdt.predict's HDF5 filter: HDF5_PLUGIN_PATH=$(python -c "
+                    "\"import zdt.hdf5; print(zdt.hdf5.PLUGIN_PATH)\")")
+        at = ", ".join(f"{s.start}:{s.stop}" for s in region)
+        return InputError(f"cannot read /{arr.path} at ({at}) from {arr.file or 'the Dataset'}: "
+                          f"{reason(why)}{hint}")
     return InputError(f"cannot decode {where} ({codecs_text(arr)}): {reason(why)}")
 
 
