@@ -13,8 +13,10 @@ throwaway in-memory array, so they are exactly those the output will have), for 
 numcodecs filters and compressor (`NumcodecsStage`, `NumcodecsBackEnd`).
 
 A lossy serializer (zdt.predict: prediction from neighbours, so not element-wise) is measured
-by decoding what it wrote: its error is taken there, chunk by chunk, edges padded as zarr
-stores them.
+by decoding what it wrote: its error is taken there, chunk by chunk, on the real elements.
+
+An edge chunk is measured as zdt.engine.writer stores it: under whichever padding
+(`paddings`) writes the fewest bytes, so what a trial counts is what convert writes.
 
 `ChunkRunner` is one whole chain on chunks of one shape: what convert checks each unit with.
 """
@@ -44,6 +46,9 @@ class Output:
     zarr_format: int
     chunk_shape: tuple[int, ...]
     fill_value: Any
+    # zdt writes the chunks (edge chunks under their cheapest padding, zdt.engine.writer);
+    # False: another writer does (xarray, for zdt.encoding), which pads with the fill value
+    own_padding: bool = True
 
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -380,30 +385,66 @@ class ChunkRunner:
         self.lossy = self.stage.serializer_runner(output) if is_lossy(encoding.serializer) else None
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """What reading gives back for the values `x`: any shape where the stages are
-        element-wise (serializer and compressors lossless); with a lossy serializer, a storage
-        unit (whole chunks from its corner; edge chunks padded with the fill value, as zarr
-        stores them), each chunk through the filters, encoded, decoded and back through them."""
+        """What reading gives back for the values `x` (`encoded`'s values)."""
+        return self.encoded(x)[0]
+
+    def encoded(self, x: np.ndarray) -> tuple[np.ndarray, list | None]:
+        """(what reading gives back for the values `x`, the chunks as stored): any shape
+        where the stages are element-wise (serializer and compressors lossless; the chunks
+        None: their padding is chosen by what writes them); with a lossy serializer, a storage
+        unit (whole chunks from its corner), each chunk through the filters, encoded, decoded
+        and back through them, an edge chunk under the padding (`paddings`) whose bytes are
+        fewest, as the writer stores it; the chunks: (where each lies in `x`, the chunk as
+        written). Only the real elements come back: padding is never compared."""
         if self.lossy is None:
-            return self.stage.to_stored(x)[1]
+            return self.stage.to_stored(x)[1], None
         shape = tuple(self.output.chunk_shape)
         out = np.empty(x.shape, dtype=self.dtype)
+        chunks = []
         for sel in chunk_slices(x.shape, shape):
             piece = x[sel]
-            stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value))
-            back = self.stage.from_stored(self.lossy.round_trip(stored)[1])
+            best, failed = None, None
+            for full in paddings(piece, shape, self.output.fill_value, self.output.own_padding):
+                try:
+                    stored, _ = self.stage.to_stored(full)
+                except ValueError as exc:   # (the fill value may be outside a filter's range)
+                    failed = failed or exc
+                    continue
+                n, back = self.lossy.round_trip(stored)
+                if best is None or n < best[0]:
+                    best = (n, back, full)
+            if best is None:
+                raise failed
+            back = self.stage.from_stored(best[1])
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
-        return out
+            chunks.append((sel, best[2]))
+        return out, chunks
 
 
-def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
-    """An edge chunk as zarr stores it: the full chunk shape, the rest the fill value."""
+def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") -> np.ndarray:
+    """An edge chunk (or storage unit) stored whole: the full `shape`, the part past the
+    array's edge the fill value (how="fill", as zarr pads it) or the nearest real element
+    repeated along each axis (how="edge")."""
     if x.shape == tuple(shape):
         return x
+    if how == "edge" and x.size:
+        return np.pad(x, [(0, n - m) for n, m in zip(shape, x.shape, strict=True)], mode="edge")
     out = np.empty(shape, dtype=x.dtype)
     out[...] = fill if fill is not None else 0
     out[tuple(slice(0, n) for n in x.shape)] = x
     return out
+
+
+def paddings(x: np.ndarray, shape: tuple[int, ...], fill: Any, own: bool = True) -> list[np.ndarray]:
+    """The ways zdt may store the chunk `x` (an edge chunk: the edge values repeated, then
+    the fill value; a whole chunk: itself; `own` False: another writer pads, with the fill
+    value). No reader looks at padding, so an edge chunk is stored under whichever writes the
+    fewest bytes: repeats cost delta, Lorenzo and interpolation codes nothing, while a coder
+    of the values' spread (pcodec without delta) or zdt.predict codes one constant cheapest."""
+    if x.shape == tuple(shape):
+        return [x]
+    fill_padded = padded(x, shape, fill, "fill")
+    return [padded(x, shape, fill, "edge"), fill_padded] if own else [fill_padded]
 
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:
@@ -496,23 +537,29 @@ class _EncodingTrials:
             self.trials.append((trial, runner))
 
     def on(self, pieces: list[np.ndarray], output: Output, bound: Bound, check: dict) -> list[Trial]:
-        """What the chunks of one unit (`pieces`, edges not padded) show of each trial."""
+        """What the chunks of one unit (`pieces`, edges not padded) show of each trial: bytes
+        of each edge chunk under its cheapest padding, errors on the real elements."""
         parts = [Trial(t.encoding, t.backend, t.sized, failed=t.failed) for t, _ in self.trials]
         stage = self.stage
         if stage is None:
             return parts
         err, why = 0.0, None
-        stored_chunks = []
+        stored_chunks = []          # per chunk: its stored form under each padding
         for piece in pieces:
-            full = padded(piece, output.chunk_shape, output.fill_value)
-            try:
-                stored, back = stage.to_stored(full)
-            except ValueError as exc:
-                why = str(exc).splitlines()[0]
-                break
             region = tuple(slice(0, n) for n in piece.shape)
-            err = max(err, error_of(piece, back[region], bound, **check))
-            stored_chunks.append(stored)
+            ways = []
+            for full in paddings(piece, output.chunk_shape, output.fill_value, output.own_padding):
+                try:
+                    stored, back = stage.to_stored(full)
+                except ValueError as exc:   # (the fill value may be outside a filter's range)
+                    why = why or str(exc).splitlines()[0]
+                    continue
+                err = max(err, error_of(piece, back[region], bound, **check))
+                ways.append(stored)
+            if not ways:
+                break
+            why = None
+            stored_chunks.append(ways)
         for part, (_, runner) in zip(parts, self.trials, strict=True):
             if part.failed:
                 continue
@@ -523,21 +570,21 @@ class _EncodingTrials:
             if not part.sized:
                 continue
             if runner.lossy:        # its error is what decoding its bytes gives
-                for piece, s in zip(pieces, stored_chunks, strict=True):
-                    n, back = runner.round_trip(s)
+                for piece, ways in zip(pieces, stored_chunks, strict=True):
+                    n, back = min((runner.round_trip(s) for s in ways), key=lambda r: r[0])
                     region = tuple(slice(0, c) for c in piece.shape)
                     part.nbytes += n
                     back = stage.from_stored(back)[region]
                     part.error = max(part.error, error_of(piece, back, bound, **check))
             else:
-                part.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
+                part.nbytes = sum(min(runner.nbytes(s) for s in ways) for ways in stored_chunks)
         return parts
 
 
 def measure(samples: Sequence[np.ndarray], trials: Sequence[Trial], dtype: np.dtype,
             output: Output, bound: Bound, declared: Any, *, workers: int = 2,
             progress: Callable[[int], None] | None = None) -> Measurement:
-    """Every trial over every sampled unit (cut into chunks, edges padded); `declared`: the
+    """Every trial over every sampled unit (cut into chunks, edges padded as written); `declared`: the
     array's Sentinels (zdt.engine.arrays). Every trial's error is measured, its bytes where it
     is `sized`. The Measurement holds one new Trial per trial given, in the same order (each
     blosc compressor given its typesize: BackEnd.typed); trials of one encoding next to each
