@@ -1,12 +1,12 @@
 """Edge chunks as zdt writes them: each stored whole, the part past the array's edge padded
-with what codes cheapest (the edge values repeated, or the fill value as zarr pads), which no
-reader looks at. On a real field (iris-sample-data's A1B air temperature) cut to 1 to 4
-dimensions, zarr formats 2 and 3, sharded or not: every value reads back within its bound
-(lossless chains: bit for bit) with plain zarr-python, and with zarr-python, zarrs and
-TensorStore in an environment without zdt (``ZDT_READER_VENVS=newest=PYTHON``, as
-test_readers_without_zdt); inner chunks wholly past the edge stay absent from their shard;
-edge chunks take fewer bytes than zarr's own fill padding gives the same chain; and what suggest
-measures is what convert writes.
+with what codes cheapest (by rows: each row's last value repeated, then the chunk's last
+value; or the fill value, as zarr pads), which no reader looks at. On a real field
+(iris-sample-data's A1B air temperature) cut to 1 to 4 dimensions, zarr formats 2 and 3,
+sharded or not: every value reads back within its bound (lossless chains: bit for bit) with
+plain zarr-python, and with zarr-python, zarrs and TensorStore in an environment without zdt
+(``ZDT_READER_VENVS=newest=PYTHON``, as test_readers_without_zdt); inner chunks wholly past
+the edge stay absent from their shard; edge chunks take fewer bytes than zarr's own fill
+padding gives the same chain; and what suggest measures is what convert writes.
 """
 
 from __future__ import annotations

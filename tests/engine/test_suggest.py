@@ -44,7 +44,7 @@ def stored_bytes(arr: zarr.Array) -> int:
 
 def recipe_bytes(arr: zarr.Array, codec) -> tuple[int, np.ndarray]:
     """A numcodecs filter then numcodecs Zstd on every chunk (an edge chunk padded the cheaper
-    of the two ways zdt may pad it: the fill value, as zarr pads, or the last value repeated):
+    of the two ways zdt may pad it: the fill value, as zarr pads, or, 1-d, the last value repeated):
     (bytes, what its decode gives back)."""
     x = arr[...]
     chunk = arr.chunks[0]

@@ -422,29 +422,32 @@ class ChunkRunner:
 
 
 def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") -> np.ndarray:
-    """An edge chunk (or storage unit) stored whole: the full `shape`, the part past the
-    array's edge the fill value (how="fill", as zarr pads it) or the nearest real element
-    repeated along each axis (how="edge")."""
+    """An edge chunk stored whole: the full `shape`, the part past the array's edge the fill
+    value (how="fill", as zarr pads it) or (how="rows") each row's last value repeated to the
+    chunk's width and the rows past the edge the chunk's last value."""
     if x.shape == tuple(shape):
         return x
-    if how == "edge" and x.size:
-        return np.pad(x, [(0, n - m) for n, m in zip(shape, x.shape, strict=True)], mode="edge")
     out = np.empty(shape, dtype=x.dtype)
+    if how == "rows" and x.size:
+        out[...] = x.reshape(-1)[-1]
+        out[tuple(slice(0, n) for n in x.shape[:-1])] = np.pad(
+            x, [(0, 0)] * (x.ndim - 1) + [(0, shape[-1] - x.shape[-1])], mode="edge")
+        return out
     out[...] = fill if fill is not None else 0
     out[tuple(slice(0, n) for n in x.shape)] = x
     return out
 
 
 def paddings(x: np.ndarray, shape: tuple[int, ...], fill: Any, own: bool = True) -> list[np.ndarray]:
-    """The ways zdt may store the chunk `x` (an edge chunk: the edge values repeated, then
-    the fill value; a whole chunk: itself; `own` False: another writer pads, with the fill
-    value). No reader looks at padding, so an edge chunk is stored under whichever writes the
-    fewest bytes: repeats cost delta, Lorenzo and interpolation codes nothing, while a coder
-    of the values' spread (pcodec without delta) or zdt.predict codes one constant cheapest."""
+    """The ways zdt may store the chunk `x` (an edge chunk: padded by rows, then with the fill
+    value; a whole chunk: itself; `own` False: another writer pads, with the fill value). No
+    reader looks at padding, so an edge chunk is stored under whichever writes the fewest
+    bytes: a row's last value repeated costs a delta coder (pcodec) nothing and the rows past
+    the edge are one run, while zdt.predict codes the fill value cheapest (it masks it)."""
     if x.shape == tuple(shape):
         return [x]
     fill_padded = padded(x, shape, fill, "fill")
-    return [padded(x, shape, fill, "edge"), fill_padded] if own else [fill_padded]
+    return [padded(x, shape, fill, "rows"), fill_padded] if own else [fill_padded]
 
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:

@@ -11,10 +11,10 @@ in the data's units. Units run on this process's threads, or on a dask cluster
 Edge chunks. zarr stores every chunk whole, and pads the part of an edge chunk past the array's
 edge with the fill value, which is then encoded with the rest; no reader looks at it. zdt
 stores each edge chunk under whichever padding writes fewer bytes
-(zdt.engine.measure.paddings): the edge values repeated (delta, Lorenzo and interpolation
-predict them exactly), or the fill value (one constant: cheapest where the coder codes the
-values' spread, pcodec without delta). The bytes are the output array's own codecs' on the
-chunk (`ChunkSizer`); for zdt.predict, the check has encoded both already and says which.
+(zdt.engine.measure.paddings): by rows (each row's last value repeated, then the chunk's last
+value: a delta coder codes runs for next to nothing), or the fill value (zdt.predict masks
+it). The bytes are the output array's own codecs' on the chunk (`arrays.ChunkSizer`); for
+zdt.predict, the check has encoded both already and says which.
 To make zarr store the chosen padding, a unit that ends inside an inner chunk is written
 through a view of the same array (same store, same keys) whose shape is the array's rounded
 up to whole inner chunks: the unit's region, rounded up the same way, is whole chunks there,
