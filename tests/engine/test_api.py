@@ -173,8 +173,8 @@ def test_encoding_writes_the_chunks_convert_writes(tmp_path, chunked):
     edge = {k for k in direct if chunked and "/c/4" in k}
     assert {k: v for k, v in direct.items() if k not in edge} == \
         {k: v for k, v in converted.items() if k not in edge}
-    assert all(len(converted[k]) <= len(direct[k]) for k in edge)
-    assert sum(len(direct[k]) - len(converted[k]) for k in edge) > 0 or not edge
+    if edge:
+        assert sum(len(converted[k]) for k in edge) < sum(len(direct[k]) for k in edge)
     read_back_and_check(tmp_path / "converted.zarr", ds, 0.05)
     assert sum(map(len, direct.values())) < sum(map(len, chunk_files(tmp_path / "plain.zarr").values())) / 2
     assert encoding["temp"]["filters"] and "filters" not in encoding["time"]

@@ -15,8 +15,8 @@ numcodecs filters and compressor (`NumcodecsStage`, `NumcodecsBackEnd`).
 A lossy serializer (zdt.predict: prediction from neighbours, so not element-wise) is measured
 by decoding what it wrote: its error is taken there, chunk by chunk, on the real elements.
 
-An edge chunk is measured as zdt.engine.writer stores it: under whichever padding
-(`paddings`) writes the fewest bytes, so what a trial counts is what convert writes.
+An edge chunk is measured padded as zdt.engine.writer stores it (`padding_for`), so what a
+trial counts is what convert writes.
 
 `ChunkRunner` is one whole chain on chunks of one shape: what convert checks each unit with.
 """
@@ -385,40 +385,22 @@ class ChunkRunner:
         self.lossy = self.stage.serializer_runner(output) if is_lossy(encoding.serializer) else None
 
     def values(self, x: np.ndarray) -> np.ndarray:
-        """What reading gives back for the values `x` (`encoded`'s values)."""
-        return self.encoded(x)[0]
-
-    def encoded(self, x: np.ndarray) -> tuple[np.ndarray, list | None]:
-        """(what reading gives back for the values `x`, the chunks as stored): any shape
-        where the stages are element-wise (serializer and compressors lossless; the chunks
-        None: their padding is chosen by what writes them); with a lossy serializer, a storage
-        unit (whole chunks from its corner), each chunk through the filters, encoded, decoded
-        and back through them, an edge chunk under the padding (`paddings`) whose bytes are
-        fewest, as the writer stores it; the chunks: (where each lies in `x`, the chunk as
-        written). Only the real elements come back: padding is never compared."""
+        """What reading gives back for the values `x`: any shape where the stages are
+        element-wise (serializer and compressors lossless); with a lossy serializer, a storage
+        unit (whole chunks from its corner; edge chunks padded as the writer stores them,
+        `padding_for`), each chunk through the filters, encoded, decoded and back through them.
+        Only the real elements come back: padding is never compared."""
         if self.lossy is None:
-            return self.stage.to_stored(x)[1], None
+            return self.stage.to_stored(x)[1]
         shape = tuple(self.output.chunk_shape)
+        how = padding_for(self.lossy.serializer, self.output)
         out = np.empty(x.shape, dtype=self.dtype)
-        chunks = []
         for sel in chunk_slices(x.shape, shape):
             piece = x[sel]
-            best, failed = None, None
-            for full in paddings(piece, shape, self.output.fill_value, self.output.own_padding):
-                try:
-                    stored, _ = self.stage.to_stored(full)
-                except ValueError as exc:   # (the fill value may be outside a filter's range)
-                    failed = failed or exc
-                    continue
-                n, back = self.lossy.round_trip(stored)
-                if best is None or n < best[0]:
-                    best = (n, back, full)
-            if best is None:
-                raise failed
-            back = self.stage.from_stored(best[1])
+            stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value, how))
+            back = self.stage.from_stored(self.lossy.round_trip(stored)[1])
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
-            chunks.append((sel, best[2]))
-        return out, chunks
+        return out
 
 
 def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") -> np.ndarray:
@@ -438,16 +420,13 @@ def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") 
     return out
 
 
-def paddings(x: np.ndarray, shape: tuple[int, ...], fill: Any, own: bool = True) -> list[np.ndarray]:
-    """The ways zdt may store the chunk `x` (an edge chunk: padded by rows, then with the fill
-    value; a whole chunk: itself; `own` False: another writer pads, with the fill value). No
-    reader looks at padding, so an edge chunk is stored under whichever writes the fewest
-    bytes: a row's last value repeated costs a delta coder (pcodec) nothing and the rows past
-    the edge are one run, while zdt.predict codes the fill value cheapest (it masks it)."""
-    if x.shape == tuple(shape):
-        return [x]
-    fill_padded = padded(x, shape, fill, "fill")
-    return [padded(x, shape, fill, "rows"), fill_padded] if own else [fill_padded]
+def padding_for(serializer: Any, output: Output) -> str:
+    """How zdt pads an edge chunk coded with `serializer` (`padded`'s `how`). No reader looks
+    at padding, so it is whatever codes cheapest: by rows (a row's last value repeated costs a
+    delta coder such as pcodec nothing, and the rows past the edge are one run), except for a
+    lossy serializer (zdt.predict), which masks the fill value and codes it for next to
+    nothing. Another writer (`output.own_padding` False) pads with the fill value."""
+    return "rows" if output.own_padding and not is_lossy(serializer) else "fill"
 
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:
@@ -541,28 +520,28 @@ class _EncodingTrials:
 
     def on(self, pieces: list[np.ndarray], output: Output, bound: Bound, check: dict) -> list[Trial]:
         """What the chunks of one unit (`pieces`, edges not padded) show of each trial: bytes
-        of each edge chunk under its cheapest padding, errors on the real elements."""
+        of the chunks padded as they are written (`padding_for`), errors on the real
+        elements."""
         parts = [Trial(t.encoding, t.backend, t.sized, failed=t.failed) for t, _ in self.trials]
         stage = self.stage
         if stage is None:
             return parts
+        # (each padding a trial needs, the stage run once per chunk for it)
+        hows = {padding_for(runner.serializer if runner is not None else None, output)
+                for _, runner in self.trials}
         err, why = 0.0, None
-        stored_chunks = []          # per chunk: its stored form under each padding
+        stored_chunks: dict[str, list] = {how: [] for how in hows}
         for piece in pieces:
             region = tuple(slice(0, n) for n in piece.shape)
-            ways = []
-            for full in paddings(piece, output.chunk_shape, output.fill_value, output.own_padding):
-                try:
+            try:
+                for how in hows:
+                    full = padded(piece, output.chunk_shape, output.fill_value, how)
                     stored, back = stage.to_stored(full)
-                except ValueError as exc:   # (the fill value may be outside a filter's range)
-                    why = why or str(exc).splitlines()[0]
-                    continue
-                err = max(err, error_of(piece, back[region], bound, **check))
-                ways.append(stored)
-            if not ways:
+                    err = max(err, error_of(piece, back[region], bound, **check))
+                    stored_chunks[how].append(stored)
+            except ValueError as exc:
+                why = str(exc).splitlines()[0]
                 break
-            why = None
-            stored_chunks.append(ways)
         for part, (_, runner) in zip(parts, self.trials, strict=True):
             if part.failed:
                 continue
@@ -572,15 +551,16 @@ class _EncodingTrials:
             part.error = err
             if not part.sized:
                 continue
+            chunks = stored_chunks[padding_for(runner.serializer, output)]
             if runner.lossy:        # its error is what decoding its bytes gives
-                for piece, ways in zip(pieces, stored_chunks, strict=True):
-                    n, back = min((runner.round_trip(s) for s in ways), key=lambda r: r[0])
+                for piece, s in zip(pieces, chunks, strict=True):
+                    n, back = runner.round_trip(s)
                     region = tuple(slice(0, c) for c in piece.shape)
                     part.nbytes += n
                     back = stage.from_stored(back)[region]
                     part.error = max(part.error, error_of(piece, back, bound, **check))
             else:
-                part.nbytes = sum(min(runner.nbytes(s) for s in ways) for ways in stored_chunks)
+                part.nbytes = sum(runner.nbytes(s) for s in chunks)
         return parts
 
 

@@ -12,8 +12,7 @@ Inside `session()` (the thread that checks and then writes one unit), every chun
 encodes is kept: its key, a copy of its values and its bytes. Any thread's encode first asks
 `take` for a kept chunk with the same key and the same values (compared bit for bit against
 the copy, so nothing done to the caller's array afterwards can change what matches); a match
-is handed out once. When the session ends, what it kept and nobody took is dropped (an edge
-chunk is checked under each padding zdt may store it with; the write takes the one chosen). At most
+is handed out once. When the session ends, what it kept and nobody took is dropped. At most
 LIMIT bytes of values are kept at a time (a unit larger than that: its first chunks); a chunk
 not found only costs the encoding it would have cost anyway.
 """
