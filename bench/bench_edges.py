@@ -95,14 +95,16 @@ def main() -> None:
     header("edge chunks: zdt against the best portable recipe")
     from zdt.engine.bounds import Bound, error_of
 
-    print("\n| data | shape / chunks | bound | zdt | best portable | zdt / best | pcodec recipe, real elements only |")
+    print("\n| data | shape / chunks | bound | zdt | best portable | zdt / best "
+          "| pcodec recipe, real elements only |")
     print("|---|---|---|---:|---:|---:|---:|")
     total_zdt = total_best = 0
     above = []
     for d in fields():
         for kind, value in d.bounds:
             n_zdt, y, _ = bb.zdt_method(d, kind, value, None)
-            err = error_of(d.values, np.asarray(y, np.float64).reshape(d.values.shape), Bound(kind, value))
+            bound = Bound(kind, value)
+            err = error_of(d.values, np.asarray(y, np.float64).reshape(d.values.shape), bound)
             assert err <= value, (d.name, kind, value, err)
             shown = f"{kind} {value:g}{' ' + d.unit if kind == 'abs' else ''}"
             layout = f"{'x'.join(map(str, d.values.shape))} / {'x'.join(map(str, d.chunks))}"
@@ -111,7 +113,7 @@ def main() -> None:
                 continue
             results = {}
             for label, (n, yy) in bb.methods(d, kind, value).items():
-                e = error_of(d.values, np.asarray(yy, np.float64).reshape(d.values.shape), Bound(kind, value))
+                e = error_of(d.values, np.asarray(yy, np.float64).reshape(d.values.shape), bound)
                 results[label] = (n, e <= value)
             portable = [n for k, (n, ok) in results.items() if k in bb.PORTABLE and ok]
             best = min(portable) if portable else None

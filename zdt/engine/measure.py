@@ -46,7 +46,7 @@ class Output:
     zarr_format: int
     chunk_shape: tuple[int, ...]
     fill_value: Any
-    # zdt writes the chunks (edge chunks under their cheapest padding, zdt.engine.writer);
+    # zdt writes the chunks (edge chunks padded as `padding_for` says, zdt.engine.writer);
     # False: another writer does (xarray, for zdt.encoding), which pads with the fill value
     own_padding: bool = True
 
@@ -567,11 +567,11 @@ class _EncodingTrials:
 def measure(samples: Sequence[np.ndarray], trials: Sequence[Trial], dtype: np.dtype,
             output: Output, bound: Bound, declared: Any, *, workers: int = 2,
             progress: Callable[[int], None] | None = None) -> Measurement:
-    """Every trial over every sampled unit (cut into chunks, edges padded as written); `declared`: the
-    array's Sentinels (zdt.engine.arrays). Every trial's error is measured, its bytes where it
-    is `sized`. The Measurement holds one new Trial per trial given, in the same order (each
-    blosc compressor given its typesize: BackEnd.typed); trials of one encoding next to each
-    other share its stage."""
+    """Every trial over every sampled unit (cut into chunks, edges padded as written);
+    `declared`: the array's Sentinels (zdt.engine.arrays). Every trial's error is measured,
+    its bytes where it is `sized`. The Measurement holds one new Trial per trial given, in the
+    same order (each blosc compressor given its typesize: BackEnd.typed); trials of one
+    encoding next to each other share its stage."""
     groups = [_EncodingTrials(enc, list(same), dtype, output)
               for enc, same in itertools.groupby(trials, key=lambda t: t.encoding)]
     m = Measurement([t for g in groups for t, _ in g.trials])

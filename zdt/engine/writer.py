@@ -42,7 +42,8 @@ from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
 from zdt.engine.decide import THREADS
-from zdt.engine.measure import ChunkRunner, Output, chunk_slices, is_lossy, padded, padding_for, zdt_codecs
+from zdt.engine.measure import (ChunkRunner, Output, chunk_slices, is_lossy, padded, padding_for,
+                                zdt_codecs)
 from zdt.engine.packing import Packing
 from zdt.engine.plan import Decision, fmt_error, split_codecs
 from zdt.errors import InputError, UsageError, ZdtError
@@ -208,7 +209,8 @@ class UnitWriter:
     def _store(self, region: tuple[slice, ...], x: np.ndarray) -> None:
         """`x` into the copy at `region`; a unit that ends inside an inner chunk through the
         whole-chunk view, its edge chunks padded (the module's docstring)."""
-        whole = tuple(slice(s.start, -(-s.stop // c) * c) for s, c in zip(region, self.grid, strict=True))
+        whole = tuple(slice(s.start, -(-s.stop // c) * c)
+                      for s, c in zip(region, self.grid, strict=True))
         if whole == region or self.padding == "fill":
             self.new[region] = x        # (zarr pads with the fill value itself)
             return
