@@ -6,8 +6,9 @@ chunked so that most chunks are edge chunks, as a user's own chunking often leav
 The fields are ones bench_bytes does not measure and nobody tuned the padding on:
 iris-sample-data's model surface altitude, a space-weather electron density and its total
 electron content, the Darwin SOI series, Atlantic profiles of potential temperature and
-salinity, and Py-ART's PPI reflectivity; plus the layout issue 58 names, the model-level
-potential temperature (15 levels) in chunks of 8 levels. Each is chunked at about half its
+salinity, and Py-ART's PPI reflectivity; plus the two layouts issue 58 names: the model-level
+potential temperature (15 levels) in chunks of 8 levels, and eofs' DJF geopotential (65 x 1 x
+29 x 49) in chunks of 33 x 1 x 15 x 49. Each is chunked at about half its
 extent along its first axes, so an edge chunk is near half padding.
 
 Columns (bench_bytes' methods, the same chunks): zdt with the default readers; the best
@@ -77,6 +78,12 @@ def fields() -> list[bb.Data]:
     theta = read("hybrid_height.nc", "air_potential_temperature")
     rows.append(bb.Data("potential temperature, model levels, chunks of 8 levels (iris-sample-data)",
                         theta, "K", (8, 100, 100), [("abs", 0.01), ("abs", 0.1), ("rel", 1e-4)]))
+    root = bb._root("eofs")
+    if root is not None:
+        path = os.path.join(root, "examples", "example_data", "hgt_djf.nc")
+        z = bb._netcdf(path, "z")
+        rows.append(bb.Data("500 hPa geopotential height, DJF, 4-d (eofs)", z, "m", (33, 1, 15, 49),
+                            [("abs", 1.0), ("abs", 10.0), ("rel", 1e-3)]))
     root = bb._root("pyart")
     if root is not None:
         path = os.path.join(root, "testing", "data", "example_cfradial_ppi.nc")

@@ -21,20 +21,20 @@ def source(data: np.ndarray, fill, chunks=None, attrs=None) -> zarr.Array:
 
 def written(arr: zarr.Array, codecs: list[dict]) -> tuple[np.ndarray, int]:
     """arr's data through a fresh array with `codecs` and zstd: (what reads back, the bytes of
-    its chunks, edge chunks padded as zdt pads them: by rows (by_rows_padded), or with the fill
-    value as zarr pads under zdt.predict)."""
+    its chunks, edge chunks padded as zdt pads them: repeat_padded, or with the fill value as
+    zarr pads under zdt.predict)."""
     data = arr[...]
     if any(c.get("name") == "zdt.predict" for c in codecs) or data.shape == ():
         return _written(data, arr.chunks, arr.fill_value, codecs)
-    whole = by_rows_padded(data, arr.chunks)
+    whole = repeat_padded(data, arr.chunks)
     _, nbytes = _written(whole, arr.chunks, arr.fill_value, codecs)
     back, _ = _written(data, arr.chunks, arr.fill_value, codecs)
     return back, nbytes
 
 
-def by_rows_padded(data: np.ndarray, chunks: tuple) -> np.ndarray:
-    """`data` grown to whole chunks, each edge chunk padded by rows: along the last axis each
-    row's last value repeated, every other element past the edge the chunk's last value."""
+def repeat_padded(data: np.ndarray, chunks: tuple) -> np.ndarray:
+    """`data` grown to whole chunks, each edge chunk padded as zdt pads it: every element past
+    the array's edge the real element before it in the chunk's C order."""
     whole = tuple(-(-n // c) * c for n, c in zip(data.shape, chunks))
     out = np.zeros(whole, dtype=data.dtype)
     for corner in np.ndindex(*[w // c for w, c in zip(whole, chunks)]):
@@ -42,11 +42,13 @@ def by_rows_padded(data: np.ndarray, chunks: tuple) -> np.ndarray:
         piece = data[full]
         if piece.size == 0:
             continue
-        chunk = np.full(chunks, piece[(-1,) * piece.ndim], dtype=data.dtype)
-        for index in np.ndindex(*piece.shape[:-1]):
-            chunk[index][:piece.shape[-1]] = piece[index]
-            chunk[index][piece.shape[-1]:] = piece[index][-1]
-        out[full] = chunk
+        chunk = np.zeros(chunks, dtype=data.dtype).reshape(-1)
+        last = None
+        for k, index in enumerate(np.ndindex(*chunks)):
+            if all(i < n for i, n in zip(index, piece.shape)):
+                last = piece[index]
+            chunk[k] = last
+        out[full] = chunk.reshape(chunks)
     return out
 
 

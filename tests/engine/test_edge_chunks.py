@@ -1,6 +1,6 @@
 """Edge chunks as zdt writes them: each stored whole, the part past the array's edge padded
-with what codes cheapest (by rows: each row's last value repeated, then the chunk's last
-value; under zdt.predict zarr's fill value, which it masks), which no reader looks at. On a real field
+with what codes cheapest (each element the real one before it in the chunk's order; under
+zdt.predict zarr's fill value, which it masks), which no reader looks at. On a real field
 (iris-sample-data's A1B air temperature) cut to 1 to 4 dimensions, zarr formats 2 and 3,
 sharded or not: every value reads back within its bound (lossless chains: bit for bit) with
 plain zarr-python, and with zarr-python, zarrs and TensorStore in an environment without zdt

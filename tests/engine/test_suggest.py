@@ -44,7 +44,7 @@ def stored_bytes(arr: zarr.Array) -> int:
 
 def recipe_bytes(arr: zarr.Array, codec) -> tuple[int, np.ndarray]:
     """A numcodecs filter then numcodecs Zstd on every chunk (an edge chunk padded as zdt pads
-    one, by rows: here, 1-d, its last value repeated): (bytes, what its decode gives back)."""
+    one: here, 1-d, its last value repeated): (bytes, what its decode gives back)."""
     x = arr[...]
     chunk = arr.chunks[0]
     total, parts = 0, []

@@ -404,29 +404,34 @@ class ChunkRunner:
 
 
 def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") -> np.ndarray:
-    """An edge chunk stored whole: the full `shape`, the part past the array's edge the fill
-    value (how="fill", as zarr pads it) or (how="rows") each row's last value repeated to the
-    chunk's width and the rows past the edge the chunk's last value."""
+    """An edge chunk stored whole: the full `shape`, each element past the array's edge the
+    fill value (how="fill", as zarr pads it) or (how="repeat") the real element before it in
+    the chunk's C order (a row's last value to the chunk's width, the last real value over
+    the rows past the edge)."""
     if x.shape == tuple(shape):
         return x
     out = np.empty(shape, dtype=x.dtype)
-    if how == "rows" and x.size:
-        out[...] = x.reshape(-1)[-1]
-        out[tuple(slice(0, n) for n in x.shape[:-1])] = np.pad(
-            x, [(0, 0)] * (x.ndim - 1) + [(0, shape[-1] - x.shape[-1])], mode="edge")
-        return out
+    real = tuple(slice(0, n) for n in x.shape)
+    if how == "repeat" and x.size:
+        inside = np.zeros(shape, dtype=bool)
+        inside[real] = True
+        out[real] = x
+        # (the flat index of the last real element at or before each one; the first is real)
+        flat = inside.reshape(-1)
+        before = np.maximum.accumulate(np.where(flat, np.arange(flat.size), 0))
+        return out.reshape(-1)[before].reshape(shape)
     out[...] = fill if fill is not None else 0
-    out[tuple(slice(0, n) for n in x.shape)] = x
+    out[real] = x
     return out
 
 
 def padding_for(serializer: Any, output: Output) -> str:
     """How zdt pads an edge chunk coded with `serializer` (`padded`'s `how`). No reader looks
-    at padding, so it is whatever codes cheapest: by rows (a row's last value repeated costs a
-    delta coder such as pcodec nothing, and the rows past the edge are one run), except for a
+    at padding, so it is whatever codes cheapest: each element repeats the real one before it
+    (runs: a delta coder such as pcodec codes them as zeros, zstd as repeats), except under a
     lossy serializer (zdt.predict), which masks the fill value and codes it for next to
     nothing. Another writer (`output.own_padding` False) pads with the fill value."""
-    return "rows" if output.own_padding and not is_lossy(serializer) else "fill"
+    return "repeat" if output.own_padding and not is_lossy(serializer) else "fill"
 
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:

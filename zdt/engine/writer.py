@@ -10,15 +10,15 @@ in the data's units. Units run on this process's threads, or on a dask cluster
 
 Edge chunks. zarr stores every chunk whole, and pads the part of an edge chunk past the array's
 edge with the fill value, which is then encoded with the rest; no reader looks at it. zdt pads
-it with what codes cheapest instead (zdt.engine.measure.padding_for): by rows, each row's last
-value repeated and the rows past the edge the chunk's last value, which a delta coder codes for
-next to nothing; zdt.predict keeps zarr's fill value, which it masks. To make zarr store that
-padding, a unit that ends inside an inner chunk is written through a view of the same array
-(same store, same keys) whose shape is the array's rounded up to whole inner chunks: the unit's
-region, rounded up the same way, is whole chunks there, and zarr encodes them as given. The
-view's metadata is never stored, and inner chunks wholly past the edge stay absent (the shape is
-rounded to the inner chunk grid, not to the shard grid). The check compares the real elements
-only; measure pads trials the same way, so what suggest counts is what is written.
+it with what codes cheapest instead (zdt.engine.measure.padding_for): each element repeats the
+real one before it in the chunk's order, runs that a delta coder codes for next to nothing;
+zdt.predict keeps zarr's fill value, which it masks. To make zarr store that padding, a unit
+that ends inside an inner chunk is written through a view of the same array (same store, same
+keys) whose shape is the array's rounded up to whole inner chunks: the unit's region, rounded up
+the same way, is whole chunks there, and zarr encodes them as given. The view's metadata is
+never stored, and inner chunks wholly past the edge stay absent (the shape is rounded to the
+inner chunk grid, not to the shard grid). The check compares the real elements only; measure
+pads trials the same way, so what suggest counts is what is written.
 """
 
 from __future__ import annotations
