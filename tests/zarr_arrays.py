@@ -21,15 +21,16 @@ def source(data: np.ndarray, fill, chunks=None, attrs=None) -> zarr.Array:
 
 def written(arr: zarr.Array, codecs: list[dict]) -> tuple[np.ndarray, int]:
     """arr's data through a fresh array with `codecs` and zstd: (what reads back, the bytes of
-    its chunks, edge chunks padded as zdt pads them: repeat_padded, or with the fill value as
-    zarr pads under zdt.predict)."""
+    its chunks, each edge chunk padded as zdt pads it: the fewer bytes of repeat_padded's and
+    zarr's fill value, or the fill value alone under zdt.predict)."""
     data = arr[...]
+    back, by_fill = _written(data, arr.chunks, arr.fill_value, codecs)
     if any(c.get("name") == "zdt.predict" for c in codecs) or data.shape == ():
-        return _written(data, arr.chunks, arr.fill_value, codecs)
-    whole = repeat_padded(data, arr.chunks)
-    _, nbytes = _written(whole, arr.chunks, arr.fill_value, codecs)
-    back, _ = _written(data, arr.chunks, arr.fill_value, codecs)
-    return back, nbytes
+        return back[...], sum(map(len, by_fill.values()))
+    _, by_repeat = _written(repeat_padded(data, arr.chunks), arr.chunks, arr.fill_value, codecs)
+    nbytes = sum(min(len(by_fill.get(k, b"")), len(by_repeat.get(k, b"")))
+                 for k in by_fill.keys() | by_repeat.keys())
+    return back[...], nbytes
 
 
 def repeat_padded(data: np.ndarray, chunks: tuple) -> np.ndarray:
@@ -52,9 +53,9 @@ def repeat_padded(data: np.ndarray, chunks: tuple) -> np.ndarray:
     return out
 
 
-def _written(data: np.ndarray, chunks: tuple, fill, codecs: list[dict]) -> tuple[np.ndarray, int]:
-    """`data` written through a fresh array with `codecs` and zstd: (what reads back, the bytes
-    of its chunks)."""
+def _written(data: np.ndarray, chunks: tuple, fill, codecs: list[dict]) -> tuple[zarr.Array, dict]:
+    """`data` written through a fresh array with `codecs` and zstd: (the array, its chunks'
+    bytes by key)."""
     from zdt.engine.plan import split_codecs
 
     filters, serializer, _ = split_codecs(codecs)
@@ -64,5 +65,4 @@ def _written(data: np.ndarray, chunks: tuple, fill, codecs: list[dict]) -> tuple
                             fill_value=fill, filters=filters,
                             compressors=[{"name": "zstd", "configuration": {"level": LEVEL}}], **kw)
     out[...] = data
-    nbytes = sum(len(v) for k, v in store._store_dict.items() if not k.endswith("zarr.json"))
-    return out[...], nbytes
+    return out, {k: v.to_bytes() for k, v in store._store_dict.items() if not k.endswith("zarr.json")}

@@ -173,6 +173,7 @@ def test_encoding_writes_the_chunks_convert_writes(tmp_path, chunked):
     edge = {k for k in direct if chunked and "/c/4" in k}
     assert {k: v for k, v in direct.items() if k not in edge} == \
         {k: v for k, v in converted.items() if k not in edge}
+    assert all(len(converted[k]) <= len(direct[k]) for k in edge)
     if edge:
         assert sum(len(converted[k]) for k in edge) < sum(len(direct[k]) for k in edge)
     read_back_and_check(tmp_path / "converted.zarr", ds, 0.05)

@@ -393,11 +393,13 @@ class ChunkRunner:
         if self.lossy is None:
             return self.stage.to_stored(x)[1]
         shape = tuple(self.output.chunk_shape)
-        how = padding_for(self.lossy.serializer, self.output)
         out = np.empty(x.shape, dtype=self.dtype)
         for sel in chunk_slices(x.shape, shape):
             piece = x[sel]
-            stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value, how))
+            # (one way: a lossy serializer's chunks are padded with the fill value)
+            full = paddings(piece, shape, self.output.fill_value,
+                            padding_for(self.lossy.serializer, self.output))[0]
+            stored, _ = self.stage.to_stored(full)
             back = self.stage.from_stored(self.lossy.round_trip(stored)[1])
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
         return out
@@ -413,25 +415,38 @@ def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") 
     out = np.empty(shape, dtype=x.dtype)
     real = tuple(slice(0, n) for n in x.shape)
     if how == "repeat" and x.size:
-        inside = np.zeros(shape, dtype=bool)
-        inside[real] = True
         out[real] = x
-        # (the flat index of the last real element at or before each one; the first is real)
-        flat = inside.reshape(-1)
-        before = np.maximum.accumulate(np.where(flat, np.arange(flat.size), 0))
-        return out.reshape(-1)[before].reshape(shape)
+        for k in range(x.ndim):
+            # (elements whose first index past the edge is along axis k: the real element
+            # before each is the last of the block they follow, x[i_0 .. i_k-1, -1, ..., -1])
+            if x.shape[k] < shape[k]:
+                lead = real[:k]
+                last = x[lead + (-1,) * (x.ndim - k)]
+                out[lead + (slice(x.shape[k], None),)] = last.reshape(last.shape + (1,) * (x.ndim - k))
+        return out
     out[...] = fill if fill is not None else 0
     out[real] = x
     return out
 
 
 def padding_for(serializer: Any, output: Output) -> str:
-    """How zdt pads an edge chunk coded with `serializer` (`padded`'s `how`). No reader looks
-    at padding, so it is whatever codes cheapest: each element repeats the real one before it
-    (runs: a delta coder such as pcodec codes them as zeros, zstd as repeats), except under a
-    lossy serializer (zdt.predict), which masks the fill value and codes it for next to
-    nothing. Another writer (`output.own_padding` False) pads with the fill value."""
-    return "repeat" if output.own_padding and not is_lossy(serializer) else "fill"
+    """How zdt pads an edge chunk coded with `serializer` (`paddings`' `how`). No reader looks
+    at padding, so it is whatever codes cheapest: "cheapest", the fewer bytes of runs (each
+    element repeating the real one before it: zeros to a delta coder such as pcodec, repeats
+    to zstd) and the fill value (one frequent symbol, cheaper where the values are noise);
+    "fill" under a lossy serializer (zdt.predict masks the fill value and codes it for next to
+    nothing) or where another writer pads (`output.own_padding` False)."""
+    return "cheapest" if output.own_padding and not is_lossy(serializer) else "fill"
+
+
+def paddings(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str) -> list[np.ndarray]:
+    """The ways the chunk `x` may be stored under `how` (`padding_for`): a whole chunk as it
+    is; an edge chunk padded with the fill value, and under "cheapest" with runs first (the
+    writer keeps the first of those that writes the fewest bytes)."""
+    if x.shape == tuple(shape):
+        return [x]
+    fill_padded = padded(x, shape, fill, "fill")
+    return [padded(x, shape, fill, "repeat"), fill_padded] if how == "cheapest" else [fill_padded]
 
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:
@@ -525,28 +540,36 @@ class _EncodingTrials:
 
     def on(self, pieces: list[np.ndarray], output: Output, bound: Bound, check: dict) -> list[Trial]:
         """What the chunks of one unit (`pieces`, edges not padded) show of each trial: bytes
-        of the chunks padded as they are written (`padding_for`), errors on the real
-        elements."""
+        of the chunks padded as they are written (`padding_for`: an edge chunk under the
+        cheaper way), errors on the real elements."""
         parts = [Trial(t.encoding, t.backend, t.sized, failed=t.failed) for t, _ in self.trials]
         stage = self.stage
         if stage is None:
             return parts
-        # (each padding a trial needs, the stage run once per chunk for it)
+        # (each padding a trial needs, the stage run once per chunk for each way it gives)
         hows = {padding_for(runner.serializer if runner is not None else None, output)
                 for _, runner in self.trials}
         err, why = 0.0, None
         stored_chunks: dict[str, list] = {how: [] for how in hows}
         for piece in pieces:
             region = tuple(slice(0, n) for n in piece.shape)
-            try:
-                for how in hows:
-                    full = padded(piece, output.chunk_shape, output.fill_value, how)
-                    stored, back = stage.to_stored(full)
+            for how in hows:
+                ways = []
+                for full in paddings(piece, output.chunk_shape, output.fill_value, how):
+                    try:
+                        stored, back = stage.to_stored(full)
+                    except ValueError as exc:   # (the fill value may be outside a filter's range)
+                        why = why or str(exc).splitlines()[0]
+                        continue
                     err = max(err, error_of(piece, back[region], bound, **check))
-                    stored_chunks[how].append(stored)
-            except ValueError as exc:
-                why = str(exc).splitlines()[0]
-                break
+                    ways.append(stored)
+                if not ways:
+                    break
+                stored_chunks[how].append(ways)
+            else:               # (every padding needed has a way: a fill value refused is no failure)
+                why = None
+                continue
+            break
         for part, (_, runner) in zip(parts, self.trials, strict=True):
             if part.failed:
                 continue
@@ -558,14 +581,14 @@ class _EncodingTrials:
                 continue
             chunks = stored_chunks[padding_for(runner.serializer, output)]
             if runner.lossy:        # its error is what decoding its bytes gives
-                for piece, s in zip(pieces, chunks, strict=True):
-                    n, back = runner.round_trip(s)
+                for piece, ways in zip(pieces, chunks, strict=True):
+                    n, back = runner.round_trip(ways[0])
                     region = tuple(slice(0, c) for c in piece.shape)
                     part.nbytes += n
                     back = stage.from_stored(back)[region]
                     part.error = max(part.error, error_of(piece, back, bound, **check))
             else:
-                part.nbytes = sum(runner.nbytes(s) for s in chunks)
+                part.nbytes = sum(min(runner.nbytes(s) for s in ways) for ways in chunks)
         return parts
 
 
