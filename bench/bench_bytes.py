@@ -19,13 +19,14 @@ install --no-deps arm_pyart cartopy`: only their data files are read):
   brightness temperature with gaps; and NEMO's three monthly files as one array, a chunk a
   month (the same land mask in every chunk).
 
-Methods, each on the same chunks (a storage unit at a time). zarr stores every chunk whole:
-an edge chunk's part past the array's edge holds the fill value (NaN here) and is encoded
-with the rest, so the recipes, which are zarr codec chains, are measured on the chunks as a
-zarr array stores them, as zdt is; ZFP, SZ3 and zdt.predict, the marks for prediction, on
-each unit's own values. The summary also gives the pcodec recipes on edge units cut to the
-array (a layout no zarr writer produces: padding costs pcodec about a tenth of an edge
-chunk's bytes unless it sits in pages of its own):
+Methods, each on the same chunks (a storage unit at a time). zarr stores every chunk whole,
+the part of an edge chunk past the array's edge padded; zdt pads it with the fewer bytes of
+runs (each element the real one before it in the chunk's order) and the fill value (NaN here;
+zdt.predict: the fill value, which it masks). The recipes, which are zarr codec chains, are
+measured on the chunks padded the same way, as a writer that pads as cheaply would store them;
+ZFP, SZ3 and zdt.predict, the marks for prediction, on each unit's own values. The summary also
+gives the pcodec recipes on edge units cut to the array (the real elements only: a layout no
+zarr writer produces):
 - zdt: `zdt.convert(src, dst, abs_error=E | rel_error=R)`, the defaults (readers zarr-python,
   the whole chain searched; zdt.predict's reference mask, which lives in the array's
   metadata, counted with the chunks); `readers="any"` (plain numbers, every reader); and, for absolute
@@ -262,16 +263,19 @@ def units(shape: tuple, chunks: tuple):
 def per_unit(x: np.ndarray, chunks: tuple, codec: Callable[[np.ndarray], tuple[int, np.ndarray]],
              as_stored: bool = True):
     """A method applied to each storage unit: (total bytes, the values read back). With
-    `as_stored`, an edge unit is the whole chunk as a zarr array stores it, the part past the
-    array's edge the fill value (NaN) -- what the recipe costs written as a zarr codec chain;
-    without, the unit's own values only (the whole-array compressors: ZFP, SZ3, zdt.predict)."""
-    from zdt.engine.measure import padded
+    `as_stored`, an edge unit is the whole chunk as a zarr array stores it, padded past the
+    array's edge as zdt pads its own (the fewer bytes of runs, each element the real one
+    before it in the chunk's order, and the fill value) -- what the recipe costs written as a zarr codec chain by a writer that pads as
+    cheaply as zdt does; without, the unit's own values only (the whole-array
+    compressors: ZFP, SZ3, zdt.predict)."""
+    from zdt.engine.measure import paddings
 
     total, back = 0, np.empty_like(x)
     for sel in units(x.shape, chunks):
         u = x[sel]
         if as_stored and u.shape != tuple(chunks):
-            n, y = codec(padded(u, chunks, np.nan))
+            n, y = min((codec(full) for full in paddings(u, chunks, np.nan, "cheapest")),
+                       key=lambda r: r[0])
             y = np.asarray(y).reshape(chunks)[tuple(slice(0, n) for n in u.shape)]
         else:
             n, y = codec(np.ascontiguousarray(u))

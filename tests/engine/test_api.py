@@ -167,7 +167,16 @@ def test_encoding_writes_the_chunks_convert_writes(tmp_path, chunked):
     encoding = zdt.encoding(ds, abs_error=0.05)
     ds.to_zarr(tmp_path / "direct.zarr", zarr_format=3, consolidated=False, encoding=encoding)
     direct, converted = chunk_files(tmp_path / "direct.zarr"), chunk_files(tmp_path / "converted.zarr")
-    assert direct == converted
+    assert direct.keys() == converted.keys()
+    # (time in chunks of 700: the fifth holds the last 200 of 3000; xarray pads it with the
+    # fill value, convert as it codes cheapest)
+    edge = {k for k in direct if chunked and "/c/4" in k}
+    assert {k: v for k, v in direct.items() if k not in edge} == \
+        {k: v for k, v in converted.items() if k not in edge}
+    assert all(len(converted[k]) <= len(direct[k]) for k in edge)
+    if edge:
+        assert sum(len(converted[k]) for k in edge) < sum(len(direct[k]) for k in edge)
+    read_back_and_check(tmp_path / "converted.zarr", ds, 0.05)
     assert sum(map(len, direct.values())) < sum(map(len, chunk_files(tmp_path / "plain.zarr").values())) / 2
     assert encoding["temp"]["filters"] and "filters" not in encoding["time"]
     assert encoding["temp"]["_FillValue"] == -999.0          # the variable's own encoding kept

@@ -1,5 +1,6 @@
 """An array as the engine sees it: its storage units, the sentinels it declares, its values
-region by region, and zdt's codecs as zarr format 2 filters."""
+region by region, zdt's codecs as zarr format 2 filters, and two stand-ins of a written array
+(a view of whole chunks, a sizer of one chunk) for storing edge chunks as zdt pads them."""
 
 from __future__ import annotations
 
@@ -22,6 +23,55 @@ def storage_units(arr: Any) -> list[tuple[slice, ...]]:
         regions.append(tuple(slice(int(i) * c, min((int(i) + 1) * c, s))
                              for i, c, s in zip(index, unit, arr.shape, strict=True)))
     return regions
+
+
+def whole_chunk_view(arr: Any) -> Any:
+    """The zarr array `arr` with its shape rounded up to whole (inner) chunks: the same store
+    and chunk keys, its metadata held in memory only (never saved). Writing a region of whole
+    chunks there stores them as given, padding included (zdt.engine.writer)."""
+    from zarr import Array
+    from zarr.core.array import AsyncArray
+
+    a = arr._async_array
+    grid = tuple(arr.chunks)
+    shape = tuple(-(-s // c) * c for s, c in zip(arr.shape, grid, strict=True))
+    return Array(AsyncArray(a.metadata.update_shape(shape), a.store_path, a.config))
+
+
+class ChunkSizer:
+    """The bytes the zarr array `arr` stores for one (inner) chunk: its own codecs (a shard's
+    inner ones), on a throwaway in-memory array of one chunk with its metadata. One chunk at a
+    time (a lock): the chunk key is the same for every call."""
+
+    def __init__(self, arr: Any) -> None:
+        import dataclasses
+        import threading
+
+        from zarr import Array
+        from zarr.codecs import ShardingCodec
+        from zarr.core.array import AsyncArray
+        from zarr.storage import MemoryStore, StorePath
+
+        meta = arr.metadata
+        grid = tuple(arr.chunks)
+        if meta.zarr_format == 3:
+            codecs = meta.codecs
+            if isinstance(codecs[0], ShardingCodec):
+                codecs = codecs[0].codecs
+            meta = dataclasses.replace(meta, shape=grid, codecs=tuple(codecs),
+                                       chunk_grid={"name": "regular", "configuration": {"chunk_shape": grid}})
+        else:
+            meta = dataclasses.replace(meta, shape=grid, chunks=grid)
+        self.store = MemoryStore()
+        self.array = Array(AsyncArray(meta, StorePath(self.store), arr._async_array.config))
+        self.lock = threading.Lock()
+
+    def nbytes(self, chunk: np.ndarray) -> int:
+        """The stored bytes of `chunk` (a chunk equal to the fill value everywhere: 0)."""
+        with self.lock:
+            self.store._store_dict.clear()
+            self.array[...] = chunk
+            return sum(len(v) for v in self.store._store_dict.values())
 
 
 def spread(total: int, count: int) -> list[int]:

@@ -78,7 +78,8 @@ def encoding(dataset: Any, *, abs_error: float | None = None, rel_error: float |
 
     views = DatasetSource(dataset, "the dataset", zarr_format).arrays
     with progress_for(progress) as bars:
-        decisions = decide(views, selection, compression, sample, bars, None, who)
+        # (xarray writes the chunks: edge chunks padded with the fill value, as zarr pads)
+        decisions = decide(views, selection, compression, sample, bars, None, who, own_padding=False)
     out: dict[str, dict] = {}
     for view, d in zip(views, decisions, strict=True):
         name = view.path

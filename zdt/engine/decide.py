@@ -220,10 +220,12 @@ def screened(run: Callable, samples: list, trials: list[Trial], dtype: np.dtype,
 def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int | None,
                  progress: Progress, cluster: Any = None,
                  readers: Readers = Readers(("zarr-python",)), salvage: Any = None,
-                 force: bool = False, effort: str = "default") -> Decision:
+                 force: bool = False, effort: str = "default",
+                 own_padding: bool = True) -> Decision:
     """Survey, candidates, measurement: the decision for one array (see the module); with
     `salvage`, damaged chunks read as the fill value (zdt.engine.damage); an absolute bound
-    above a tenth of the array's range is refused unless `force` (check_scale)."""
+    above a tenth of the array's range is refused unless `force` (check_scale); `own_padding`
+    False: another writer stores the chunks, edge chunks padded with the fill value."""
     from zdt.pipeline import workers
 
     path = "/" + arr.path
@@ -274,7 +276,7 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                              (), None, dtype.name, True, preference=-1)
     trials = [Trial(e, b) for e in [as_it_is, *encodings]
               for b in back_ends(e, arr, compression, readers)]
-    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value)
+    output = Output(arr.metadata.zarr_format, tuple(arr.chunks), arr.fill_value, own_padding)
     samples = [s.kept[i] for i in keep]
     all_measured = len(keep) == len(regions)
     run = cluster.measure if cluster is not None else partial(measure, workers=threads)
@@ -359,7 +361,8 @@ def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,
 
 def decide(arrays: list[Any], selection: Selection, compression: Compression,
            sample: int | None, progress: Progress, cluster: Any = None,
-           readers: Readers = Readers(("zarr-python",)), salvage: Any = None) -> list[Decision]:
+           readers: Readers = Readers(("zarr-python",)), salvage: Any = None,
+           own_padding: bool = True) -> list[Decision]:
     coords = coordinates(arrays)
     selection.check_names(["/" + a.path for a in arrays],
                           {**coords, **{"/" + a.path: "0-d" for a in arrays if not a.shape}})
@@ -372,5 +375,5 @@ def decide(arrays: list[Any], selection: Selection, compression: Compression,
                                       data_type=array_type_name(arr), shape=tuple(arr.shape)))
             continue
         decisions.append(decide_array(arr, bound, compression, sample, progress, cluster, readers,
-                                      salvage, selection.force, selection.effort))
+                                      salvage, selection.force, selection.effort, own_padding))
     return decisions

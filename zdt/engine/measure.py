@@ -13,8 +13,10 @@ throwaway in-memory array, so they are exactly those the output will have), for 
 numcodecs filters and compressor (`NumcodecsStage`, `NumcodecsBackEnd`).
 
 A lossy serializer (zdt.predict: prediction from neighbours, so not element-wise) is measured
-by decoding what it wrote: its error is taken there, chunk by chunk, edges padded as zarr
-stores them.
+by decoding what it wrote: its error is taken there, chunk by chunk, on the real elements.
+
+An edge chunk is measured padded as zdt.engine.writer stores it (`padding_for`), so what a
+trial counts is what convert writes.
 
 `ChunkRunner` is one whole chain on chunks of one shape: what convert checks each unit with.
 """
@@ -44,6 +46,9 @@ class Output:
     zarr_format: int
     chunk_shape: tuple[int, ...]
     fill_value: Any
+    # zdt writes the chunks (edge chunks padded as `padding_for` says, zdt.engine.writer);
+    # False: another writer does (xarray, for zdt.encoding), which pads with the fill value
+    own_padding: bool = True
 
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -382,28 +387,66 @@ class ChunkRunner:
     def values(self, x: np.ndarray) -> np.ndarray:
         """What reading gives back for the values `x`: any shape where the stages are
         element-wise (serializer and compressors lossless); with a lossy serializer, a storage
-        unit (whole chunks from its corner; edge chunks padded with the fill value, as zarr
-        stores them), each chunk through the filters, encoded, decoded and back through them."""
+        unit (whole chunks from its corner; edge chunks padded as the writer stores them,
+        `padding_for`), each chunk through the filters, encoded, decoded and back through them.
+        Only the real elements come back: padding is never compared."""
         if self.lossy is None:
             return self.stage.to_stored(x)[1]
         shape = tuple(self.output.chunk_shape)
         out = np.empty(x.shape, dtype=self.dtype)
         for sel in chunk_slices(x.shape, shape):
             piece = x[sel]
-            stored, _ = self.stage.to_stored(padded(piece, shape, self.output.fill_value))
+            # (one way: a lossy serializer's chunks are padded with the fill value)
+            full = paddings(piece, shape, self.output.fill_value,
+                            padding_for(self.lossy.serializer, self.output))[0]
+            stored, _ = self.stage.to_stored(full)
             back = self.stage.from_stored(self.lossy.round_trip(stored)[1])
             out[sel] = back[tuple(slice(0, n) for n in piece.shape)]
         return out
 
 
-def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
-    """An edge chunk as zarr stores it: the full chunk shape, the rest the fill value."""
+def padded(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str = "fill") -> np.ndarray:
+    """An edge chunk stored whole: the full `shape`, each element past the array's edge the
+    fill value (how="fill", as zarr pads it) or (how="repeat") the real element before it in
+    the chunk's C order (a row's last value to the chunk's width, the last real value over
+    the rows past the edge)."""
     if x.shape == tuple(shape):
         return x
     out = np.empty(shape, dtype=x.dtype)
+    real = tuple(slice(0, n) for n in x.shape)
+    if how == "repeat" and x.size:
+        out[real] = x
+        for k in range(x.ndim):
+            # (elements whose first index past the edge is along axis k: the real element
+            # before each is the last of the block they follow, x[i_0 .. i_k-1, -1, ..., -1])
+            if x.shape[k] < shape[k]:
+                lead = real[:k]
+                last = x[lead + (-1,) * (x.ndim - k)]
+                out[lead + (slice(x.shape[k], None),)] = last.reshape(last.shape + (1,) * (x.ndim - k))
+        return out
     out[...] = fill if fill is not None else 0
-    out[tuple(slice(0, n) for n in x.shape)] = x
+    out[real] = x
     return out
+
+
+def padding_for(serializer: Any, output: Output) -> str:
+    """How zdt pads an edge chunk coded with `serializer` (`paddings`' `how`). No reader looks
+    at padding, so it is whatever codes cheapest: "cheapest", the fewer bytes of runs (each
+    element repeating the real one before it: zeros to a delta coder such as pcodec, repeats
+    to zstd) and the fill value (one frequent symbol, cheaper where the values are noise);
+    "fill" under a lossy serializer (zdt.predict masks the fill value and codes it for next to
+    nothing) or where another writer pads (`output.own_padding` False)."""
+    return "cheapest" if output.own_padding and not is_lossy(serializer) else "fill"
+
+
+def paddings(x: np.ndarray, shape: tuple[int, ...], fill: Any, how: str) -> list[np.ndarray]:
+    """The ways the chunk `x` may be stored under `how` (`padding_for`): a whole chunk as it
+    is; an edge chunk padded with the fill value, and under "cheapest" with runs first (the
+    writer keeps the first of those that writes the fewest bytes)."""
+    if x.shape == tuple(shape):
+        return [x]
+    fill_padded = padded(x, shape, fill, "fill")
+    return [padded(x, shape, fill, "repeat"), fill_padded] if how == "cheapest" else [fill_padded]
 
 
 def chunks_of(x: np.ndarray, chunk_shape: tuple[int, ...]) -> list[np.ndarray]:
@@ -496,23 +539,37 @@ class _EncodingTrials:
             self.trials.append((trial, runner))
 
     def on(self, pieces: list[np.ndarray], output: Output, bound: Bound, check: dict) -> list[Trial]:
-        """What the chunks of one unit (`pieces`, edges not padded) show of each trial."""
+        """What the chunks of one unit (`pieces`, edges not padded) show of each trial: bytes
+        of the chunks padded as they are written (`padding_for`: an edge chunk under the
+        cheaper way), errors on the real elements."""
         parts = [Trial(t.encoding, t.backend, t.sized, failed=t.failed) for t, _ in self.trials]
         stage = self.stage
         if stage is None:
             return parts
+        # (each padding a trial needs, the stage run once per chunk for each way it gives)
+        hows = {padding_for(runner.serializer if runner is not None else None, output)
+                for _, runner in self.trials}
         err, why = 0.0, None
-        stored_chunks = []
+        stored_chunks: dict[str, list] = {how: [] for how in hows}
         for piece in pieces:
-            full = padded(piece, output.chunk_shape, output.fill_value)
-            try:
-                stored, back = stage.to_stored(full)
-            except ValueError as exc:
-                why = str(exc).splitlines()[0]
-                break
             region = tuple(slice(0, n) for n in piece.shape)
-            err = max(err, error_of(piece, back[region], bound, **check))
-            stored_chunks.append(stored)
+            for how in hows:
+                ways = []
+                for full in paddings(piece, output.chunk_shape, output.fill_value, how):
+                    try:
+                        stored, back = stage.to_stored(full)
+                    except ValueError as exc:   # (the fill value may be outside a filter's range)
+                        why = why or str(exc).splitlines()[0]
+                        continue
+                    err = max(err, error_of(piece, back[region], bound, **check))
+                    ways.append(stored)
+                if not ways:
+                    break
+                stored_chunks[how].append(ways)
+            else:               # (every padding needed has a way: a fill value refused is no failure)
+                why = None
+                continue
+            break
         for part, (_, runner) in zip(parts, self.trials, strict=True):
             if part.failed:
                 continue
@@ -522,26 +579,27 @@ class _EncodingTrials:
             part.error = err
             if not part.sized:
                 continue
+            chunks = stored_chunks[padding_for(runner.serializer, output)]
             if runner.lossy:        # its error is what decoding its bytes gives
-                for piece, s in zip(pieces, stored_chunks, strict=True):
-                    n, back = runner.round_trip(s)
+                for piece, ways in zip(pieces, chunks, strict=True):
+                    n, back = runner.round_trip(ways[0])
                     region = tuple(slice(0, c) for c in piece.shape)
                     part.nbytes += n
                     back = stage.from_stored(back)[region]
                     part.error = max(part.error, error_of(piece, back, bound, **check))
             else:
-                part.nbytes = sum(runner.nbytes(s) for s in stored_chunks)
+                part.nbytes = sum(min(runner.nbytes(s) for s in ways) for ways in chunks)
         return parts
 
 
 def measure(samples: Sequence[np.ndarray], trials: Sequence[Trial], dtype: np.dtype,
             output: Output, bound: Bound, declared: Any, *, workers: int = 2,
             progress: Callable[[int], None] | None = None) -> Measurement:
-    """Every trial over every sampled unit (cut into chunks, edges padded); `declared`: the
-    array's Sentinels (zdt.engine.arrays). Every trial's error is measured, its bytes where it
-    is `sized`. The Measurement holds one new Trial per trial given, in the same order (each
-    blosc compressor given its typesize: BackEnd.typed); trials of one encoding next to each
-    other share its stage."""
+    """Every trial over every sampled unit (cut into chunks, edges padded as written);
+    `declared`: the array's Sentinels (zdt.engine.arrays). Every trial's error is measured,
+    its bytes where it is `sized`. The Measurement holds one new Trial per trial given, in the
+    same order (each blosc compressor given its typesize: BackEnd.typed); trials of one
+    encoding next to each other share its stage."""
     groups = [_EncodingTrials(enc, list(same), dtype, output)
               for enc, same in itertools.groupby(trials, key=lambda t: t.encoding)]
     m = Measurement([t for g in groups for t, _ in g.trials])

@@ -7,6 +7,20 @@ checked first: its values go through the encoding's stages and back in memory an
 computed exactly; a unit that breaks the bound stops the run, naming the element and its value
 in the data's units. Units run on this process's threads, or on a dask cluster
 (zdt.engine.cluster), into a `zdt.stores.destination.Destination`.
+
+Edge chunks. zarr stores every chunk whole, and pads the part of an edge chunk past the array's
+edge with the fill value, which is then encoded with the rest; no reader looks at it. zdt pads
+it with what codes cheapest instead (zdt.engine.measure.padding_for): of runs (each element
+repeating the real one before it in the chunk's order, which a delta coder codes for next to
+nothing) and the fill value (cheaper where the values are noise), whichever writes fewer bytes
+with the copy's own codecs (`arrays.ChunkSizer`); zdt.predict keeps zarr's fill value, which it
+masks. To make zarr store that padding, a unit that ends inside an inner chunk is written
+through a view of the same array (same store, same keys) whose shape is the array's rounded up
+to whole inner chunks: the unit's region, rounded up the same way, is whole chunks there, and
+zarr encodes them as given. The view's metadata is never stored, and inner chunks wholly past
+the edge stay absent (the shape is rounded to the inner chunk grid, not to the shard grid). The
+check compares the real elements only; measure sizes trials' edge chunks the same way, so what
+suggest counts is what is written.
 """
 
 from __future__ import annotations
@@ -30,7 +44,8 @@ from zdt.engine.bounds import Bound, error_of, worst_element
 from zdt.engine.candidates import Encoding
 from zdt.engine.compressors import Compression, to_v2
 from zdt.engine.decide import THREADS
-from zdt.engine.measure import ChunkRunner, Output, is_lossy, zdt_codecs
+from zdt.engine.measure import (ChunkRunner, Output, chunk_slices, is_lossy, padding_for, paddings,
+                                zdt_codecs)
 from zdt.engine.packing import Packing
 from zdt.engine.plan import Decision, fmt_error, split_codecs
 from zdt.errors import InputError, UsageError, ZdtError
@@ -141,10 +156,16 @@ class UnitWriter:
         declared = arrays.sentinels_of(arr)
         self.declared = dict(sentinels=declared.values, masking=declared.masking, valid=declared.valid)
         self.runner = runner_for(arr, d) if d.bound is not None else None
+        self.grid = tuple(arr.chunks)       # the inner chunks (a shard's, if sharded)
+        self.output = Output(arr.metadata.zarr_format, self.grid, arr.fill_value)
+        self.padding = padding_for(split_codecs(d.codecs or [])[1], self.output)
+        self._whole: Any = None             # the whole-chunk view (_store)
+        self._sizer: arrays.ChunkSizer | None = None
 
     def reopen(self, out: Any) -> None:
         """Write into the store `out` from now on (an Icechunk session after a checkpoint)."""
         self.new = open_written(out, self.path.lstrip("/"), "r+")
+        self._whole = self._sizer = None
 
     def write(self, i: int, region: tuple[slice, ...]) -> float:
         """Unit i (at `region`); returns its largest error (0 without a bound)."""
@@ -178,7 +199,7 @@ class UnitWriter:
             if self.runner.encoding.rounding:
                 x = y                   # the values rounded in memory are what is written
         try:
-            self.new[region] = x
+            self._store(region, x)
         except ZdtError as exc:
             raise InputError(f"{path}: writing the storage unit {unit_label(region)}: "
                              f"{str(exc).splitlines()[0]}") from None
@@ -187,6 +208,39 @@ class UnitWriter:
             raise
         kill_point("unit", i)
         return error
+
+    def _store(self, region: tuple[slice, ...], x: np.ndarray) -> None:
+        """`x` into the copy at `region`; a unit that ends inside an inner chunk through the
+        whole-chunk view, its edge chunks padded (the module's docstring)."""
+        whole = tuple(slice(s.start, -(-s.stop // c) * c)
+                      for s, c in zip(region, self.grid, strict=True))
+        if whole == region or self.padding == "fill":
+            self.new[region] = x        # (zarr pads with the fill value itself)
+            return
+        if self._whole is None:
+            self._whole = arrays.whole_chunk_view(self.new)
+        shape = tuple(s.stop - s.start for s in whole)
+        unit = np.empty(shape, dtype=x.dtype)
+        for sel in chunk_slices(shape, self.grid):
+            piece = x[tuple(slice(s.start, min(s.stop, n)) for s, n in zip(sel, x.shape, strict=True))]
+            unit[sel] = self._cheapest(piece)
+        self._whole[whole] = unit
+
+    def _cheapest(self, piece: np.ndarray) -> np.ndarray:
+        """The chunk `piece` as stored: an edge chunk under the way that writes the fewest
+        bytes with the copy's own codecs (the first, on a tie: as measure counts it)."""
+        ways = paddings(piece, self.grid, self.output.fill_value, self.padding)
+        if len(ways) == 1:
+            return ways[0]
+        if self._sizer is None:
+            self._sizer = arrays.ChunkSizer(self.new)
+        sizes = []
+        for w in ways:
+            try:
+                sizes.append(self._sizer.nbytes(w))
+            except (ZdtError, ValueError):      # (a fill value outside a filter's range)
+                sizes.append(np.inf)
+        return ways[sizes.index(min(sizes))]
 
     def _key(self, region: tuple[slice, ...]) -> str | None:
         """The key of the storage unit at `region` in the copy (c/3/1; a shard's, if sharded)."""
