@@ -49,6 +49,7 @@ typedef struct {
     float fill32;
     zdt__io io;
     int oom, zerr, perr;
+    int steps_decided;          /* effort "fast": format 3's steps chosen on the samples */
 } enc_t;
 
 /* the order a form packs with stage 3: the prediction's, or a masked chunk's (no symbol 1) */
@@ -202,12 +203,14 @@ static int sample_block(const enc_t *e, int k, zdt__grid *bg, void **data) {
 /* the whole-chunk predictions of names[k] where want[k] and not yet made (done[k]), appended
    to preds from *made; 0, or -1 (every prediction freed) */
 static int predict_whole(enc_t *e, const int *names, const int *want, int *done, int count,
-                         zdt__pred *preds, int *made) {
+                         const int *steps, zdt__pred *preds, int *made) {
     int k;
     for (k = 0; k < count; k++) {
+        const int t = steps ? steps[k] : 0;
         if (!want[k] || done[k])
             continue;
-        if (predict(e, &preds[*made], e->x, e->g, names[k], 1.0, 1.0, record_of(e)) !=
+        if (predict(e, &preds[*made], e->x, e->g, names[k], t ? STEPS_TRIED[t - 1][0] : 1.0,
+                    t ? STEPS_TRIED[t - 1][1] : 1.0, record_of(e)) !=
             ZDT_PREDICT_OK) {
             while (*made > 0)
                 zdt__pred_free(&preds[--*made]);
@@ -215,6 +218,42 @@ static int predict_whole(enc_t *e, const int *names, const int *want, int *done,
         }
         done[k] = 1;
         (*made)++;
+    }
+    return 0;
+}
+
+/* effort "fast": which of format 3's steps each kept predictor with levels is predicted whole
+   with (steps[k]: 0, none; t, STEPS_TRIED[t - 1]), decided on the sample blocks by their
+   order-0 estimates, so that the chunk is predicted whole once */
+static int fast_steps(enc_t *e, const int *names, const int *keep, int count, int *steps) {
+    int k, b, t;
+    for (k = 0; k < count; k++) {
+        double cost[3] = {0.0, 0.0, 0.0};
+        steps[k] = 0;
+        if (!keep[k] || names[k] == 1)
+            continue;
+        for (b = 0; b < SAMPLE_BLOCKS; b++) {
+            zdt__grid bg;
+            void *block = NULL;
+            if (sample_block(e, b, &bg, &block) < 0) {
+                e->oom = 1;
+                return -1;
+            }
+            for (t = 0; t < 3; t++) {
+                zdt__pred p;
+                if (predict(e, &p, block, &bg, names[k], t ? STEPS_TRIED[t - 1][0] : 1.0,
+                            t ? STEPS_TRIED[t - 1][1] : 1.0, 0) != ZDT_PREDICT_OK) {
+                    free(block);
+                    return -1;
+                }
+                cost[t] += estimate(e, &p);
+                zdt__pred_free(&p);
+            }
+            free(block);
+        }
+        for (t = 1; t < 3; t++)
+            if (cost[t] < cost[steps[k]])
+                steps[k] = t;
     }
     return 0;
 }
@@ -228,12 +267,13 @@ static int predict_whole(enc_t *e, const int *names, const int *want, int *done,
    chunk); packs those within 2% of the least estimate, and those zstd packs too. "max":
    every predictor whole, every one packed. */
 static int choose_predictors(enc_t *e, zdt__pred *preds) {
-    int names[4], keep[4], done[4], somewhere[4], count = 0, k, b, made = 0, real = 0, d;
-    int sampled = 0;
+    int names[4], keep[4], done[4], somewhere[4], steps[4] = {0, 0, 0, 0}, count = 0, k, b;
+    int made = 0, real = 0, d, sampled = 0;
     const int fast = e->effort == ZDT_PREDICT_EFFORT_FAST;
     const int most = e->effort == ZDT_PREDICT_EFFORT_MAX;
     const int rec = record_of(e);
     double cost[4], seen[4], whole[4];
+    e->steps_decided = 0;
     if (e->predictor != 0) {
         names[count++] = e->predictor;
     } else {
@@ -308,7 +348,12 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                 keep[k] |= somewhere[k];
         }
     }
-    if (predict_whole(e, names, keep, done, count, preds, &made) < 0)
+    if (fast && sampled) {
+        if (fast_steps(e, names, keep, count, steps) < 0)
+            return 0;
+        e->steps_decided = 1;
+    }
+    if (predict_whole(e, names, keep, done, count, fast && sampled ? steps : NULL, preds, &made) < 0)
         return 0;
     if (!fast && !most && sampled && rec) {
         /* (the samples' bits per element against the whole chunk's, for the one they chose:
@@ -325,7 +370,7 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
             }
         if (least / (double)e->n > SURPRISE * promised) {
             int all[4] = {1, 1, 1, 1};
-            if (predict_whole(e, names, all, done, count, preds, &made) < 0)
+            if (predict_whole(e, names, all, done, count, NULL, preds, &made) < 0)
                 return 0;
         }
     }
@@ -674,7 +719,7 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
         free(preds[k].v);
         preds[k].v = NULL;
         /* (effort "max": format 3 tried wherever the predictor has levels) */
-        if (!e->oom && !e->zerr && !e->perr &&
+        if (!e->oom && !e->zerr && !e->perr && !e->steps_decided &&
             (e->effort == ZDT_PREDICT_EFFORT_MAX ? preds[k].predictor != 1
                                                  : level_worth(&preds[k])))
             for (t = 0; t < 2 && !e->oom && !e->zerr && !e->perr; t++) {

@@ -148,3 +148,17 @@ def test_the_chunks_of_effort_fast_and_of_each_fixed_predictor_are_the_ones_auto
     assert sizes["interpolation_reversed"] < 0.25 * sizes["lorenzo"], sizes
     default = PredictConfig.create(abs_error=E).encode(x)
     assert len(default) == min(sizes.values())
+
+
+@pytest.mark.parametrize("fraction", [1e-2, 1e-3])
+def test_fast_chooses_format_3_on_the_samples(fraction):
+    # a smooth field at a coarse bound, where format 3's level steps win: "fast" picks its step
+    # on the sample blocks and predicts the chunk once, and still writes format 3
+    i, j = np.mgrid[0:512, 0:512]
+    x = 1000 * np.sin(i / 90) * np.cos(j / 60) + np.random.default_rng(0).normal(0, 0.03, (512, 512))
+    E = fraction * float(x.max() - x.min())
+    fast = PredictConfig.create(abs_error=E, effort="fast")
+    chunk = fast.encode(x, None)
+    assert bytes(chunk[:4]) == b"ZPR3"
+    assert len(chunk) <= 1.05 * len(PredictConfig.create(abs_error=E, effort="max").encode(x, None))
+    check_within(x, fast.decode(chunk, x.dtype, x.shape, None), E, None)
