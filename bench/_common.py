@@ -38,6 +38,21 @@ def interleaved(impls: dict[str, Callable[[], object]], repeat: int) -> dict[str
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def fastest(impls: dict[str, Callable[[], object]], repeat: int,
+            clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Min seconds of `clock` per implementation, one call of each per round, rounds
+    interleaved; one warm-up round first."""
+    times = {k: float("inf") for k in impls}
+    for f in impls.values():
+        f()
+    for _ in range(repeat):
+        for k, f in impls.items():
+            t0 = clock()
+            f()
+            times[k] = min(times[k], clock() - t0)
+    return times
+
+
 def copy_floor(arr: np.ndarray, repeat: int) -> float:
     """Median seconds of np.copyto of the same bytes: the memory-bandwidth floor."""
     dst = np.empty_like(arr)

@@ -17,12 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
-from collections.abc import Callable
 
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
 
+from _common import fastest
 from zdt.codecs.predict import PredictConfig
 
 FRACTIONS = (1e-4, 1e-3, 1e-2)
@@ -47,19 +46,6 @@ def ridges(side: int) -> np.ndarray:
 
 
 FIELDS = {"smooth": smooth, "ridges": ridges}
-
-
-def fastest(impls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Min seconds per implementation, one call of each per round, rounds interleaved."""
-    times = {k: math.inf for k in impls}
-    for f in impls.values():
-        f()
-    for _ in range(repeat):
-        for k, f in impls.items():
-            t0 = time.perf_counter()
-            f()
-            times[k] = min(times[k], time.perf_counter() - t0)
-    return times
 
 
 def sz_config(bound: float):

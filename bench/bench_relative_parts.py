@@ -18,27 +18,13 @@ import argparse
 import math
 import struct
 import time
-from collections.abc import Callable
 
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
 import numpy as np
+from _common import fastest
 from bench_predict_sweep import FIELDS, sz_config
 
 from zdt.codecs.predict import PredictConfig
-
-
-def fastest(impls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Min CPU seconds of this thread per implementation, one call of each per round, rounds
-    interleaved (CPU time: on a shared machine the time waiting for a core is not counted)."""
-    times = {k: math.inf for k in impls}
-    for f in impls.values():
-        f()
-    for _ in range(repeat):
-        for k, f in impls.items():
-            t0 = time.thread_time()
-            f()
-            times[k] = min(times[k], time.thread_time() - t0)
-    return times
 
 
 def main() -> None:
@@ -73,7 +59,8 @@ def main() -> None:
             s = np.frombuffer(bytes(sz.compress(np.log2(pos), szc)[0]), np.uint8)
             enc["SZ3"] = lambda: sz.compress(np.log2(pos), szc)
             dec["SZ3"] = lambda: np.exp2(sz.decompress(s, pos.dtype, pos.shape)[0])
-        te, td = fastest(enc, args.repeat), fastest(dec, args.repeat)
+        clock = time.thread_time
+        te, td = fastest(enc, args.repeat, clock), fastest(dec, args.repeat, clock)
         ms = {k: 1e3 * v / million for k, v in te.items()}
         md = {k: 1e3 * v / million for k, v in td.items()}
         line = (f"  R = {R:g} (kind {kind}, {len(chunk):,} bytes): encode {ms['relative']:.2f} = "

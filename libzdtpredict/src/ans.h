@@ -72,6 +72,19 @@ static inline int zdt__ans_refill(zdt__ans *a) {
     return 1;
 }
 
+/* zdt__ans_refill for a state and position in the caller's locals */
+static ZDT_ALWAYS_INLINE int zdt__ans_refill_with(zdt__ans *a, uint32_t *x, uint64_t *pos) {
+    if (*x < ZDT_ANS_L) {
+        if (ZDT_UNLIKELY(*pos >= a->n_words)) {
+            a->err = 1;
+            return 0;
+        }
+        *x = (*x << 16) | zdt__le16(a->words + 2 * *pos);
+        (*pos)++;
+    }
+    return 1;
+}
+
 /* One symbol with state *x and table t, the state not swapped (the caller's two states in
    locals): the symbol, or -1 on a corrupt stream (a->err says why). */
 static ZDT_ALWAYS_INLINE int zdt__ans_decode_with(zdt__ans *a, int t, uint32_t *xp,
@@ -87,27 +100,15 @@ static ZDT_ALWAYS_INLINE int zdt__ans_decode_with(zdt__ans *a, int t, uint32_t *
     tok = a->lut[((size_t)t << 12) + slot];
     entry = a->info[(size_t)t * ZDT_ANS_TOKENS + tok];
     x = (entry & 0xFFFFu) * (x >> 12) + slot - (entry >> 16);
-    if (x < ZDT_ANS_L) {
-        if (ZDT_UNLIKELY(pos >= a->n_words)) {
-            a->err = 1;
-            return -1;
-        }
-        x = (x << 16) | zdt__le16(a->words + 2 * pos);
-        pos++;
-    }
+    if (!zdt__ans_refill_with(a, &x, &pos))
+        return -1;
     k = (int)tok;
     if (ZDT_UNLIKELY(tok >= 16)) {
         uint32_t nbits = (tok - 16) / 4 + 2;
         k = (int)(((4u | ((tok - 16) & 3u)) << nbits) | (x & ((1u << nbits) - 1)));
         x >>= nbits;
-        if (x < ZDT_ANS_L) {
-            if (ZDT_UNLIKELY(pos >= a->n_words)) {
-                a->err = 1;
-                return -1;
-            }
-            x = (x << 16) | zdt__le16(a->words + 2 * pos);
-            pos++;
-        }
+        if (!zdt__ans_refill_with(a, &x, &pos))
+            return -1;
     }
     *xp = x;
     *posp = pos;
