@@ -169,11 +169,18 @@ def test_encoding_writes_the_chunks_convert_writes(tmp_path, chunked):
     direct, converted = chunk_files(tmp_path / "direct.zarr"), chunk_files(tmp_path / "converted.zarr")
     assert direct.keys() == converted.keys()
     # (time in chunks of 700: the fifth holds the last 200 of 3000; xarray pads it with the
-    # fill value, convert as it codes cheapest)
+    # fill value, convert as it codes cheapest, and measures its candidates so: where two are
+    # close, the two routes may choose differently, convert the fewer bytes as it writes them)
     edge = {k for k in direct if chunked and "/c/4" in k}
-    assert {k: v for k, v in direct.items() if k not in edge} == \
-        {k: v for k, v in converted.items() if k not in edge}
-    assert all(len(converted[k]) <= len(direct[k]) for k in edge)
+    for name in ("temp", "rain", "count"):
+        keys = [k for k in direct if k.startswith(name + "/")]
+        chains = [zarr.open_array(tmp_path / root, path=name).metadata.to_dict()["codecs"]
+                  for root in ("direct.zarr", "converted.zarr")]
+        if chains[0] == chains[1]:
+            assert all(direct[k] == converted[k] for k in keys if k not in edge), name
+            assert all(len(converted[k]) <= len(direct[k]) for k in keys if k in edge), name
+        else:
+            assert sum(len(converted[k]) for k in keys) <= sum(len(direct[k]) for k in keys), name
     if edge:
         assert sum(len(converted[k]) for k in edge) < sum(len(direct[k]) for k in edge)
     read_back_and_check(tmp_path / "converted.zarr", ds, 0.05)
