@@ -359,9 +359,11 @@ def build_hdf5_plugin(cmd: build_ext) -> None:
         return
     compiler = cmd.compiler
     # no sanitizers (other programs load it) and no instruction-set flags beyond the baseline
-    # (compile_args' "c99" flags, at -O3)
+    # (compile_args' "c99" flags, at -O3); -fno-wrapv undoes Python's CFLAGS' -fwrapv, as the
+    # CMake build compiles the library (the extension keeps it: Cython's code does NULL + 0,
+    # which UBSan reports without -fwrapv)
     args = ["-O3", "-g0", "-std=c99", "-fno-fast-math", "-fno-trapping-math", "-ffp-contract=off",
-            "-fvisibility=hidden", "-fPIC"]
+            "-fno-wrapv", "-fvisibility=hidden", "-fPIC"]
     if X86_64:
         args += ["-march=x86-64-v2", "-mtune=generic"]
     temp = os.path.join(cmd.build_temp, "hdf5_plugin")
