@@ -21,19 +21,18 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-import struct
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-# the filter id (unregistered range, 32768 .. 65535): here and in
-# libzdtpredict/hdf5/H5Z_zdt_predict.h only
-FILTER_ID = 55888
-# the cd_values layout this zdt writes (word 0)
-LAYOUT = 1
-
-PREDICTOR_CODES = {"auto": 0, "lorenzo": 1, "interpolation": 2, "interpolation_reversed": 3,
-                   "interpolation_slices": 4}
+from zdt.hdf5_layout import (  # noqa: F401  (FILTER_ID and the layouts: zdt.hdf5's names)
+    EFFORT_CODES,
+    FILTER_ID,
+    LAYOUT,
+    LAYOUT_EFFORT,
+    PREDICTOR_CODES,
+    user_words,
+)
 
 _SUFFIX = ".dll" if sys.platform == "win32" else ".so"
 PLUGIN_NAME = "libh5zdtpredict" + _SUFFIX
@@ -50,12 +49,6 @@ MISSING = (
     "--no-binary zdt --force-reinstall zdt), or build libzdtpredict with CMake (cmake -S "
     "libzdtpredict -B build && cmake --build build) and set ZDT_HDF5_PLUGIN_PATH to its "
     "build/hdf5-plugin directory")
-
-
-def _words(value: float) -> tuple[int, int]:
-    """A binary64 as the two cd_values words: low word first (the spec's order)."""
-    (u,) = struct.unpack("<Q", struct.pack("<d", value))
-    return u & 0xFFFFFFFF, u >> 32
 
 
 def _number(name: str, value: object) -> float:
@@ -76,32 +69,34 @@ class Predict(Mapping[str, Any]):
     the two). predictor: "auto", "lorenzo", "interpolation", "interpolation_reversed",
     "interpolation_slices". fill: the missing-data value the data hold, kept exactly and
     predicted around (float datasets), in place of the dataset's fill value (None: the
-    dataset's, as the zarr face takes the array's).
+    dataset's, as the zarr face takes the array's). effort: "fast", "default" or "max", how
+    hard `auto` looks for the smallest chunk (as the zarr face's key; not "default": cd_values
+    layout 2, which filters from zdt before it cannot read).
     """
 
     filter_id = FILTER_ID
 
     def __init__(self, abs_error: float | None = None, *, rel_error: float | None = None,
-                 predictor: str = "auto", fill: float | None = None) -> None:
+                 predictor: str = "auto", fill: float | None = None,
+                 effort: str = "default") -> None:
         if (abs_error is None) == (rel_error is None):
             raise ValueError("zdt.hdf5.Predict: give exactly one of abs_error and rel_error")
         if predictor not in PREDICTOR_CODES:
             raise ValueError(f"zdt.hdf5.Predict: predictor {predictor!r}: one of "
                              f"{', '.join(PREDICTOR_CODES)}")
+        if not isinstance(effort, str) or effort not in EFFORT_CODES:
+            raise ValueError(f"zdt.hdf5.Predict: effort {effort!r}: one of "
+                             f"{', '.join(EFFORT_CODES)}")
         kind, bound = (1, _number("abs_error", abs_error)) if abs_error is not None \
             else (2, _number("rel_error", rel_error))
-        if fill is None:
-            fill_words = (2, 0, 0)
-        else:
-            if isinstance(fill, bool) or not isinstance(fill, (int, float)):
-                raise TypeError(f"zdt.hdf5.Predict: fill must be a number, not {fill!r}")
-            fill_words = (1, *_words(float(fill)))
+        if fill is not None and (isinstance(fill, bool) or not isinstance(fill, (int, float))):
+            raise TypeError(f"zdt.hdf5.Predict: fill must be a number, not {fill!r}")
         self.abs_error = abs_error
         self.rel_error = rel_error
         self.predictor = predictor
         self.fill = fill
-        self.filter_options: tuple[int, ...] = (
-            LAYOUT, 0, kind, *_words(bound), *fill_words, PREDICTOR_CODES[predictor])
+        self.effort = effort
+        self.filter_options: tuple[int, ...] = user_words(kind, bound, fill, predictor, effort)
         self._kwargs = {"compression": FILTER_ID, "compression_opts": self.filter_options}
 
     def __getitem__(self, key: str) -> Any:
@@ -117,7 +112,8 @@ class Predict(Mapping[str, Any]):
         bound = f"abs_error={self.abs_error!r}" if self.abs_error is not None \
             else f"rel_error={self.rel_error!r}"
         fill = f", fill={self.fill!r}" if self.fill is not None else ""
-        return f"Predict({bound}, predictor={self.predictor!r}{fill})"
+        effort = f", effort={self.effort!r}" if self.effort != "default" else ""
+        return f"Predict({bound}, predictor={self.predictor!r}{fill}{effort})"
 
     def h5repack(self, dataset: str | None = None) -> str:
         """The filter as h5repack's -f argument: ``[dataset:]UD=id,flags,count,words``."""
@@ -138,6 +134,22 @@ def plugin_file() -> str:
 
 
 _LIB: ctypes.CDLL | None = None
+
+
+def last_error() -> str | None:
+    """The filter's own message for this thread's last failed call (None: it did not fail).
+    HDF5 1.14.4 and later (h5py's) drop the message a filter puts on HDF5's error stack and
+    raise only "filter returned failure during read"; this gives the reason ("... (part ANS
+    stream)"). The plugin is the same library for h5py and for netCDF4-python reading through
+    HDF5_PLUGIN_PATH=PLUGIN_PATH (one file, loaded once)."""
+    global _LIB
+    if _LIB is None:
+        _LIB = ctypes.CDLL(plugin_file())
+    get = _LIB.zdt_predict_h5z_last_error
+    get.restype = ctypes.c_char_p
+    get.argtypes = []
+    message = get()
+    return message.decode("utf-8", "replace") if message else None
 
 
 def register() -> None:

@@ -14,7 +14,8 @@
  * its buffers are malloc / free, as HDF5's allocator is in release builds and as every
  * registered filter plugin assumes (hdf5plugin's, H5Z-ZFP, H5Z-SZ3).
  *
- * Reentrant: no mutable global state (HDF5 2.x may run filters in several threads).
+ * Reentrant: no mutable global state but each thread's last error message (thread-local; HDF5
+ * 2.x may run filters in several threads).
  */
 #define _GNU_SOURCE 1           /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD (glibc); macOS has them */
 
@@ -149,16 +150,21 @@ static int zh5_full(const zh5_api *api)
         && api->pmodify_filter && api->pfill_value_defined && api->pget_fill_value;
 }
 
-/* An error onto the calling HDF5's error stack (when it has H5Epush2: 1.8 and later).
-   `setup`: a dataset-creation error (H5E_CANAPPLY), else a filter error (H5E_CANTFILTER). */
+/* The message of this thread's last failed callback ("" after one that succeeded): HDF5 1.14.4
+   and later drop what a filter pushes onto the error stack, so a caller asks for it here. */
+static __thread char zh5_last[768];
+
+/* An error onto the calling HDF5's error stack (when it has H5Epush2: 1.8 and later) and into
+   zh5_last. `setup`: a dataset-creation error (H5E_CANAPPLY), else a filter error
+   (H5E_CANTFILTER). */
 static void zh5_error(const zh5_api *api, const char *func, unsigned line, int setup,
                       const char *fmt, ...)
 {
-    char msg[768];
+    char *msg = zh5_last;
     va_list ap;
     const zh5_hid_t *minor = setup && api->min_canapply ? api->min_canapply : api->min_cantfilter;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg, sizeof zh5_last, fmt, ap);
     va_end(ap);
     if (api->epush2 != NULL && api->err_cls != NULL && api->maj_pline != NULL && minor != NULL)
         api->epush2(ZH5_E_DEFAULT, __FILE__, func, line, *api->err_cls, *api->maj_pline, *minor,
@@ -192,12 +198,19 @@ static const char *zh5_dtype_name(unsigned dtype)
     return dtype <= 8 ? names[dtype] : "?";
 }
 
-/* The words every layout-1 table starts with (a user's or a stored one): into *p. 0, or -1
-   with the reason in why. `stored`: the whole table set_local writes. */
+/* The words before the rank in a table of `layout` (1 or 2). */
+static size_t zh5_head(unsigned layout)
+{
+    return layout == 1 ? (size_t)ZDT_PREDICT_H5Z_CD_RANK : (size_t)ZDT_PREDICT_H5Z_CD_EFFORT + 1;
+}
+
+/* A layout-1 or layout-2 table (a user's or a stored one) into *p. 0, or -1 with the reason in
+   why. `stored`: the whole table set_local writes. */
 static int zh5_read_cd(size_t n, const unsigned *cd, int stored, zdt_predict_params *p,
                        unsigned *fill_word, char *why, size_t why_size)
 {
-    unsigned kind, fill, predictor;
+    unsigned kind, fill, predictor, effort, layout;
+    size_t head;
     double bound;
     zdt_predict_params_init(p);
     if (n < 1) {
@@ -205,16 +218,20 @@ static int zh5_read_cd(size_t n, const unsigned *cd, int stored, zdt_predict_par
                  "words: docs/codecs/predict.md, HDF5 face)", ZDT_PREDICT_H5Z_CD_USER_MIN);
         return -1;
     }
-    if (cd[ZDT_PREDICT_H5Z_CD_LAYOUT] != ZDT_PREDICT_H5Z_LAYOUT) {
+    layout = cd[ZDT_PREDICT_H5Z_CD_LAYOUT];
+    if (layout < 1 || layout > ZDT_PREDICT_H5Z_LAYOUT_NEWEST) {
         snprintf(why, why_size, "zdt.predict: cd_values layout version %u is not one this filter "
-                 "reads (it reads layout %d)%s", cd[0], ZDT_PREDICT_H5Z_LAYOUT,
-                 cd[0] > ZDT_PREDICT_H5Z_LAYOUT ? "; a newer zdt wrote it: install a newer zdt "
-                 "(pip install -U zdt)" : "");
+                 "reads (it reads layouts 1 .. %d)%s", layout, ZDT_PREDICT_H5Z_LAYOUT_NEWEST,
+                 layout > ZDT_PREDICT_H5Z_LAYOUT_NEWEST ? "; a newer zdt wrote it: install a "
+                 "newer zdt (pip install -U zdt)" : "");
         return -1;
     }
-    if (n < (stored ? (size_t)ZDT_PREDICT_H5Z_CD_EXTENTS + 1 : ZDT_PREDICT_H5Z_CD_USER_MIN)) {
-        snprintf(why, why_size, "zdt.predict: cd_values of %zu words, layout 1 takes %s", n,
-                 stored ? "10 + rank (set_local writes them)" : "5 to 9");
+    head = zh5_head(layout);
+    if (stored ? n < head + 2 : (n < ZDT_PREDICT_H5Z_CD_USER_MIN || n > head)) {
+        snprintf(why, why_size, "zdt.predict: cd_values of %zu words, layout %u takes %s", n,
+                 layout, stored ? (layout == 1 ? "10 + rank (set_local writes them)"
+                                               : "11 + rank (set_local writes them)")
+                                : (layout == 1 ? "5 to 9" : "5 to 10"));
         return -1;
     }
     kind = cd[ZDT_PREDICT_H5Z_CD_BOUND_KIND];
@@ -242,6 +259,13 @@ static int zh5_read_cd(size_t n, const unsigned *cd, int stored, zdt_predict_par
                  "or 1 .. 4", predictor);
         return -1;
     }
+    effort = layout == ZDT_PREDICT_H5Z_LAYOUT_EFFORT && n > ZDT_PREDICT_H5Z_CD_EFFORT ? cd[ZDT_PREDICT_H5Z_CD_EFFORT] : 0;
+    if (effort > ZDT_PREDICT_EFFORT_MAX) {
+        snprintf(why, why_size, "zdt.predict: cd_values word 9, the effort, is %u: 0 (default), "
+                 "1 (fast) or 2 (max)", effort);
+        return -1;
+    }
+    p->effort = (int)effort;
     if (kind == ZDT_PREDICT_H5Z_ABS)
         p->abs_error = bound;
     else
@@ -253,17 +277,16 @@ static int zh5_read_cd(size_t n, const unsigned *cd, int stored, zdt_predict_par
         p->fill = zh5_get_f64(cd + ZDT_PREDICT_H5Z_CD_FILL_VALUE);
     }
     if (stored) {
-        unsigned dtype = cd[ZDT_PREDICT_H5Z_CD_DTYPE], rank = cd[ZDT_PREDICT_H5Z_CD_RANK], d;
+        unsigned dtype = cd[ZDT_PREDICT_H5Z_CD_DTYPE], rank = cd[head], d;
         if (dtype < ZDT_PREDICT_FLOAT32 || dtype > ZDT_PREDICT_UINT32) {
             snprintf(why, why_size, "zdt.predict: cd_values word 1, the data type, is %u: 1 .. 8",
                      dtype);
             return -1;
         }
-        if (rank < 1 || rank > ZDT_PREDICT_MAX_DIMS
-                || n != (size_t)ZDT_PREDICT_H5Z_CD_EXTENTS + rank) {
-            snprintf(why, why_size, "zdt.predict: cd_values of %zu words with rank %u (word 9): "
-                     "layout 1 holds 10 + rank words, rank 1 .. %d", n, rank,
-                     ZDT_PREDICT_MAX_DIMS);
+        if (rank < 1 || rank > ZDT_PREDICT_MAX_DIMS || n != head + 1 + rank) {
+            snprintf(why, why_size, "zdt.predict: cd_values of %zu words with rank %u (word %zu): "
+                     "layout %u holds %zu + rank words, rank 1 .. %d", n, rank, head, layout,
+                     head + 1, ZDT_PREDICT_MAX_DIMS);
             return -1;
         }
         if (kind == ZDT_PREDICT_H5Z_REL && dtype > ZDT_PREDICT_FLOAT64) {
@@ -274,7 +297,7 @@ static int zh5_read_cd(size_t n, const unsigned *cd, int stored, zdt_predict_par
         p->dtype = dtype;
         p->ndim = rank;
         for (d = 0; d < rank; d++)
-            p->shape[d] = cd[ZDT_PREDICT_H5Z_CD_EXTENTS + d];
+            p->shape[d] = cd[head + 1 + d];
     }
     return 0;
 }
@@ -323,6 +346,7 @@ static zh5_htri_t zh5_can_apply(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
     zh5_htri_t ok = 1;
     (void)dcpl;
     (void)space;
+    zh5_last[0] = '\0';
     zh5_open(&api, __builtin_return_address(0), 1);
     if (!zh5_full(&api)) {
         ZH5_FAIL(&api, 1, "zdt.predict: the HDF5 functions the filter calls were not found in "
@@ -342,14 +366,15 @@ static zh5_herr_t zh5_set_local(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
 {
     zh5_api api;
     char why[512], name[256];
-    unsigned user[64], cd[ZDT_PREDICT_H5Z_CD_EXTENTS + ZH5_MAX_RANK], flags = 0, fill_word = 0;
-    unsigned dtype, first_flags = 0, config = 0;
-    size_t n = sizeof user / sizeof user[0], first_n = 0, d;
+    unsigned user[64], cd[ZDT_PREDICT_H5Z_CD_EFFORT + 2 + ZH5_MAX_RANK], flags = 0, fill_word = 0;
+    unsigned dtype, first_flags = 0, config = 0, layout;
+    size_t n = sizeof user / sizeof user[0], first_n = 0, d, head;
     zh5_hsize_t dims[ZH5_MAX_RANK];
     zdt_predict_params p;
     int rank, status = -1;
     zh5_filter_t first;
     (void)space;
+    zh5_last[0] = '\0';
     zh5_open(&api, __builtin_return_address(0), 1);
     if (!zh5_full(&api)) {
         ZH5_FAIL(&api, 1, "zdt.predict: the HDF5 functions the filter calls were not found in "
@@ -362,7 +387,7 @@ static zh5_herr_t zh5_set_local(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
         goto done;
     }
     if (n > sizeof user / sizeof user[0]) {
-        ZH5_FAIL(&api, 1, "zdt.predict: cd_values of %zu words, layout 1 takes 5 to 9", n);
+        ZH5_FAIL(&api, 1, "zdt.predict: cd_values of %zu words, layouts 1 and 2 take 5 to 10", n);
         goto done;
     }
     if (zh5_read_cd(n, user, 0, &p, &fill_word, why, sizeof why) != 0
@@ -426,7 +451,13 @@ static zh5_herr_t zh5_set_local(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
         }
     }
     memset(cd, 0, sizeof cd);
-    cd[ZDT_PREDICT_H5Z_CD_LAYOUT] = ZDT_PREDICT_H5Z_LAYOUT;
+    /* layout 1 unless an effort is asked for: filters that read only layout 1 read it */
+    layout = p.effort != ZDT_PREDICT_EFFORT_DEFAULT ? ZDT_PREDICT_H5Z_LAYOUT_EFFORT
+                                                    : ZDT_PREDICT_H5Z_LAYOUT;
+    head = zh5_head(layout);
+    cd[ZDT_PREDICT_H5Z_CD_LAYOUT] = layout;
+    if (layout == ZDT_PREDICT_H5Z_LAYOUT_EFFORT)
+        cd[ZDT_PREDICT_H5Z_CD_EFFORT] = (unsigned)p.effort;
     cd[ZDT_PREDICT_H5Z_CD_DTYPE] = dtype;
     cd[ZDT_PREDICT_H5Z_CD_BOUND_KIND] = p.rel_error > 0 ? ZDT_PREDICT_H5Z_REL : ZDT_PREDICT_H5Z_ABS;
     zh5_put_f64(cd + ZDT_PREDICT_H5Z_CD_BOUND, p.rel_error > 0 ? p.rel_error : p.abs_error);
@@ -434,7 +465,7 @@ static zh5_herr_t zh5_set_local(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
     if (p.has_fill)
         zh5_put_f64(cd + ZDT_PREDICT_H5Z_CD_FILL_VALUE, p.fill);
     cd[ZDT_PREDICT_H5Z_CD_PREDICTOR] = (unsigned)p.predictor;
-    cd[ZDT_PREDICT_H5Z_CD_RANK] = (unsigned)rank;
+    cd[head] = (unsigned)rank;
     p.dtype = dtype;
     p.ndim = (uint32_t)rank;
     for (d = 0; d < (size_t)rank; d++) {
@@ -442,7 +473,7 @@ static zh5_herr_t zh5_set_local(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
             ZH5_FAIL(&api, 1, "zdt.predict: a chunk extent of %llu", (unsigned long long)dims[d]);
             goto done;
         }
-        cd[ZDT_PREDICT_H5Z_CD_EXTENTS + d] = (unsigned)dims[d];
+        cd[head + 1 + d] = (unsigned)dims[d];
         p.shape[d] = dims[d];
     }
     if (zdt_predict_encode_bound(&p) == 0) {
@@ -452,7 +483,7 @@ static zh5_herr_t zh5_set_local(zh5_hid_t dcpl, zh5_hid_t type_id, zh5_hid_t spa
     }
     /* mandatory: a write the filter fails must fail, never store the chunk unfiltered */
     if (api.pmodify_filter(dcpl, ZDT_PREDICT_H5Z_FILTER_ID, ZH5_FLAG_MANDATORY,
-                           (size_t)ZDT_PREDICT_H5Z_CD_EXTENTS + (size_t)rank, cd) < 0) {
+                           head + 1 + (size_t)rank, cd) < 0) {
         ZH5_FAIL(&api, 1, "zdt.predict: the filter's cd_values could not be written");
         goto done;
     }
@@ -477,6 +508,7 @@ static size_t zh5_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
     /* (HDF5 is looked up only to report an error: ZH5_FILTER_FAIL) */
 #define ZH5_FILTER_FAIL(...) do { zh5_open(&api, caller, 0); ZH5_FAIL(&api, 0, __VA_ARGS__); \
                                   zh5_close(&api); } while (0)
+    zh5_last[0] = '\0';
     if (zh5_read_cd(cd_nelmts, cd_values, 1, &p, &fill_word, why, sizeof why) != 0) {
         ZH5_FILTER_FAIL("%s", why);
         goto fail;
@@ -555,6 +587,15 @@ static const zh5_class2 zh5_class = {
 
 ZH5_EXPORT int H5PLget_plugin_type(void);
 ZH5_EXPORT const void *H5PLget_plugin_info(void);
+ZH5_EXPORT const char *zdt_predict_h5z_last_error(void);
+
+/* The message of the calling thread's last failed filter call, dataset creation included ("":
+   its last call succeeded, or none failed); for callers whose HDF5 drops the filter's own
+   errors (1.14.4 and later: "filter returned failure during read"). Found with dlsym. */
+ZH5_EXPORT const char *zdt_predict_h5z_last_error(void)
+{
+    return zh5_last;
+}
 
 ZH5_EXPORT int H5PLget_plugin_type(void)
 {

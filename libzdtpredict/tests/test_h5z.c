@@ -1,6 +1,6 @@
 /* The HDF5 filter plugin without HDF5: loads libh5zdtpredict.so as HDF5 would (dlopen, then
    H5PLget_plugin_type / H5PLget_plugin_info), and calls its filter callback with a stored
-   layout-1 cd_values table: random fields of float32 and float64 (NaN holes, fill values, 1 to
+   cd_values table of layout 1 or 2 (an effort): random fields of float32 and float64 (NaN holes, fill values, 1 to
    4 dimensions) encoded and decoded, every element within the bound (exact: the difference of
    two binary64 values compared after one rounding is settled with a margin, see below); and
    the refusals (a layout it does not know, a word count, a chunk of the wrong size, a cut
@@ -52,6 +52,7 @@ int main(int argc, char **argv)
     int (*get_type)(void);
     const void *(*get_info)(void);
     const class2 *c;
+    const char *(*last_error)(void);
     int round;
     if (argc < 2) {
         fprintf(stderr, "usage: %s libh5zdtpredict.so\n", argv[0]);
@@ -73,14 +74,22 @@ int main(int argc, char **argv)
     CHECK(c->version == 1 && c->id == ZDT_PREDICT_H5Z_FILTER_ID && c->encoder_present
           && c->decoder_present && strstr(c->name, "zdt.predict") != NULL, "the class");
 
+    *(void **)(&last_error) = dlsym(lib, "zdt_predict_h5z_last_error");
+    CHECK(last_error != NULL, "the last error's export");
+    if (last_error == NULL)
+        return 1;
+
     for (round = 0; round < 200; round++) {
-        unsigned cd[10 + 4];
-        int f64 = round % 2, rank = 1 + round % 4, d;
+        unsigned cd[11 + 4];
+        /* every third round layout 2, its effort in word 9 (fast, then max) */
+        int f64 = round % 2, rank = 1 + round % 4, d, two = round % 3 == 2, head = two ? 10 : 9;
         size_t n = 1, size, nbytes, buf_size, i, enc_n, enc_size;
         double E = pow(10.0, -1.0 - 3.0 * uniform()), fill = -9999.0;
         void *buf, *copy;
         memset(cd, 0, sizeof cd);
-        cd[0] = ZDT_PREDICT_H5Z_LAYOUT;
+        cd[0] = two ? ZDT_PREDICT_H5Z_LAYOUT_EFFORT : ZDT_PREDICT_H5Z_LAYOUT;
+        if (two)
+            cd[ZDT_PREDICT_H5Z_CD_EFFORT] = 1 + (unsigned)(round / 3 % 2);
         cd[1] = f64 ? 2 : 1;
         cd[2] = ZDT_PREDICT_H5Z_ABS;
         put_f64(cd + 3, E);
@@ -89,10 +98,10 @@ int main(int argc, char **argv)
         cd[8] = (unsigned)(round / 4 % 5);
         if (rank == 1 && cd[8] >= 3)        /* (2-d and up only) */
             cd[8] = 0;
-        cd[9] = (unsigned)rank;
+        cd[head] = (unsigned)rank;
         for (d = 0; d < rank; d++) {
-            cd[10 + d] = 1 + (unsigned)(uniform() * (rank == 1 ? 3000 : rank == 2 ? 60 : 14));
-            n *= cd[10 + d];
+            cd[head + 1 + d] = 1 + (unsigned)(uniform() * (rank == 1 ? 3000 : rank == 2 ? 60 : 14));
+            n *= cd[head + 1 + d];
         }
         size = n * (f64 ? 8 : 4);
         buf = malloc(size);
@@ -110,7 +119,7 @@ int main(int argc, char **argv)
         }
         memcpy(copy, buf, size);
         buf_size = size;
-        enc_n = c->filter(0, 10 + (size_t)rank, cd, size, &buf_size, &buf);
+        enc_n = c->filter(0, (size_t)head + 1 + (size_t)rank, cd, size, &buf_size, &buf);
         CHECK(enc_n > 0 && enc_n <= buf_size, "round %d: encode", round);
         if (enc_n == 0)
             return 1;
@@ -119,10 +128,10 @@ int main(int argc, char **argv)
         {
             void *before = buf;
             size_t bs = enc_size;
-            CHECK(c->filter(0x0100, 10 + (size_t)rank, cd, enc_n - 1, &bs, &buf) == 0
+            CHECK(c->filter(0x0100, (size_t)head + 1 + (size_t)rank, cd, enc_n - 1, &bs, &buf) == 0
                   && buf == before, "round %d: a cut chunk refused", round);
         }
-        nbytes = c->filter(0x0100, 10 + (size_t)rank, cd, enc_n, &buf_size, &buf);
+        nbytes = c->filter(0x0100, (size_t)head + 1 + (size_t)rank, cd, enc_n, &buf_size, &buf);
         CHECK(nbytes == size && buf_size >= size, "round %d: decode", round);
         if (nbytes != size)
             return 1;
@@ -154,8 +163,12 @@ int main(int argc, char **argv)
         memcpy(buf, x, sizeof x);
         memset(cd, 0, sizeof cd);
         cd[0] = 1; cd[1] = 1; cd[2] = 1; put_f64(cd + 3, 0.1); cd[9] = 1; cd[10] = 8;
-        cd[0] = 2;
-        CHECK(c->filter(0, 11, cd, sizeof x, &bs, &buf) == 0 && buf == before, "layout 2");
+        cd[0] = 3;
+        CHECK(c->filter(0, 11, cd, sizeof x, &bs, &buf) == 0 && buf == before, "layout 3");
+        CHECK(strstr(last_error(), "layout version 3 is not one this filter reads") != NULL,
+              "the last error names the layout: %s", last_error());
+        cd[0] = 2;      /* (layout 2 of 11 words: rank 8 at word 10, no extents) */
+        CHECK(c->filter(0, 11, cd, sizeof x, &bs, &buf) == 0 && buf == before, "layout 2, 11 words");
         cd[0] = 1;
         CHECK(c->filter(0, 10, cd, sizeof x, &bs, &buf) == 0 && buf == before, "10 words");
         CHECK(c->filter(0, 11, cd, sizeof x - 4, &bs, &buf) == 0 && buf == before, "short chunk");
@@ -166,13 +179,15 @@ int main(int argc, char **argv)
         CHECK(c->filter(0, 11, cd, sizeof x, &bs, &buf) == 0 && buf == before, "negative bound");
         put_f64(cd + 3, 0.1);
         CHECK(c->filter(0, 11, cd, sizeof x, &bs, &buf) > 0, "the same, valid");
+        CHECK(last_error()[0] == '\0', "a call that succeeds clears the last error");
         free(buf);
     }
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
     }
-    printf("h5z: 200 fields through the plugin's filter callback within their bounds; cut "
-           "chunks, an unknown layout, word counts, sizes and bounds refused\n");
+    printf("h5z: 200 fields through the plugin's filter callback within their bounds (layouts 1 "
+           "and 2); cut chunks, an unknown layout, word counts, sizes and bounds refused, the "
+           "last error kept\n");
     return 0;
 }

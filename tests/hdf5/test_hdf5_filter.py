@@ -151,11 +151,51 @@ def test_int16_cf_packed(tmp_path):
     assert np.abs(y.astype(int) - x.astype(int)).max() <= 2
 
 
+@pytest.mark.parametrize("effort", ["fast", "max"])
+def test_effort_writes_layout_2(tmp_path, effort):
+    # an effort other than the default: layout 2 (word 9 the effort, then rank and extents),
+    # chunks the zarr face writes with that effort; the default stays layout 1
+    x = field((40, 50), "float64", seed=8)
+    E = 0.01
+    path = tmp_path / "e.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("v", data=x, chunks=(40, 50), fillvalue=np.nan,
+                         **zh5.Predict(abs_error=E, effort=effort))
+        f.create_dataset("w", data=x, chunks=(40, 50), fillvalue=np.nan,
+                         **zh5.Predict(abs_error=E))
+    with h5py.File(path, "r") as f:
+        cd = f["v"].id.get_create_plist().get_filter(0)[2]
+        assert cd[0] == 2 and cd[9] == {"fast": 1, "max": 2}[effort]
+        assert cd[10] == 2 and tuple(cd[11:]) == (40, 50) and len(cd) == 13
+        assert f["w"].id.get_create_plist().get_filter(0)[2][0] == 1
+        y = f["v"][...]
+        check_within(x, y, E, np.asarray(np.nan))
+        raw = f["v"].id.read_direct_chunk((0, 0))[1]
+        config = PredictConfig.create(abs_error=E, effort=effort)
+        assert config.encode(x, np.nan) == bytes(raw)
+        assert config.decode(np.frombuffer(raw, np.uint8), x.dtype, x.shape, np.nan).tobytes() \
+            == y.tobytes()
+    assert "effort='fast'" in repr(zh5.Predict(abs_error=1, effort="fast"))
+    with pytest.raises(ValueError, match="effort 'slow'"):
+        zh5.Predict(abs_error=1, effort="slow")
+
+
 def test_errors_are_loud(tmp_path):
     with h5py.File(tmp_path / "e.h5", "w") as f:
-        opts = (2,) + zh5.Predict(abs_error=0.1).filter_options[1:]
-        with pytest.raises(Exception, match="layout version 2"):
+        opts = (3,) + zh5.Predict(abs_error=0.1).filter_options[1:]
+        with pytest.raises(Exception, match="layout version 3"):
             f.create_dataset("a", shape=(10,), dtype="f4", chunks=(5,), compression=ID,
+                             compression_opts=opts)
+        assert "layout version 3 is not one this filter reads (it reads layouts 1 .. 2); a " \
+            "newer zdt wrote it" in zh5.last_error()
+        # layout 1 takes up to 9 words, layout 2 up to 10; effort codes 0 .. 2
+        opts = zh5.Predict(abs_error=0.1).filter_options + (1,)
+        with pytest.raises(Exception, match="layout 1 takes 5 to 9"):
+            f.create_dataset("a1", shape=(10,), dtype="f4", chunks=(5,), compression=ID,
+                             compression_opts=opts)
+        opts = zh5.Predict(abs_error=0.1, effort="fast").filter_options[:-1] + (3,)
+        with pytest.raises(Exception, match="word 9, the effort, is 3"):
+            f.create_dataset("a2", shape=(10,), dtype="f4", chunks=(5,), compression=ID,
                              compression_opts=opts)
         with pytest.raises(Exception, match="must come first"):
             f.create_dataset("b", shape=(10,), dtype="f4", chunks=(5,), shuffle=True,
@@ -178,6 +218,14 @@ def test_errors_are_loud(tmp_path):
         d.id.write_direct_chunk((0,), raw[:-3])
         with pytest.raises(Exception, match="zdt.predict|filter returned failure during read"):
             d[...]
+        # the filter's own reason, which HDF5 >= 1.14.4 leaves out of the exception
+        assert re.fullmatch(r"zdt\.predict: .* \(part [A-Za-z ]+\)", zh5.last_error()), \
+            zh5.last_error()
+    x = field((20, 30), "float64", seed=1)
+    write_file(tmp_path / "ok.h5", x)
+    with h5py.File(tmp_path / "ok.h5", "r") as f:
+        f["v"][...]
+    assert zh5.last_error() is None                # (a filter call that succeeds clears it)
     with pytest.raises(ValueError, match="exactly one"):
         zh5.Predict(abs_error=0.1, rel_error=0.1)
     with pytest.raises(ValueError, match="predictor"):
@@ -423,3 +471,47 @@ def test_zdt_convert_of_a_filtered_file_without_the_plugin_path_says_how(tmp_pat
     proc = subprocess.run(argv[:5] + [str(tmp_path / "p.zarr")] + argv[6:], capture_output=True,
                           text=True, env=env_with_plugin(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_zdt_names_the_filters_reason_for_a_corrupt_chunk(tmp_path):
+    # HDF5 >= 1.14.4 (netCDF4-python's) raises "NetCDF: HDF error" only; zdt adds the filter's
+    # own message (zdt.hdf5.last_error) to its one line
+    pytest.importorskip("netCDF4")
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    x = field((40, 50), "float64", seed=10)
+    src = tmp_path / "c.nc"
+    xr.Dataset({"v": (("a", "b"), x)}).to_netcdf(
+        src, engine="h5netcdf", encoding={"v": {**zh5.Predict(abs_error=0.01), "chunksizes": (20, 50)}})
+    with h5py.File(src, "r+") as f:
+        d = f["v"]
+        mask, raw = d.id.read_direct_chunk((20, 0))
+        d.id.write_direct_chunk((20, 0), raw[:-5], mask)
+    proc = subprocess.run([sys.executable, "-m", "zdt", "convert", str(src), str(tmp_path / "o.zarr"),
+                           "--abs-error", "0.01", "--quiet"], capture_output=True, text=True,
+                          env=env_with_plugin(), cwd=tmp_path)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert re.search(r"cannot read /v at .* from .*c\.nc: .*\(zdt\.predict: .*\(part ANS stream\)\)",
+                     proc.stderr), proc.stderr
+
+
+def test_zdt_inspect_lists_the_files_filters(tmp_path):
+    # every filter of the pipeline as HDF5 stores it (xarray's encoding names none of these),
+    # zdt.predict's parameters read from its cd_values; no plugin needed to list them
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    x = field((50, 60), "float32", seed=11, nan=False)
+    path = tmp_path / "m.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("a", data=x, chunks=(25, 60), **hdf5plugin.SZ3(absolute=0.01))
+        f.create_dataset("b", data=x, chunks=(25, 60), compression="gzip", compression_opts=4,
+                         shuffle=True, fletcher32=True)
+        f.create_dataset("c", data=x, chunks=(25, 60),
+                         **zh5.Predict(rel_error=0.01, effort="fast", fill=-9999.0))
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    proc = subprocess.run([sys.executable, "-m", "zdt", "inspect", str(path)], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.strip() for line in proc.stdout.splitlines() if "filters" in line]
+    assert lines == ["filters sz3", "filters shuffle -> zlib 4 -> fletcher32",
+                     "filters zdt.predict (rel_error=0.01, predictor=auto, effort=fast, "
+                     "fill=-9999.0)"], proc.stdout

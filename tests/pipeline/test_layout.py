@@ -91,7 +91,7 @@ LAYERS = [
     ("ground", ["zdt.errors"]),
     ("kernels", ["zdt.kernels"]),
     ("formats", ["zdt.formats"]),
-    ("codecs", ["zdt.codecs", "zdt.dtypes", "zdt.zarr_compat", "zdt.hdf5"]),
+    ("codecs", ["zdt.codecs", "zdt.dtypes", "zdt.zarr_compat", "zdt.hdf5", "zdt.hdf5_layout"]),
     ("pipeline", ["zdt.pipeline"]),
     ("stores", ["zdt.stores"]),
     ("engine", ["zdt.engine"]),

@@ -132,8 +132,7 @@ def run_netcdf(args: argparse.Namespace, views: list[Any]) -> int:
         chunks = f"chunks {tuple(r['chunks'])}" if r["chunks"] else "contiguous"
         print(f"\n{r['path']}  (netCDF)")
         print(f"  shape {tuple(r['shape'])}, {r['data_type']}, {chunks}")
-        chain = " -> ".join(c["name"] + (f" {c['level']}" if "level" in c else "")
-                            for c in r["codecs"]) or "(none)"
+        chain = " -> ".join(_filter_text(c) for c in r["codecs"]) or "(none)"
         print(f"  filters {chain}")
         if r["cf"]:
             print("  CF      " + ", ".join(f"{k} {v}" for k, v in r["cf"].items()))
@@ -147,6 +146,13 @@ def run_netcdf(args: argparse.Namespace, views: list[Any]) -> int:
             for d in bad:
                 print(f"    {d['chunk']}: {d['reason']}")
     return status
+
+
+def _filter_text(c: dict[str, Any]) -> str:
+    """A netCDF variable's filter as inspect prints it: "zlib 4", "zdt.predict (abs_error=0.01,
+    predictor=auto)"."""
+    extra = ", ".join(f"{k}={v}" for k, v in c.items() if k not in ("name", "level", "data_type"))
+    return c["name"] + (f" {c['level']}" if "level" in c else "") + (f" ({extra})" if extra else "")
 
 
 def check_values(view: Any, progress: Any) -> dict[str, Any]:

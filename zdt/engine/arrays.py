@@ -219,18 +219,39 @@ def storage_fault(exc: BaseException) -> bool:
 def _failure(arr: Any, key: str | None, why: BaseException, region: tuple[slice, ...]) -> ZdtError:
     where = f"/{arr.path} chunk {key}" if key is not None else \
         f"/{arr.path} at ({', '.join(f'{s.start}:{s.stop}' for s in region)})"
-    if storage_fault(why):
+    filtered = getattr(arr, "zdt_view", False) and _hdf5_failure(why)
+    if storage_fault(why) and not filtered:
         return StorageError(f"reading {where} from the source failed: {reason(why)}")
     if getattr(arr, "zdt_view", False):
         # (a netCDF file or Dataset: its own storage failed, not the template's codecs)
         hint = ""
-        if "filter" in str(why).lower() and arr.file:
+        own = _predict_filter_error() if filtered else None
+        if own:
+            hint = f" ({own})"
+        elif "filter" in str(why).lower() and arr.file:
             hint = ("; if it is zdt.predict's HDF5 filter: HDF5_PLUGIN_PATH=$(python -c "
                     "\"import zdt.hdf5; print(zdt.hdf5.PLUGIN_PATH)\")")
         at = ", ".join(f"{s.start}:{s.stop}" for s in region)
         return InputError(f"cannot read /{arr.path} at ({at}) from {arr.file or 'the Dataset'}: "
                           f"{reason(why)}{hint}")
     return InputError(f"cannot decode {where} ({codecs_text(arr)}): {reason(why)}")
+
+
+def _hdf5_failure(why: BaseException) -> bool:
+    """A read that HDF5 failed in a filter (h5py: "filter returned failure", netCDF-C: "HDF
+    error"), not one the store failed."""
+    text = str(why).lower()
+    return "filter" in text or "hdf error" in text
+
+
+def _predict_filter_error() -> str | None:
+    """zdt.predict's own message for this thread's failed filter call: HDF5 1.14.4 and later
+    drop it from the error they raise."""
+    try:
+        from zdt import hdf5
+        return hdf5.last_error()
+    except (ImportError, OSError, AttributeError):     # no plugin, or one without it
+        return None
 
 
 def v2_filters(filters: list[dict], dtype: np.dtype) -> list[Any]:

@@ -150,15 +150,17 @@ def describe_variable(view: Any) -> dict[str, Any]:
 
     enc = view.source_encoding
     chunks = enc.get("chunksizes")
-    codecs = []
-    if enc.get("shuffle"):
-        codecs.append({"name": "shuffle"})
-    compression = enc.get("compression") or ("zlib" if enc.get("zlib") else None)
-    if compression:
-        level = enc.get("complevel")
-        codecs.append({"name": compression, **({"level": int(level)} if level is not None else {})})
-    if enc.get("fletcher32"):
-        codecs.append({"name": "fletcher32"})
+    codecs = hdf5_filters(view.file, view.path) if view.file is not None else None
+    if codecs is None:
+        codecs = []
+        if enc.get("shuffle"):
+            codecs.append({"name": "shuffle"})
+        compression = enc.get("compression") or ("zlib" if enc.get("zlib") else None)
+        if compression:
+            level = enc.get("complevel")
+            codecs.append({"name": compression, **({"level": int(level)} if level is not None else {})})
+        if enc.get("fletcher32"):
+            codecs.append({"name": "fletcher32"})
     packed = {k: _plain(enc[k]) for k in ("scale_factor", "add_offset", "_FillValue",
                                           "missing_value") if k in enc}
     return {
@@ -172,6 +174,38 @@ def describe_variable(view: Any) -> dict[str, Any]:
         "logical_bytes": int(np.dtype(view.dtype).itemsize * view.size),
         "zarr_chunks": list(view.chunks),
     }
+
+
+# HDF5 filter ids and the names zdt inspect gives them (HDF5's own, and the registered ones
+# hdf5plugin ships: https://github.com/HDFGroup/hdf5_plugins/blob/master/docs/RegisteredFilterPlugins.md)
+HDF5_FILTER_NAMES = {1: "zlib", 2: "shuffle", 3: "fletcher32", 4: "szip", 5: "nbit",
+                     6: "scaleoffset", 307: "bzip2", 32001: "blosc", 32004: "lz4",
+                     32008: "bitshuffle", 32013: "zfp", 32015: "zstd", 32017: "sz",
+                     32024: "sz3", 32026: "blosc2", 32028: "sperr"}
+
+
+def hdf5_filters(path: str, name: str) -> list[dict[str, Any]] | None:
+    """The filter pipeline of variable `name` of a netCDF-4 / HDF5 file as HDF5 stores it (every
+    filter, those xarray's encoding does not name too: zdt.predict's, SZ3's), with zdt.predict's
+    bound; None when the file is not HDF5 or h5py is not there (the plugins need not be)."""
+    if netcdf_kind(path) != "hdf5" or not _importable("h5py"):
+        return None
+    import h5py
+
+    from zdt import hdf5_layout
+
+    out = []
+    with h5py.File(path, "r") as f:
+        dcpl = f[name].id.get_create_plist()
+        for i in range(dcpl.get_nfilters()):
+            code, _flags, values, _stored = dcpl.get_filter(i)
+            entry: dict[str, Any] = {"name": HDF5_FILTER_NAMES.get(code, f"HDF5 filter {code}")}
+            if code == 1 and values:
+                entry["level"] = int(values[0])
+            elif code == hdf5_layout.FILTER_ID:
+                entry = {"name": "zdt.predict", **hdf5_layout.describe(values)}
+            out.append(entry)
+    return out
 
 
 def _plain(v: Any) -> Any:
