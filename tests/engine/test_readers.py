@@ -130,3 +130,54 @@ def test_pcodec_behind_a_transpose_only_where_the_readers_read_it(tmp_path):
         else:
             assert ("transpose" in names) == _pcodec_takes_transposed(), names
             assert np.array_equal(zarr.open_array(out, mode="r")[...], x)
+
+
+# zarr-python 3.4 validates a shard's inner codecs with the data type's default value (0) as
+# their fill value: 0 through scale_offset(offset 257, scale 10) is -2570, out of uint16's range
+SHARD_CHAIN = [{"name": "scale_offset", "configuration": {"offset": 257, "scale": 10}},
+               {"name": "cast_value", "configuration": {"data_type": "uint16", "scalar_map": {
+                   "encode": [["NaN", 456]], "decode": [[456, "NaN"]]}}}]
+
+
+def test_zero_through_a_shards_inner_codecs():
+    zp = READERS["zarr-python"]
+    assert zp.reads_chain(SHARD_CHAIN, "float32")                   # unsharded: its fill value
+    assert not zp.reads_chain(SHARD_CHAIN, "float32", sharded=True)
+    mapped = json.loads(json.dumps(SHARD_CHAIN))
+    mapped[1]["configuration"]["scalar_map"]["encode"].append([-2570, 457])
+    assert zp.reads_chain(mapped, "float32", sharded=True)           # 0's own code
+    clamped = json.loads(json.dumps(SHARD_CHAIN))
+    clamped[1]["configuration"]["out_of_range"] = "clamp"
+    assert zp.reads_chain(clamped, "float32", sharded=True)
+    inside = json.loads(json.dumps(SHARD_CHAIN))
+    inside[0]["configuration"]["offset"] = -6                        # 0 -> 60: in range
+    assert zp.reads_chain(inside, "float32", sharded=True)
+    signed = json.loads(json.dumps(SHARD_CHAIN))
+    signed[1]["configuration"]["data_type"] = "int16"                # -2570 fits int16
+    assert zp.reads_chain(signed, "float32", sharded=True)
+    # (readers without the check: zdt's own, and those that read no filters at all)
+    assert READERS["zdt"].reads_chain(SHARD_CHAIN, "float32", sharded=True)
+
+
+def test_a_sharded_copy_opens_in_zarr_python_34_s_check(tmp_path):
+    # zdt's sharded output with scale_offset + cast_value gives 0 a code of its own, so that
+    # zarr-python 3.4's shard validation (0 carried through the inner codecs) passes; the
+    # check below is that validation's arithmetic, done here with NumPy alone
+    rng = np.random.default_rng(3)
+    x = (280 + np.cumsum(rng.normal(0, 0.2, (40, 60)), axis=1)).astype(np.float32)
+    src = zarr.create_array(str(tmp_path / "src.zarr"), shape=x.shape, chunks=(10, 20),
+                            shards=(20, 60), dtype=x.dtype, fill_value=np.nan)
+    src[...] = x
+    zdt.convert(str(tmp_path / "src.zarr"), str(tmp_path / "out.zarr"), abs_error=0.05,
+                progress=False)
+    meta = json.loads((tmp_path / "out.zarr" / "zarr.json").read_text())
+    (shard,) = meta["codecs"]
+    inner = shard["configuration"]["codecs"]
+    assert [c["name"] for c in inner[:2]] == ["scale_offset", "cast_value"], inner
+    so, cv = inner[0]["configuration"], inner[1]["configuration"]
+    zero = (np.float32(0) - np.float32(so.get("offset", 0))) * np.float32(so.get("scale", 1))
+    keys = [np.float32(k) for k, _ in cv["scalar_map"]["encode"] if k != "NaN"]
+    info = np.iinfo(np.dtype(cv["data_type"]))
+    assert zero in keys or info.min <= np.rint(zero) <= info.max
+    y = zarr.open_array(str(tmp_path / "out.zarr"))[...]
+    assert np.abs(y.astype(np.float64) - x.astype(np.float64)).max() <= 0.05

@@ -113,6 +113,14 @@ class Context:
     first_slice: Any = None
     asked: Bound | None = None  # the bound as the user gave it, where `bound` is the stored one
     effort: str = "default"     # zdt.predict's `effort` (written only when not the default)
+    sharded: bool = False       # the output is sharded (the filters are a shard's inner codecs)
+
+    @property
+    def zero_through_shards(self) -> bool:
+        """Whether 0 must go through the filters without an error, though the data hold none: a
+        reader validates a shard's inner codecs with it (zarr-python 3.4: Reader.shard_zero_fill)."""
+        return (self.sharded and not self.in_memory
+                and any(r.shard_zero_fill for r in self.readers.readers))
 
     @property
     def specials(self) -> list[str]:
@@ -637,6 +645,10 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     # readers take it for "missing": then its neighbours must not become it
     mapped = [v for v in ctx.sentinels
               if v in ctx.masking or not _exact_in_range(float(v), offset, scale, top, dt, ctx.whole)]
+    if ctx.zero_through_shards and 0 not in mapped and not _in_range(0.0, offset, scale, top, dt):
+        # (a code of its own that maps back to 0: a reader that validates shards with 0 then
+        # opens the array; the data never take it)
+        mapped.append(D(0))
     extra = len(ctx.specials) + len(mapped)
     target = next((t for t in ctx.unsigned if top + extra <= (1 << FORMATS[t].bits) - 1
                    and FORMATS[t].bits < 8 * dt.itemsize), None)
@@ -666,6 +678,13 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     label = (f"scale_offset (offset {offset:g}, step {step:.6g}: {why}) + cast_value {target}"
              if shift else f"cast_value {target}")
     return Encoding(label, tuple(filters), _packbits(target), target, proven, preference)
+
+
+def _in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype) -> bool:
+    D = dt.type
+    with np.errstate(all="ignore"):
+        code = np.rint((D(v) - D(offset)) * D(scale))
+    return bool(np.isfinite(code) and 0 <= code <= top)
 
 
 def _exact_in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype,

@@ -260,16 +260,18 @@ def decide_array(arr: Any, bound: Bound, compression: Compression, sample: int |
                        arr.metadata.zarr_format, declared.masking, valid=declared.valid,
                        readers=readers, in_memory=not readers.filters, fill_value=arr.fill_value,
                        asked=bound if packing is not None else None,
-                       first_slice=_first_slice(arr, check, readers, salvage), effort=effort)
+                       first_slice=_first_slice(arr, check, readers, salvage), effort=effort,
+                       sharded=bool(getattr(arr, "shards", None)))
     encodings = cand.candidates(ctx)
     if ctx.in_memory:
         encodings = [e.rounded_in_memory(dtype) for e in encodings]
     else:
         # a chain a reader of filters rejects (zarr-python's checks: zdt.engine.readers) keeps
         # its rounding, applied in memory, or is left out where that cannot be done
-        encodings = [e if readers.reads_chain(e.filters, dtype.name) else e.rounded_in_memory(dtype)
+        encodings = [e if readers.reads_chain(e.filters, dtype.name, ctx.sharded)
+                     else e.rounded_in_memory(dtype)
                      for e in encodings
-                     if readers.in_memory or readers.reads_chain(e.filters, dtype.name)]
+                     if readers.in_memory or readers.reads_chain(e.filters, dtype.name, ctx.sharded)]
     narrower = (None if encodings else f"no encoding narrower than {dtype} keeps the "
                 f"{bound.describe()} on this data")
     as_it_is = cand.Encoding(f"{narrower}; as it is (lossless)" if narrower else "as it is (lossless)",
@@ -338,17 +340,18 @@ def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,
     scale = arr.size / max(1, m.values)
     stored_now = arr.stored_bytes() if hasattr(arr, "stored_bytes") else stored_chunk_bytes(arr)
     physical = packing.physical_error if packing is not None else (lambda e: e)
-    estimate = int(round(winner.nbytes * scale))
+    index = shard_index_bytes(arr)
+    estimate = int(round(winner.nbytes * scale)) + index
     measured = {"bytes": estimate, "bytes_now": stored_now, "error": physical(winner.error),
                 "on": measured_on, "label": winner.label, "values_measured": m.values}
     # every encoding measured, for the rate-distortion picture of the decision (zdt convert
     # --report): its bytes at the array's size and its largest error
-    measured["candidates"] = [{"label": t.label, "bytes": int(round(t.nbytes * scale)),
+    measured["candidates"] = [{"label": t.label, "bytes": int(round(t.nbytes * scale)) + index,
                                "error": physical(t.error)}
                               for t in m.trials if t.ok and t.sized and math.isfinite(t.error)]
     if runner_up is not None:
         measured["runner_up"] = {"label": runner_up.label,
-                                 "bytes": int(round(runner_up.nbytes * scale)),
+                                 "bytes": int(round(runner_up.nbytes * scale)) + index,
                                  "error": physical(runner_up.error)}
     if stored_now and estimate >= stored_now:
         why = narrower or (f"no encoding keeping the {bound.describe()} writes fewer bytes than "
@@ -357,6 +360,17 @@ def _decision(arr: Any, winner: Any, runner_up: Any, m: Any, measured_on: str,
     why = winner.label + (f" ({packing.describe()})" if packing is not None else "")
     return Decision(action="encode", why=why, codecs=winner.codecs, measured=measured,
                     round_with=list(winner.encoding.rounding) or None, **base)
+
+
+def shard_index_bytes(arr: Any) -> int:
+    """The shard indexes the copy of a sharded array writes (zdt keeps the source's layout:
+    16 bytes an inner chunk, and a crc32c of 4, in each shard); 0 unsharded."""
+    shards = getattr(arr, "shards", None)
+    if not shards:
+        return 0
+    n_shards = math.prod(-(-n // s) for n, s in zip(arr.shape, shards, strict=True))
+    inner = math.prod(s // c for s, c in zip(shards, arr.chunks, strict=True))
+    return n_shards * (16 * inner + 4)
 
 
 def decide(arrays: list[Any], selection: Selection, compression: Compression,

@@ -56,16 +56,23 @@ class Reader:
     # data type, whatever type the codec before it produced
     filters_in_array_type: bool = False
     hex_maps: bool = True       # "0x.." bit patterns in cast_value's scalar_map
+    # zarr-python 3.4: a shard's inner codecs are validated with the data type's default value
+    # (0), not the array's fill value, carried through each codec: a cast_value that sends 0
+    # out of its target's range makes the array unopenable ("Value -2570 out of range")
+    shard_zero_fill: bool = False
     # the reader's own package (as pip names it) and what it needs beside it for a codec
     package: str = ""
     extras: tuple = ()          # (codec name, package) pairs
 
-    def reads_chain(self, filters: tuple | list, data_type: str) -> bool:
+    def reads_chain(self, filters: tuple | list, data_type: str, sharded: bool = False) -> bool:
         """Whether this reader opens an array of `data_type` whose array -> array codecs are
-        `filters` (zarr v3 JSON); the codec names are checked apart (Readers.decodes)."""
+        `filters` (zarr v3 JSON; `sharded`: a shard's inner codecs); the codec names are
+        checked apart (Readers.decodes)."""
         if not self.filters and filters:
             return False
         if not self.hex_maps and any(_hex_in_map(c) for c in filters):
+            return False
+        if sharded and self.shard_zero_fill and not zero_passes(filters, data_type):
             return False
         if self.filters_in_array_type:
             first_cast = next((i for i, c in enumerate(filters) if c.get("name") == "cast_value"), None)
@@ -78,6 +85,75 @@ def _hex_in_map(codec: dict) -> bool:
     smap = (codec.get("configuration") or {}).get("scalar_map") or {}
     return any(isinstance(v, str) and v.lower().startswith("0x")
                for pairs in smap.values() for pair in pairs for v in pair)
+
+
+def zero_passes(filters: tuple | list, data_type: str) -> bool:
+    """Whether 0 of `data_type` goes through these array -> array codecs as zarr-python carries
+    a fill value (scale_offset: (v - offset) * scale in the current type; cast_value: its
+    scalar_map, else rounded, and within the target's range unless out_of_range says clamp or
+    wrap) without an error."""
+    import numpy as np
+
+    from zdt.formats import FORMATS, json_scalar
+
+    fmt = FORMATS.get(data_type)
+    if fmt is None or fmt.name not in NUMPY_TYPES:
+        return True                 # (types zarr-python does not have: no such reader)
+    v = np.zeros((), np.dtype(fmt.name))
+    for codec in filters:
+        name, conf = codec.get("name"), codec.get("configuration") or {}
+        if name == "scale_offset":
+            try:
+                o, s = (_scalar(conf.get(k, d), v.dtype) for k, d in (("offset", 0), ("scale", 1)))
+            except ValueError:
+                return False
+            with np.errstate(all="ignore"):
+                v = np.asarray((v - o) * s, v.dtype)
+            if v.dtype.kind == "f" and not np.isfinite(v):
+                return False
+        elif name == "cast_value":
+            target = conf.get("data_type")
+            if target not in NUMPY_TYPES:
+                return True
+            out = np.dtype(target)
+            mapped = next((p[1] for p in (conf.get("scalar_map") or {}).get("encode", [])
+                           if _same_number(p[0], v)), None)
+            if mapped is not None:
+                v = np.asarray(float(mapped) if out.kind == "f" else int(mapped), out)
+                continue
+            if out.kind in "iu":
+                if v.dtype.kind == "f" and not np.isfinite(v):
+                    return False
+                r = int(np.rint(v)) if v.dtype.kind == "f" else int(v)
+                info = np.iinfo(out)
+                if not info.min <= r <= info.max:
+                    if conf.get("out_of_range") not in ("clamp", "wrap"):
+                        return False
+                    r = min(max(r, info.min), info.max)
+                v = np.asarray(r, out)
+            else:
+                with np.errstate(all="ignore"):
+                    v = np.asarray(v, out)
+    return True
+
+
+def _scalar(value: object, dtype: Any) -> Any:
+    """A JSON number of scale_offset's configuration as a NumPy scalar of `dtype`."""
+    import numpy as np
+
+    from zdt.formats import FORMATS, json_scalar
+
+    fmt = FORMATS[dtype.name]
+    bits = json_scalar.decode(value, fmt, what="value").bits
+    return np.asarray(bits & ((1 << (8 * dtype.itemsize)) - 1), np.uint64).astype(
+        fmt.bits_dtype).view(dtype)[()]
+
+
+def _same_number(key: object, v: object) -> bool:
+    try:
+        return float(key) == float(v)       # ("NaN" never equals: 0 carried is not NaN)
+    except (TypeError, ValueError):
+        return False
 
 
 def _numbers_fit(codec: dict, data_type: str) -> bool:
@@ -109,6 +185,7 @@ READERS = {
                                                  "numcodecs.pcodec", "numcodecs.shuffle",
                                                  "numcodecs.fixedscaleoffset"},
                           True, NUMPY_TYPES, filters_in_array_type=True, hex_maps=False,
+                          shard_zero_fill=True,
                           package="zarr>=3.2",
                           extras=(("cast_value", "cast-value-rs"), ("numcodecs.pcodec", "pcodec"))),
     "zdt": Reader("zdt", CORE | {"cast_value", "scale_offset", "bitround", "numcodecs.bitround",
@@ -125,7 +202,9 @@ def what_reads(codecs: list[dict], data_type: str) -> dict[str, str]:
     """For an array with these zarr v3 codecs (JSON, shards' inner codecs included) and data
     type: per reader, "pip install ..." of what reads it, or "no: ..." and why."""
     names = _names(codecs)
-    filters = [c for c in codecs if c.get("name") in FILTER_NAMES]
+    shard = next((c for c in codecs if c.get("name") == "sharding_indexed"), None)
+    inner = (shard.get("configuration") or {}).get("codecs") or [] if shard else []
+    filters = [c for c in [*codecs, *inner] if c.get("name") in FILTER_NAMES]
     out = {}
     for r in READERS.values():
         missing = sorted(n for n in names if n not in r.codecs)
@@ -133,7 +212,7 @@ def what_reads(codecs: list[dict], data_type: str) -> dict[str, str]:
             out[r.name] = f"no: {data_type} data"
         elif missing:
             out[r.name] = f"no: {', '.join(missing)}"
-        elif not r.reads_chain(filters, data_type):
+        elif not r.reads_chain(filters, data_type, sharded=shard is not None):
             out[r.name] = "no: it rejects this chain (docs/readers.md)"
         else:
             extra = [p for codec, p in r.extras if codec in names]
@@ -201,9 +280,9 @@ class Readers:
     def decodes(self, codec_name: str) -> bool:
         return all(codec_name in r.codecs for r in self.readers)
 
-    def reads_chain(self, filters: tuple | list, data_type: str) -> bool:
+    def reads_chain(self, filters: tuple | list, data_type: str, sharded: bool = False) -> bool:
         """Whether every reader opens these array -> array codecs on `data_type` (Reader.reads_chain)."""
-        return all(r.reads_chain(filters, data_type) for r in self.readers)
+        return all(r.reads_chain(filters, data_type, sharded) for r in self.readers)
 
     def without_in_memory(self) -> Readers:
         return replace(self, in_memory=False)
