@@ -53,6 +53,19 @@ static double log2_abs(double a) {
    in one of 64-bit values, then narrowed to bytes with the exact marks (one loop doing it all
    vectorised narrower). */
 
+#ifdef ZDT_GATHER8
+/* check's powers for v[0 .. n) (n a multiple of 8): y[k] and near[k] as its scalar loop */
+__attribute__((target("avx512f"))) static void exp2_block8(const double *v, double *y,
+                                                           int64_t *near, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i += 8) {
+        __mmask8 ok;
+        _mm512_storeu_pd(y + i, zdt__table_exp2_8(_mm512_loadu_pd(v + i), &ok));
+        _mm512_storeu_si512((void *)(near + i), _mm512_maskz_set1_epi64(ok, 1));
+    }
+}
+#endif
+
 #define PASS(name) name##_f64
 #define T double
 #define U uint64_t

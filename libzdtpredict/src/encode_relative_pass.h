@@ -91,9 +91,19 @@ ZDT_CLONES static size_t PASS(check)(const T *ZDT_RESTRICT x, const double *ZDT_
     size_t flagged = 0;
     double y[ZDT__LOG_BLOCK];
     int64_t w[ZDT__LOG_BLOCK], near[ZDT__LOG_BLOCK];
+#ifdef ZDT_GATHER8
+    const int wide = zdt__has_avx512f();
+#endif
     for (i = 0; i < nn; i += m) {
         m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
-        for (k = 0; k < m; k++) {
+        k = 0;
+#ifdef ZDT_GATHER8
+        if (wide) {
+            k = m & ~(ptrdiff_t)7;
+            exp2_block8(v + i, y, near, (size_t)k);
+        }
+#endif
+        for (; k < m; k++) {
             double e, t = zdt__exp2_table_part(v[i + k], &e);
             near[k] = zdt__exp2_table_near(e);
             y[k] = t * zdt__pow2i(near[k] ? e : 0.0);

@@ -87,6 +87,44 @@ static inline double zdt__exp2_table_part(double c, double *m) {
    number: the one rounding of that product is scaleB's) */
 static inline int zdt__exp2_table_near(double m) { return (-1022.0 <= m) & (m <= 1023.0); }
 
+/* Kind 3's 2^v eight at a time with AVX-512, T[j] read by the CPU's gather: gcc's generic
+   tuning reads a table element by element in its clones, most of the time of a loop of
+   2^v. Each lane's operations are zdt__exp2_table_part's and zdt__pow2i's, in their order,
+   each rounded on its own (no fused multiply-add): the same bits as the scalar loops, which
+   the callers run where the CPU has no AVX-512 and for the last n mod 8 elements. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(ZDT_PORTABLE) && \
+    !defined(ZDT_PREDICT_NO_CLONES)
+#define ZDT_GATHER8 1
+#include <immintrin.h>
+
+static inline int zdt__has_avx512f(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+/* t * 2^(near ? m : 0) of zdt__exp2_table_part(lg) for 8 lanes; *near: the lanes where 2^m is
+   a normal number (zdt__exp2_table_near) */
+__attribute__((target("avx512f"))) static inline __m512d zdt__table_exp2_8(__m512d lg,
+                                                                          __mmask8 *near) {
+    const __m512d shift = _mm512_set1_pd(0x1.8p52), inv64 = _mm512_set1_pd(0x1p-6);
+    const __m512d t = _mm512_add_pd(_mm512_mul_pd(lg, _mm512_set1_pd(64.0)), shift);
+    const __m512d kd = _mm512_sub_pd(t, shift);
+    const __m512d r = _mm512_sub_pd(lg, _mm512_mul_pd(kd, inv64));
+    const __m512i j = _mm512_and_si512(_mm512_castpd_si512(t), _mm512_set1_epi64(63));
+    __m512d p = _mm512_set1_pd(zdt__exp2_d[5]), m, e;
+    int q;
+    for (q = 4; q >= 0; q--)
+        p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(zdt__exp2_d[q]));
+    m = _mm512_roundscale_pd(_mm512_mul_pd(kd, inv64), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    *near = _mm512_cmp_pd_mask(_mm512_set1_pd(-1022.0), m, _CMP_LE_OQ) &
+            _mm512_cmp_pd_mask(m, _mm512_set1_pd(1023.0), _CMP_LE_OQ);
+    e = _mm512_mask_blend_pd(*near, _mm512_setzero_pd(), m);
+    e = _mm512_castsi512_pd(_mm512_slli_epi64(
+        _mm512_castpd_si512(_mm512_add_pd(e, _mm512_set1_pd(4503599627371519.0))), 52));
+    return _mm512_mul_pd(_mm512_mul_pd(_mm512_i64gather_pd(j, zdt__exp2_t, 8), p), e);
+}
+#endif
+
 /* kind 3's 2^v for a finite v, as the spec computes it: T[j] p scaled by 2^m, rounded once
    (ldexp where 2^m is not a normal number) */
 static inline double zdt__table_exp2(double v) {

@@ -15,6 +15,34 @@ static const double C[14] = ZDT__EXP2_C;
 const double zdt__exp2_t[64] = ZDT__EXP2_T;
 const double zdt__exp2_d[6] = ZDT__EXP2_D;
 
+#ifdef ZDT_GATHER8
+/* logs[0 .. n) (n a multiple of 8) to 2^v into out64 or out32 (the other NULL; out64 may be
+   logs), as the scalar loops below: +inf to infinity, -inf to zero, a finite v whose 2^m is
+   not a normal number counted in *far and left for the caller. Returns the NaN logarithms. */
+__attribute__((target("avx512f"))) static size_t powers8(const double *logs, double *out64,
+                                                         float *out32, size_t n, size_t *far) {
+    const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(HUGE_VAL);
+    size_t i, n_far = 0, n_nan = 0;
+    for (i = 0; i < n; i += 8) {
+        __m512d lg = _mm512_loadu_pd(logs + i), y, out;
+        __mmask8 near, finite, nan, pinf;
+        y = zdt__table_exp2_8(lg, &near);
+        finite = _mm512_cmp_pd_mask(_mm512_sub_pd(lg, lg), zero, _CMP_EQ_OQ);
+        nan = _mm512_cmp_pd_mask(lg, lg, _CMP_UNORD_Q);
+        pinf = _mm512_cmp_pd_mask(lg, inf, _CMP_EQ_OQ);
+        out = _mm512_mask_blend_pd(finite, _mm512_mask_blend_pd(pinf, zero, inf), y);
+        n_far += (size_t)__builtin_popcount((unsigned)(finite & (__mmask8)~near));
+        n_nan += (size_t)__builtin_popcount((unsigned)nan);
+        if (out64 != NULL)
+            _mm512_storeu_pd(out64 + i, out);
+        else
+            _mm256_storeu_ps(out32 + i, _mm512_cvtpd_ps(out));
+    }
+    *far = n_far;
+    return n_nan;
+}
+#endif
+
 #define PASS(name) name##_f64
 #define T double
 #include "relative_pass.h"
@@ -31,8 +59,14 @@ const double zdt__exp2_d[6] = ZDT__EXP2_D;
    table_exp2 (*far counts those). Returns the NaN logarithms (each a corrupt chunk's here).
    The logarithms decoded into the output itself: no buffer of their own to fill and read. */
 ZDT_CLONES static size_t powers_in_place(double *x, size_t n, size_t *far) {
-    size_t i, n_far = 0, n_nan = 0;
-    for (i = 0; i < n; i++) {
+    size_t i = 0, n_far = 0, n_nan = 0;
+#ifdef ZDT_GATHER8
+    if (zdt__has_avx512f()) {
+        i = n & ~(size_t)7;
+        n_nan = powers8(x, x, NULL, i, &n_far);
+    }
+#endif
+    for (; i < n; i++) {
         double lg = x[i], e, t = zdt__exp2_table_part(lg, &e);
         int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
         double p = t * zdt__pow2i(near ? e : 0.0);

@@ -24,7 +24,15 @@ ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
     if (table && neg == NULL && exact == NULL && marks == NULL) {
         /* (no signs, no exact map, no exact values: each element its power alone, in one
            loop; the common chunk of a positive field) */
-        for (k = 0; k < nn; k++) {
+        k = 0;
+#ifdef ZDT_GATHER8
+        if (zdt__has_avx512f()) {
+            k = nn & ~(ptrdiff_t)7;
+            n_marks = powers8(logs, sizeof(T) == 8 ? (double *)(void *)out : NULL,
+                              sizeof(T) == 8 ? NULL : (float *)(void *)out, (size_t)k, &n_far);
+        }
+#endif
+        for (; k < nn; k++) {
             double lg = logs[k], e, t = zdt__exp2_table_part(lg, &e);
             int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
             double p = t * zdt__pow2i(near ? e : 0.0);
