@@ -12,6 +12,8 @@ padding gives the same chain; and what suggest measures is what convert writes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import json
 import os
 import subprocess
@@ -107,19 +109,39 @@ def chunk_files(store: str) -> dict[str, bytes]:
     return out
 
 
-@pytest.fixture(scope="module")
+class Copies(Mapping):
+    """Every (ndim, fmt, sharded, chain) converted, each when a test first asks for it:
+    key -> (source values, copy's path). (Made on demand and kept for the session: a test
+    worker makes only the copies its tests read, once.)"""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.keys_ = [(ndim, fmt, sharded, name) for ndim in (1, 2, 3, 4)
+                      for fmt, sharded in LAYOUTS for name in CHAINS]
+        self.made: dict = {}
+        self.sources: dict = {}
+
+    def __getitem__(self, key: tuple) -> tuple:
+        if key not in self.made:
+            ndim, fmt, sharded, name = key
+            if key[:3] not in self.sources:
+                self.sources[key[:3]] = source(self.root, ndim, fmt, sharded)
+            src, x = self.sources[key[:3]]
+            dst = self.root / f"{ndim}-{fmt}-{sharded}-{name}.zarr"
+            zdt.convert(src, str(dst), progress=False, **CHAINS[name])
+            self.made[key] = (x, str(dst))
+        return self.made[key]
+
+    def __iter__(self):
+        return iter(self.keys_)
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+
+@pytest.fixture(scope="session")
 def copies(tmp_path_factory):
-    """Every (ndim, layout, chain) converted: key -> (source values, copy's path)."""
-    root = tmp_path_factory.mktemp("edges")
-    out = {}
-    for ndim in (1, 2, 3, 4):
-        for fmt, sharded in LAYOUTS:
-            src, x = source(root, ndim, fmt, sharded)
-            for name, how in CHAINS.items():
-                dst = root / f"{ndim}-{fmt}-{sharded}-{name}.zarr"
-                zdt.convert(src, str(dst), progress=False, **how)
-                out[(ndim, fmt, sharded, name)] = (x, str(dst))
-    return out
+    return Copies(tmp_path_factory.mktemp("edges"))
 
 
 @pytest.mark.parametrize("ndim", [1, 2, 3, 4])
