@@ -452,15 +452,20 @@ def test_netcdf_c_program_writes(tmp_path):
     check_within(x, y, 0.01, np.float32(1e20))
 
 
-def test_zdt_convert_of_a_filtered_file_without_the_plugin_path_says_how(tmp_path):
-    # netCDF4's own HDF5 looks for plugins only where HDF5_PLUGIN_PATH says
+def filtered_netcdf(path, seed: int, chunks: tuple[int, int]) -> None:
+    """A 40 x 50 float64 variable /v written by xarray through h5netcdf with the filter at
+    0.01 (the commands read it through netCDF4-python)."""
     pytest.importorskip("netCDF4")
     xr = pytest.importorskip("xarray")
     pytest.importorskip("h5netcdf")
-    x = field((40, 50), "float64", seed=9)
+    xr.Dataset({"v": (("a", "b"), field((40, 50), "float64", seed=seed))}).to_netcdf(
+        path, engine="h5netcdf", encoding={"v": {**zh5.Predict(abs_error=0.01), "chunksizes": chunks}})
+
+
+def test_zdt_convert_of_a_filtered_file_without_the_plugin_path_says_how(tmp_path):
+    # netCDF4's own HDF5 looks for plugins only where HDF5_PLUGIN_PATH says
     src = tmp_path / "f.nc"
-    xr.Dataset({"v": (("a", "b"), x)}).to_netcdf(
-        src, engine="h5netcdf", encoding={"v": {**zh5.Predict(abs_error=0.01), "chunksizes": (20, 25)}})
+    filtered_netcdf(src, 9, (20, 25))
     env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
     argv = [sys.executable, "-m", "zdt", "convert", str(src), str(tmp_path / "o.zarr"),
             "--abs-error", "0.01", "--quiet"]
@@ -476,13 +481,8 @@ def test_zdt_convert_of_a_filtered_file_without_the_plugin_path_says_how(tmp_pat
 def test_zdt_names_the_filters_reason_for_a_corrupt_chunk(tmp_path):
     # HDF5 >= 1.14.4 (netCDF4-python's) raises "NetCDF: HDF error" only; zdt adds the filter's
     # own message (zdt.hdf5.last_error) to its one line
-    pytest.importorskip("netCDF4")
-    xr = pytest.importorskip("xarray")
-    pytest.importorskip("h5netcdf")
-    x = field((40, 50), "float64", seed=10)
     src = tmp_path / "c.nc"
-    xr.Dataset({"v": (("a", "b"), x)}).to_netcdf(
-        src, engine="h5netcdf", encoding={"v": {**zh5.Predict(abs_error=0.01), "chunksizes": (20, 50)}})
+    filtered_netcdf(src, 10, (20, 50))
     with h5py.File(src, "r+") as f:
         d = f["v"]
         mask, raw = d.id.read_direct_chunk((20, 0))
