@@ -72,7 +72,7 @@ static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, si
     const double *v = w->v;
     size_t j, at = i;
     for (j = 0; j < count; j++, at += es) {
-        double p = (9.0 * (v[at - o] + v[at + o]) - (v[at - 3 * o] + v[at + 3 * o])) * 0.0625, vi;
+        double p = zdt__cubic(v, at, o), vi;
         ENC(quantize)(w, x, at, p, &vi);
     }
 #if ENC_REC

@@ -70,6 +70,12 @@ static inline uint32_t zdt__le32(const uint8_t *p) {
 static inline uint64_t zdt__le64(const uint8_t *p) {
     return (uint64_t)zdt__le32(p) | ((uint64_t)zdt__le32(p + 4) << 32);
 }
+/* the interpolation predictors' cubic from the neighbours at distances o and 3 o of index i:
+   (9 (v[i - o] + v[i + o]) - (v[i - 3 o] + v[i + 3 o])) / 16, in the spec's order */
+static ZDT_ALWAYS_INLINE double zdt__cubic(const double *v, size_t i, size_t o) {
+    return (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+}
+
 static inline double zdt__f64_of_bits(uint64_t b) {
     double d;
     memcpy(&d, &b, 8);

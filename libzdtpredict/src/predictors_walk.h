@@ -254,6 +254,20 @@ done:
     return rc;
 }
 
+#if WALK_ANS
+/* element e's value r, a span's element of code below 16: the output (a float32 chunk's
+   rounded once, its predictor value that float32) */
+static ZDT_ALWAYS_INLINE void WALK(put)(zdt__walk *w, double *vo, size_t e, double r) {
+#if WALK_F32
+    w->out32[e] = (float)r;
+    vo[e] = (double)(float)r;
+#else
+    (void)w;
+    vo[e] = r;
+#endif
+}
+#endif
+
 #if WALK_ANS && !defined(ZDT_WALK_STEP)
 /* One symbol of a span, element CP (its class's place) and J (its place in the block), with
    state X (Y, the other state, untouched): token 2 (code 0) from its context's entry alone, no lookup of
@@ -318,7 +332,7 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         /* (code 0 not nearly every symbol where both neighbours have it: the symbols'
            branches would mispredict; element by element, each its whole step) */
         for (j = 0; j < count; j++, i += es) {
-            double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+            double p = zdt__cubic(v, i, o);
             if (WALK(visit)(w, a, i, p, ctx[(w->cls[i - o] << 3) | w->cls[i + o]]) < 0)
                 return -1;
         }
@@ -363,33 +377,16 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         a->x1 = x1;
         a->pos = pos;
         if (!coded) {
-            for (j = 0, e = i; j < m; j++, e += es) {
-                double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) *
-                           0.0625 + qc0;
-#if WALK_F32
-                w->out32[e] = (float)r;
-                vo[e] = (double)(float)r;
-#else
-                vo[e] = r;
-#endif
-            }
+            for (j = 0, e = i; j < m; j++, e += es)
+                WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc0);
         } else {
             const double *qc = w->qc;
-            for (j = 0, e = i; j < m; j++, e += es) {
-                double r = (9.0 * (v[e - o] + v[e + o]) - (v[e - 3 * o] + v[e + 3 * o])) *
-                           0.0625 + qc[ks[j]];
-#if WALK_F32
-                w->out32[e] = (float)r;
-                vo[e] = (double)(float)r;
-#else
-                vo[e] = r;
-#endif
-            }
+            for (j = 0, e = i; j < m; j++, e += es)
+                WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc[ks[j]]);
         }
         for (x = 0; x < nx; x++) {
             e = i + xj[x] * es;
-            if (RECONSTRUCT(w, e, (9.0 * (v[e - o] + v[e + o]) -
-                                   (v[e - 3 * o] + v[e + 3 * o])) * 0.0625, xk[x]) < 0)
+            if (RECONSTRUCT(w, e, zdt__cubic(v, e, o), xk[x]) < 0)
                 return -1;
         }
         i += m * es;
@@ -398,7 +395,7 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
     return 0;
 #else
     for (j = 0; j < count; j++, i += es) {
-        double p = (9.0 * (v[i - o] + v[i + o]) - (v[i - 3 * o] + v[i + 3 * o])) * 0.0625;
+        double p = zdt__cubic(v, i, o);
         (void)ctx;
         (void)zent;
         if (WALK(visit)(w, a, i, p, 0) < 0)

@@ -17,7 +17,7 @@ const double zdt__exp2_d[6] = ZDT__EXP2_D;
 
 #ifdef ZDT_GATHER8
 /* logs[0 .. n) (n a multiple of 8) to 2^v into out64 or out32 (the other NULL; out64 may be
-   logs), as the scalar loops below: +inf to infinity, -inf to zero, a finite v whose 2^m is
+   logs), as powers_plain's scalar loop: +inf to infinity, -inf to zero, a finite v whose 2^m is
    not a normal number counted in *far and left for the caller. Returns the NaN logarithms. */
 __attribute__((target("avx512f"))) static size_t powers8(const double *logs, double *out64,
                                                          float *out32, size_t n, size_t *far) {
@@ -43,6 +43,36 @@ __attribute__((target("avx512f"))) static size_t powers8(const double *logs, dou
 }
 #endif
 
+/* kind 3, a chunk without signs, exact map or exact values: 2^logs[i] into out64 (which may
+   be logs itself: the logarithms decoded into the output, no buffer of their own to fill and
+   read) or out32 (the other NULL); infinity for +inf, zero for -inf where 2^m is a normal
+   number, else left for table_exp2 (*far counts those). Returns the NaN logarithms (each a
+   corrupt chunk's here). */
+ZDT_CLONES static size_t powers_plain(const double *logs, double *out64, float *out32, size_t n,
+                                      size_t *far) {
+    size_t i = 0, n_far = 0, n_nan = 0;
+#ifdef ZDT_GATHER8
+    if (zdt__has_avx512f()) {
+        i = n & ~(size_t)7;
+        n_nan = powers8(logs, out64, out32, i, &n_far);
+    }
+#endif
+    for (; i < n; i++) {
+        double lg = logs[i], e, t = zdt__exp2_table_part(lg, &e);
+        int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
+        double p = t * zdt__pow2i(near ? e : 0.0);
+        n_far += (size_t)(finite & !near);
+        n_nan += (size_t)(lg != lg);
+        p = finite ? p : (lg == HUGE_VAL ? HUGE_VAL : 0.0);
+        if (out64 != NULL)
+            out64[i] = p;
+        else
+            out32[i] = (float)p;
+    }
+    *far = n_far;
+    return n_nan;
+}
+
 #define PASS(name) name##_f64
 #define T double
 #include "relative_pass.h"
@@ -53,30 +83,6 @@ __attribute__((target("avx512f"))) static size_t powers8(const double *logs, dou
 #include "relative_pass.h"
 #undef PASS
 #undef T
-
-/* kind 3, float64, a chunk without signs, exact map or exact values, in place: x[i] = 2^x[i]
-   (infinity for +inf, zero for -inf) where 2^m is a normal number, else left for
-   table_exp2 (*far counts those). Returns the NaN logarithms (each a corrupt chunk's here).
-   The logarithms decoded into the output itself: no buffer of their own to fill and read. */
-ZDT_CLONES static size_t powers_in_place(double *x, size_t n, size_t *far) {
-    size_t i = 0, n_far = 0, n_nan = 0;
-#ifdef ZDT_GATHER8
-    if (zdt__has_avx512f()) {
-        i = n & ~(size_t)7;
-        n_nan = powers8(x, x, NULL, i, &n_far);
-    }
-#endif
-    for (; i < n; i++) {
-        double lg = x[i], e, t = zdt__exp2_table_part(lg, &e);
-        int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
-        double p = t * zdt__pow2i(near ? e : 0.0);
-        n_far += (size_t)(finite & !near);
-        n_nan += (size_t)(lg != lg);
-        x[i] = finite ? p : (lg == HUGE_VAL ? HUGE_VAL : 0.0);
-    }
-    *far = n_far;
-    return n_nan;
-}
 
 /* a length-prefixed bitmap stream at buf[*at]: checks it (its length, its frame declaring
    ceil(n / 8) bytes); *frame, *frame_len: the frame (length 0: no stream) */
@@ -186,7 +192,7 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
                                 NULL, NULL, out, err);
         if (rc != ZDT_PREDICT_OK)
             return rc;
-        marks = powers_in_place((double *)out, n, &far);
+        marks = powers_plain((double *)out, (double *)out, NULL, n, &far);
         if (marks)
             return zdt__corrupt(err, "exact map", "the logarithms and the exact map mark %zu "
                                 "elements exact, the header counts 0 exact values", marks);

@@ -11,7 +11,7 @@
    elements; *far: the finite logarithms whose 2^v is outside the normal range (the caller
    does those again with the scalar exp2). Block by block (a block's bits start at a byte of the
    bitmaps), each loop branch-free: it vectorises; a kind-3 chunk with neither bitmap nor
-   exact values in one loop over the whole chunk. */
+   exact values goes to powers_plain (relative.c). */
 ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
                                       const uint8_t *ZDT_RESTRICT neg,
                                       const uint8_t *ZDT_RESTRICT exact, size_t n,
@@ -21,28 +21,10 @@ ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
     size_t n_far = 0, n_marks = 0;
     double y[ZDT__LOG_BLOCK];
     uint8_t nb[ZDT__LOG_BLOCK], eb[ZDT__LOG_BLOCK];
-    if (table && neg == NULL && exact == NULL && marks == NULL) {
-        /* (no signs, no exact map, no exact values: each element its power alone, in one
-           loop; the common chunk of a positive field) */
-        k = 0;
-#ifdef ZDT_GATHER8
-        if (zdt__has_avx512f()) {
-            k = nn & ~(ptrdiff_t)7;
-            n_marks = powers8(logs, sizeof(T) == 8 ? (double *)(void *)out : NULL,
-                              sizeof(T) == 8 ? NULL : (float *)(void *)out, (size_t)k, &n_far);
-        }
-#endif
-        for (; k < nn; k++) {
-            double lg = logs[k], e, t = zdt__exp2_table_part(lg, &e);
-            int near = zdt__exp2_table_near(e), finite = lg - lg == 0;
-            double p = t * zdt__pow2i(near ? e : 0.0);
-            n_far += (size_t)(finite & !near);
-            n_marks += (size_t)(lg != lg);
-            out[k] = finite ? (T)p : (lg == HUGE_VAL ? (T)HUGE_VAL : (T)0);
-        }
-        *far = n_far;
-        return n_marks;
-    }
+    if (table && neg == NULL && exact == NULL && marks == NULL)
+        /* (no signs, no exact map, no exact values: the common chunk of a positive field) */
+        return powers_plain(logs, sizeof(T) == 8 ? (double *)(void *)out : NULL,
+                            sizeof(T) == 8 ? NULL : (float *)(void *)out, n, far);
     for (i = 0; i < nn; i += m) {
         m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
         if (table) {
