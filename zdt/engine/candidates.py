@@ -633,9 +633,8 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     exact way back through the arithmetic."""
     dt, s = ctx.dtype, ctx.survey
     D = dt.type
-    with np.errstate(all="ignore"):
-        top_f = 0.0 if s.empty else float(np.rint((D(s.hi) - D(offset)) * D(scale)))
-        bottom_f = 0.0 if s.empty else float(np.rint((D(s.lo) - D(offset)) * D(scale)))
+    top_f = 0.0 if s.empty else float(_code(s.hi, offset, scale, dt))
+    bottom_f = 0.0 if s.empty else float(_code(s.lo, offset, scale, dt))
     # (a range near the type's largest value overflows the codes: no quantization then)
     if not (math.isfinite(top_f) and math.isfinite(bottom_f)) or bottom_f < 0:
         return None
@@ -645,7 +644,7 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     # readers take it for "missing": then its neighbours must not become it
     mapped = [v for v in ctx.sentinels
               if v in ctx.masking or not _exact_in_range(float(v), offset, scale, top, dt, ctx.whole)]
-    if ctx.zero_through_shards and 0 not in mapped and not _in_range(0.0, offset, scale, top, dt):
+    if ctx.zero_through_shards and 0 not in mapped and not _in_range(_code(0.0, offset, scale, dt), top):
         # (a code of its own that maps back to 0: a reader that validates shards with 0 then
         # opens the array; the data never take it)
         mapped.append(D(0))
@@ -680,20 +679,24 @@ def _quantized(ctx: Context, offset: float, scale: float, *, proven: bool, why: 
     return Encoding(label, tuple(filters), _packbits(target), target, proven, preference)
 
 
-def _in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype) -> bool:
+def _code(v: float, offset: float, scale: float, dt: np.dtype) -> Any:
+    """v's code through scale_offset and cast_value's rounding, in the array's type."""
     D = dt.type
     with np.errstate(all="ignore"):
-        code = np.rint((D(v) - D(offset)) * D(scale))
+        return np.rint((D(v) - D(offset)) * D(scale))
+
+
+def _in_range(code: Any, top: int) -> bool:
     return bool(np.isfinite(code) and 0 <= code <= top)
 
 
 def _exact_in_range(v: float, offset: float, scale: float, top: int, dt: np.dtype,
                     whole: bool = False) -> bool:
     D = dt.type
+    code = _code(v, offset, scale, dt)
+    if not _in_range(code, top):
+        return False
     with np.errstate(all="ignore"):
-        code = np.rint((D(v) - D(offset)) * D(scale))
-        if not (np.isfinite(code) and 0 <= code <= top):
-            return False
         return _gives(code / D(scale) + D(offset), D(v), whole)
 
 

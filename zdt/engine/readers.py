@@ -88,72 +88,23 @@ def _hex_in_map(codec: dict) -> bool:
 
 
 def zero_passes(filters: tuple | list, data_type: str) -> bool:
-    """Whether 0 of `data_type` goes through these array -> array codecs as zarr-python carries
-    a fill value (scale_offset: (v - offset) * scale in the current type; cast_value: its
-    scalar_map, else rounded, and within the target's range unless out_of_range says clamp or
-    wrap) without an error."""
+    """Whether 0 of `data_type` goes through these array -> array codecs without an error, as
+    zarr-python carries a fill value through them: zdt's own codecs encode it (scale_offset's
+    arithmetic; cast_value's scalar_map, rounding, the target's range and out_of_range)."""
     import numpy as np
 
-    from zdt.formats import FORMATS, json_scalar
+    from zdt.engine.arrays import v2_filters
 
-    fmt = FORMATS.get(data_type)
-    if fmt is None or fmt.name not in NUMPY_TYPES:
+    if data_type not in NUMPY_TYPES:
         return True                 # (types zarr-python does not have: no such reader)
-    v = np.zeros((), np.dtype(fmt.name))
-    for codec in filters:
-        name, conf = codec.get("name"), codec.get("configuration") or {}
-        if name == "scale_offset":
-            try:
-                o, s = (_scalar(conf.get(k, d), v.dtype) for k, d in (("offset", 0), ("scale", 1)))
-            except ValueError:
-                return False
-            with np.errstate(all="ignore"):
-                v = np.asarray((v - o) * s, v.dtype)
-            if v.dtype.kind == "f" and not np.isfinite(v):
-                return False
-        elif name == "cast_value":
-            target = conf.get("data_type")
-            if target not in NUMPY_TYPES:
-                return True
-            out = np.dtype(target)
-            mapped = next((p[1] for p in (conf.get("scalar_map") or {}).get("encode", [])
-                           if _same_number(p[0], v)), None)
-            if mapped is not None:
-                v = np.asarray(float(mapped) if out.kind == "f" else int(mapped), out)
-                continue
-            if out.kind in "iu":
-                if v.dtype.kind == "f" and not np.isfinite(v):
-                    return False
-                r = int(np.rint(v)) if v.dtype.kind == "f" else int(v)
-                info = np.iinfo(out)
-                if not info.min <= r <= info.max:
-                    if conf.get("out_of_range") not in ("clamp", "wrap"):
-                        return False
-                    r = min(max(r, info.min), info.max)
-                v = np.asarray(r, out)
-            else:
-                with np.errstate(all="ignore"):
-                    v = np.asarray(v, out)
-    return True
-
-
-def _scalar(value: object, dtype: Any) -> Any:
-    """A JSON number of scale_offset's configuration as a NumPy scalar of `dtype`."""
-    import numpy as np
-
-    from zdt.formats import FORMATS, json_scalar
-
-    fmt = FORMATS[dtype.name]
-    bits = json_scalar.decode(value, fmt, what="value").bits
-    return np.asarray(bits & ((1 << (8 * dtype.itemsize)) - 1), np.uint64).astype(
-        fmt.bits_dtype).view(dtype)[()]
-
-
-def _same_number(key: object, v: object) -> bool:
+    x = np.zeros(1, np.dtype(data_type))
     try:
-        return float(key) == float(v)       # ("NaN" never equals: 0 carried is not NaN)
-    except (TypeError, ValueError):
+        for codec in v2_filters([c for c in filters if c.get("name") in ("scale_offset", "cast_value")],
+                                x.dtype):
+            x = codec.encode(x)
+    except ValueError:
         return False
+    return True
 
 
 def _numbers_fit(codec: dict, data_type: str) -> bool:
