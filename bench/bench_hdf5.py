@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import _common  # noqa: F401  (sets BLAS threads before numpy starts)
+from _common import fastest
 import h5py
 import hdf5plugin
 import numpy as np
@@ -80,90 +80,87 @@ def load(name: str, var: str | None) -> tuple[str, np.ndarray, float]:
     return f"{os.path.basename(path)}:{var}", np.ascontiguousarray(x), fill
 
 
-def best(f, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
+class Hdf5Steps:
+    """The dataset written through h5py with `kwargs`' filter (HDF5's in-memory file driver;
+    no chunk cache: every read decodes every chunk), and read back."""
+
+    def __init__(self, x, chunks, fill, kwargs) -> None:
+        self.x, self.chunks, self.fill, self.kwargs = x, chunks, fill, kwargs
+        self.f = None
+        self.y = np.empty_like(x)
+        self.write()
+
+    def write(self) -> None:
+        if self.f is not None:
+            self.f.close()
+        self.f = h5py.File(f"bench-{id(self)}.h5", "w", driver="core", backing_store=False,
+                           rdcc_nbytes=0)
+        self.f.create_dataset("v", data=self.x, chunks=self.chunks, fillvalue=self.fill,
+                              **self.kwargs)
+        self.f.flush()
+        self.d = self.f["v"]
+
+    def read(self) -> None:
+        self.d.read_direct(self.y)
+
+    def nbytes(self) -> int:
+        return self.d.id.get_storage_size()
+
+    def close(self) -> None:
+        self.f.close()
 
 
-def through_hdf5(x, chunks, fill, kwargs, repeat, steps=None):
-    state = {}
+class CoreSteps:
+    """The same chunks (edge chunks padded with the fill value, as HDF5 hands them over) through
+    zdt's zarr codec, the C core, with no HDF5."""
 
-    def write():
-        if "f" in state:
-            state["f"].close()
-        # (no chunk cache: every read decodes every chunk)
-        f = h5py.File(f"bench-{id(state)}.h5", "w", driver="core", backing_store=False,
-                      rdcc_nbytes=0)
-        f.create_dataset("v", data=x, chunks=chunks, fillvalue=fill, **kwargs)
-        f.flush()
-        state["f"] = f
-        state["d"] = f["v"]
+    def __init__(self, x, chunks, fill, E) -> None:
+        self.x, self.chunks, self.fill = x, chunks, fill
+        self.config = PredictConfig.create(abs_error=E)
+        self.pieces = []
+        for index in np.ndindex(*[-(-n // c) for n, c in zip(x.shape, chunks)]):
+            where = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(index, chunks, x.shape))
+            padded = np.full(chunks, fill, x.dtype)
+            padded[tuple(slice(0, s.stop - s.start) for s in where)] = x[where]
+            self.pieces.append((where, padded))
+        self.write()
 
-    if steps is not None:
-        write()
-        y = np.empty_like(x)
-        steps.update(write=write, read=lambda: state["d"].read_direct(y),
-                     close=lambda: state["f"].close())
-        return None
-    t_write = best(write, repeat)
-    d = state["f"]["v"]
-    nbytes = d.id.get_storage_size()
-    y = np.empty_like(x)
-    t_read = best(lambda: d.read_direct(y), repeat)
-    state["f"].close()
-    return nbytes, t_write, t_read, y
+    def write(self) -> None:
+        self.data = [self.config.encode(p, self.fill) for _, p in self.pieces]
 
-
-def through_core(x, chunks, fill, E, repeat, steps=None):
-    config = PredictConfig.create(abs_error=E)
-    pieces = []
-    for index in np.ndindex(*[-(-n // c) for n, c in zip(x.shape, chunks)]):
-        where = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(index, chunks, x.shape))
-        padded = np.full(chunks, fill, x.dtype)
-        padded[tuple(slice(0, s.stop - s.start) for s in where)] = x[where]
-        pieces.append((where, padded))
-    out = {}
-
-    def encode():
-        out["data"] = [config.encode(p, fill) for _, p in pieces]
-
-    def decode():
-        y = np.empty_like(x)
-        for (where, _), data in zip(pieces, out["data"]):
-            z = config.decode(data, x.dtype, chunks, fill)
+    def read(self) -> None:
+        y = np.empty_like(self.x)
+        for (where, _), data in zip(self.pieces, self.data):
+            z = self.config.decode(data, self.x.dtype, self.chunks, self.fill)
             y[where] = z[tuple(slice(0, s.stop - s.start) for s in where)]
-        out["y"] = y
+        self.y = y
 
-    if steps is not None:
-        encode()
-        steps.update(write=encode, read=decode, close=lambda: None)
-        return None
-    t_write = best(encode, repeat)
-    t_read = best(decode, repeat)
-    return sum(len(d) for d in out["data"]), t_write, t_read, out["y"]
+    def nbytes(self) -> int:
+        return sum(len(d) for d in self.data)
+
+    def close(self) -> None:
+        pass
+
+
+def timed(steps, repeat: int):
+    """(bytes stored, write s, read s, what was read) of Hdf5Steps or CoreSteps, best of `repeat`."""
+    t_write = fastest({"write": steps.write}, repeat)["write"]
+    t_read = fastest({"read": steps.read}, repeat)["read"]
+    out = steps.nbytes(), t_write, t_read, steps.y
+    steps.close()
+    return out
 
 
 def filter_over_core(x, chunks, fill, E, rounds):
     """The filter's write and read against the core's encode and decode of the same chunks and
     HDF5's own path (the same dataset unfiltered), the three alternating in one loop (best of
     `rounds` each), so that a busy machine slows them alike: seconds of each."""
-    runs = {"filter": {}, "core": {}, "hdf5": {}}
-    through_hdf5(x, chunks, fill, zh5.Predict(abs_error=E), 1, steps=runs["filter"])
-    through_core(x, chunks, fill, E, 1, steps=runs["core"])
-    through_hdf5(x, chunks, fill, {}, 1, steps=runs["hdf5"])
-    out = {}
-    for step in ("write", "read"):
-        times = {name: [] for name in runs}
-        for _ in range(rounds):
-            for name, run in runs.items():
-                times[name].append(best(run[step], 1))
-        out[step] = {name: min(t) for name, t in times.items()}
+    runs = {"filter": Hdf5Steps(x, chunks, fill, zh5.Predict(abs_error=E)),
+            "core": CoreSteps(x, chunks, fill, E), "hdf5": Hdf5Steps(x, chunks, fill, {})}
+    out = {step: fastest({name: getattr(run, step) for name, run in runs.items()}, rounds)
+           for step in ("write", "read")}
     for run in runs.values():
-        run["close"]()
+        run.close()
     return out
 
 
@@ -184,19 +181,16 @@ def main() -> None:
           f"fill {fill:g} ({(~valid).mean():.1%} of elements), E = {E:.6g} ({args.fraction:g} of "
           f"the range {span:.6g})")
     rows = [
-        ("zdt.predict (HDF5 filter)", lambda: through_hdf5(x, chunks, fill, zh5.Predict(abs_error=E),
-                                                            args.repeat)),
-        ("zdt.predict (C core, zarr codec)", lambda: through_core(x, chunks, fill, E, args.repeat)),
-        ("SZ3 (hdf5plugin)", lambda: through_hdf5(x, chunks, fill, hdf5plugin.SZ3(absolute=E),
-                                                  args.repeat)),
-        ("ZFP accuracy (hdf5plugin)", lambda: through_hdf5(x, chunks, fill,
-                                                           hdf5plugin.Zfp(accuracy=E), args.repeat)),
-        ("none (HDF5 chunked)", lambda: through_hdf5(x, chunks, fill, {}, args.repeat)),
+        ("zdt.predict (HDF5 filter)", lambda: Hdf5Steps(x, chunks, fill, zh5.Predict(abs_error=E))),
+        ("zdt.predict (C core, zarr codec)", lambda: CoreSteps(x, chunks, fill, E)),
+        ("SZ3 (hdf5plugin)", lambda: Hdf5Steps(x, chunks, fill, hdf5plugin.SZ3(absolute=E))),
+        ("ZFP accuracy (hdf5plugin)", lambda: Hdf5Steps(x, chunks, fill, hdf5plugin.Zfp(accuracy=E))),
+        ("none (HDF5 chunked)", lambda: Hdf5Steps(x, chunks, fill, {})),
     ]
     print(f"{'filter':34} {'bytes':>12} {'ratio':>7} {'write s':>8} {'read s':>8} "
           f"{'max err / E':>11} {'fill kept':>9}")
     for name, run in rows:
-        nbytes, t_write, t_read, y = run()
+        nbytes, t_write, t_read, y = timed(run(), args.repeat)
         # the error of the field's values (the fill value's elements apart: kept or not)
         err = float(np.abs(y[valid].astype(np.float64) - x[valid].astype(np.float64)).max()) / E
         kept = bool((y[~valid] == fill).all())
