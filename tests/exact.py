@@ -113,3 +113,17 @@ def check_relative(x: np.ndarray, y: np.ndarray, R: float, fill) -> None:
     for i in check[~settled].tolist():
         u, v = Fraction(float(xs[i])), Fraction(float(ys[i]))
         assert abs(v - u) <= Fraction(R) * abs(u), (i, xs[i], ys[i], R)
+
+
+def check_power_of_two(got: float, v: float) -> None:
+    """got is 2^v to within 2^-51 relative (2^v to 40 digits) while 2^v is a normal number, and
+    infinity above the largest float64."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        true = decimal.Decimal(2) ** decimal.Decimal(v)
+    if true > decimal.Decimal(np.finfo(np.float64).max):
+        assert got == math.inf
+    elif true >= decimal.Decimal(2.0 ** -1022):
+        assert abs(decimal.Decimal(got) / true - 1) <= decimal.Decimal(2.0 ** -51)
