@@ -57,7 +57,6 @@ typedef struct {
     size_t nraw;
     /* stage 3 (recorded): the symbols and their fine contexts in visit order, the count of
        each (fine context, token) */
-    uint8_t *cls;
     uint16_t *osym;
     uint8_t *octx;
     size_t nord;
@@ -72,6 +71,30 @@ void zdt__pred_free(zdt__pred *p);
 int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                  double abs_error, int predictor, double alpha, double beta, int has_fill,
                  double fill64, float fill32, int record);
+
+/* the constants of a span's quantization (its level's q and 1 / q) */
+typedef struct {
+    double q, inv_q, limit;
+    int has_fill;
+    double fill64;
+    float fill32;
+    uint64_t fill_bits64;
+    uint32_t fill_bits32;
+} zdt__span_consts;
+
+/* (encode_span.c) the first elements of a span quantized, several at a time: elements
+   i + j es, each predicted by the cubic along stride o (a multiple of 4 of them, 0 where the
+   CPU or the stride has no such path); *bad where one of them did not take the common path
+   (then their values and symbols are not the scalar quantize's) */
+size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, size_t i,
+                          size_t count, size_t es, size_t o, const zdt__span_consts *c,
+                          int *bad);
+
+/* (encode_span.c) stage 3's order of a span's elements i + j es (their neighbours along
+   stride o, level group `group`): symbols to osym[j], fine contexts to octx[j], for the first
+   of them several at a time (how many: 0 where the CPU or the stride has no such path) */
+size_t zdt__span_record(const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
+                        size_t count, size_t es, size_t o, int group);
 
 /* --- stage 3 (ans_encode.c) ---------------------------------------------------------------- */
 

@@ -11,7 +11,6 @@
 typedef struct {
     double *v;
     uint16_t *sym;
-    uint8_t *cls;
     uint16_t *osym;
     uint8_t *octx;
     size_t j;
@@ -30,6 +29,8 @@ typedef struct {
 static const uint8_t zdt__enc_pair[40] = {
     0, 1, 3, 6, 10, 0, 0, 0,  1, 2, 4, 7, 11, 0, 0, 0,  3, 4, 5, 8, 12, 0, 0, 0,
     6, 7, 8, 9, 13, 0, 0, 0,  10, 11, 12, 13, 14, 0, 0, 0};
+/* the class of element i whose symbol is in sym (its contexts' part) */
+#define ENC_CLS(sym, i) zdt__class16[(sym)[i] < 16 ? (sym)[i] : 15]
 /* the fine context of level group g and neighbour classes at [a << 3 | b] */
 #define ZDT_FINE(g, ab) ((g) * 15 + zdt__enc_pair[(ab)])
 
@@ -75,6 +76,9 @@ static inline int same_f64(double a, const zdt__ew *w) {
     return b == w->fill_bits64;
 }
 
+/* a span's elements quantized in blocks of this many (encode_walk.h's span) */
+#define ENC_SPAN_BLOCK 64
+
 #define ENC_T float
 #define ENC_F32 1
 #define ENC_SAME same_f32
@@ -112,7 +116,6 @@ void zdt__pred_free(zdt__pred *p) {
     free(p->sym);
     free(p->v);
     free(p->raw);
-    free(p->cls);
     free(p->osym);
     free(p->octx);
     free(p->counts);
@@ -137,20 +140,18 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     w.raw_cap = n < 1024 ? (n ? n : 1) : 1024;
     out->raw = malloc(w.raw_cap * elem);
     if (record) {
-        out->cls = (uint8_t *)malloc(n ? n : 1);
         out->osym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
         out->octx = (uint8_t *)malloc(n ? n : 1);
         out->counts = (int64_t *)malloc(60 * 64 * sizeof(int64_t));
     }
     if (out->sym == NULL || out->v == NULL || out->raw == NULL ||
-        (record && (out->cls == NULL || out->osym == NULL || out->octx == NULL ||
+        (record && (out->osym == NULL || out->octx == NULL ||
                     out->counts == NULL))) {
         zdt__pred_free(out);
         return ZDT_PREDICT_E_NOMEM;
     }
     w.v = out->v;
     w.sym = out->sym;
-    w.cls = out->cls;
     w.osym = out->osym;
     w.octx = out->octx;
     w.raw = out->raw;
@@ -179,9 +180,6 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     }
     out->raw = w.raw;
     out->nraw = w.nraw;
-    /* (the classes served the traversal's contexts alone) */
-    free(out->cls);
-    out->cls = NULL;
     if (w.oom) {
         zdt__pred_free(out);
         return ZDT_PREDICT_E_NOMEM;

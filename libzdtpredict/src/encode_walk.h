@@ -50,7 +50,6 @@ static inline double ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, 
     double vi;
     int k = ENC(quantize)(w, x, i, p, &vi);
 #if ENC_REC
-    w->cls[i] = k < 16 ? zdt__class16[k] : 3;
     w->osym[w->j] = (uint16_t)k;
     w->octx[w->j] = (uint8_t)ctx;
     w->j++;
@@ -70,22 +69,43 @@ static inline double ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, 
 static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, size_t count,
                              size_t es, size_t o) {
     const double *v = w->v;
-    size_t j, at = i;
-    for (j = 0; j < count; j++, at += es) {
-        double p = zdt__cubic(v, at, o), vi;
-        ENC(quantize)(w, x, at, p, &vi);
+    size_t j, b;
+    zdt__span_consts c;
+    c.q = w->q;
+    c.inv_q = w->inv_q;
+    c.limit = w->limit;
+    c.has_fill = w->has_fill;
+    c.fill64 = w->fill64;
+    c.fill32 = w->fill32;
+    c.fill_bits64 = w->fill_bits64;
+    c.fill_bits32 = w->fill_bits32;
+    /* (in blocks: a block with an element off the common path is quantized again one by one,
+       the rest, and the last few, one by one as well) */
+    for (b = 0; b < count; b += ENC_SPAN_BLOCK) {
+        const size_t from = i + b * es;
+        const size_t len = count - b < ENC_SPAN_BLOCK ? count - b : ENC_SPAN_BLOCK;
+        int bad;
+        size_t at;
+        j = zdt__span_quantize(w->v, x, ENC_F32, w->sym, from, len, es, o, &c, &bad);
+        if (bad)
+            j = 0;
+        for (at = from + j * es; j < len; j++, at += es) {
+            double p = zdt__cubic(v, at, o), vi;
+            ENC(quantize)(w, x, at, p, &vi);
+        }
     }
 #if ENC_REC
     {
         const uint16_t *sym = w->sym;
-        uint8_t *cls = w->cls, *octx = w->octx;
+        uint8_t *octx = w->octx;
         uint16_t *osym = w->osym;
         size_t t = w->j;
-        for (j = 0; j < count; j++, i += es) {
+        j = zdt__span_record(sym, osym + t, octx + t, i, count, es, o, group);
+        t += j;
+        for (i += j * es; j < count; j++, i += es) {
             int k = sym[i];
-            cls[i] = zdt__class16[k < 16 ? k : 15];
             osym[t] = (uint16_t)k;
-            octx[t] = (uint8_t)ZDT_FINE(group, (cls[i - o] << 3) | cls[i + o]);
+            octx[t] = (uint8_t)ZDT_FINE(group, (ENC_CLS(sym, i - o) << 3) | ENC_CLS(sym, i + o));
             t++;
         }
         w->j = t;
@@ -161,7 +181,7 @@ static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
                                 ia = ib;
                             if (!has_b)
                                 ib = ia;
-                            ctx = ZDT_FINE(0, (w.cls[ia] << 3) | w.cls[ib]);
+                            ctx = ZDT_FINE(0, (ENC_CLS(w.sym, ia) << 3) | ENC_CLS(w.sym, ib));
                         }
                     }
 #endif
@@ -236,8 +256,8 @@ static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, 
                                 int ahead = k3 + s < nd;
                                 double p = ahead ? (b + v[i + o]) * 0.5 : b;
 #if ENC_REC
-                                ctx = ZDT_FINE(group, (w.cls[i - o] << 3) |
-                                                          w.cls[ahead ? i + o : i - o]);
+                                ctx = ZDT_FINE(group, (ENC_CLS(w.sym, i - o) << 3) |
+                                                          ENC_CLS(w.sym, ahead ? i + o : i - o));
 #endif
                                 ENC(visit)(&w, x, i, p, ctx);
                                 k3 += step[3];
@@ -268,8 +288,8 @@ static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, 
                                 p = b;
                             }
 #if ENC_REC
-                            ctx = ZDT_FINE(group, (w.cls[i - o] << 3) |
-                                                      w.cls[ahead ? i + o : i - o]);
+                            ctx = ZDT_FINE(group, (ENC_CLS(w.sym, i - o) << 3) |
+                                                      ENC_CLS(w.sym, ahead ? i + o : i - o));
 #else
                             (void)group;
 #endif
