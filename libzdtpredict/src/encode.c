@@ -224,8 +224,10 @@ static int predict_whole(enc_t *e, const int *names, const int *want, int *done,
 
 /* effort "fast": which of format 3's steps each kept predictor with levels is predicted whole
    with (steps[k]: 0, none; t, STEPS_TRIED[t - 1]), decided on the sample blocks by their
-   order-0 estimates, so that the chunk is predicted whole once */
-static int fast_steps(enc_t *e, const int *names, const int *keep, int count, int *steps) {
+   order-0 estimates, so that the chunk is predicted whole once; plain[k][b]: block b's
+   estimate without steps where the choice of predictors made it, else negative */
+static int fast_steps(enc_t *e, const int *names, const int *keep, int count,
+                      double plain[][SAMPLE_BLOCKS], int *steps) {
     int k, b, t;
     for (k = 0; k < count; k++) {
         double cost[3] = {0.0, 0.0, 0.0};
@@ -241,6 +243,10 @@ static int fast_steps(enc_t *e, const int *names, const int *keep, int count, in
             }
             for (t = 0; t < 3; t++) {
                 zdt__pred p;
+                if (t == 0 && plain[k][b] >= 0.0) {
+                    cost[0] += plain[k][b];
+                    continue;
+                }
                 if (predict(e, &p, block, &bg, names[k], t ? STEPS_TRIED[t - 1][0] : 1.0,
                             t ? STEPS_TRIED[t - 1][1] : 1.0, 0) != ZDT_PREDICT_OK) {
                     free(block);
@@ -269,6 +275,7 @@ static int fast_steps(enc_t *e, const int *names, const int *keep, int count, in
 static int choose_predictors(enc_t *e, zdt__pred *preds) {
     int names[4], keep[4], done[4], somewhere[4], steps[4] = {0, 0, 0, 0}, count = 0, k, b;
     int made = 0, real = 0, d, sampled = 0;
+    double plain[4][SAMPLE_BLOCKS];
     const int fast = e->effort == ZDT_PREDICT_EFFORT_FAST;
     const int most = e->effort == ZDT_PREDICT_EFFORT_MAX;
     const int rec = record_of(e);
@@ -291,6 +298,8 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
         keep[k] = 1;
         done[k] = somewhere[k] = 0;
         cost[k] = seen[k] = 0.0;
+        for (b = 0; b < SAMPLE_BLOCKS; b++)
+            plain[k][b] = -1.0;
     }
     if (count > 1 && e->n >= SAMPLE_FROM && !most) {
         sampled = 1;
@@ -313,6 +322,8 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                     return 0;
                 }
                 here[k] = fast ? estimate(e, &p) : sample_bits(e, &p);
+                if (fast)
+                    plain[k][b] = here[k];
                 cost[k] += here[k];
                 if (here[k] < least_here)
                     least_here = here[k];
@@ -348,8 +359,12 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                 keep[k] |= somewhere[k];
         }
     }
+    /* (effort "fast" with one predictor named: format 3's step chosen on the samples too,
+       the chunk predicted whole once) */
+    if (fast && count == 1 && e->n >= SAMPLE_FROM)
+        sampled = 1;
     if (fast && sampled) {
-        if (fast_steps(e, names, keep, count, steps) < 0)
+        if (fast_steps(e, names, keep, count, plain, steps) < 0)
             return 0;
         e->steps_decided = 1;
     }

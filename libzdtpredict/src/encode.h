@@ -84,7 +84,7 @@ typedef struct {
 
 /* (encode_span.c) the first elements of a span quantized, several at a time: elements
    i + j es, each predicted by the cubic along stride o (a multiple of 4 of them, 0 where the
-   CPU or the stride has no such path); *bad where one of them did not take the common path
+   CPU has no such path); *bad where one of them did not take the common path
    (then their values and symbols are not the scalar quantize's) */
 size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, size_t i,
                           size_t count, size_t es, size_t o, const zdt__span_consts *c,
@@ -92,7 +92,7 @@ size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, s
 
 /* (encode_span.c) stage 3's order of a span's elements i + j es (their neighbours along
    stride o, level group `group`): symbols to osym[j], fine contexts to octx[j], for the first
-   of them several at a time (how many: 0 where the CPU or the stride has no such path) */
+   of them several at a time (how many: 0 where the CPU has no such path) */
 size_t zdt__span_record(const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
                         size_t count, size_t es, size_t o, int group);
 

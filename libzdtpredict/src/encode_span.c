@@ -1,6 +1,6 @@
 /* The interpolation predictors' spans (encode_walk.h's span) quantized four elements at a
-   time with AVX2, for the spans of step 1 and 2 (the finest levels: three quarters of a
-   chunk's elements and more). Each lane does the scalar quantize's operations in its order,
+   time with AVX2 (the loads of steps 1 and 2, the finest levels' and three quarters of a
+   chunk's elements, in vectors; those of coarser levels one by one). Each lane does the scalar quantize's operations in its order,
    each rounded on its own (no fused multiply-add): where every element of the span takes
    the common path (the code within range, the reconstruction within the bound, neither the
    element nor its reconstruction the fill value) the values and symbols are the scalar
@@ -22,19 +22,23 @@ static int has_avx2(void) {
     return __builtin_cpu_supports("avx2");
 }
 
-/* a[0], a[es], a[2 es], a[3 es] (es 1 or 2), reading no element past a[3 es] */
+/* a[0], a[es], a[2 es], a[3 es], reading no element past a[3 es] */
 AVX2 static inline __m256d load4_f64(const double *a, size_t es) {
     if (es == 1)
         return _mm256_loadu_pd(a);
     /* a0 a1 a2 a3 and a3 a4 a5 a6 -> a0 a4 a2 a6 -> a0 a2 a4 a6 */
-    return _mm256_permute4x64_pd(_mm256_blend_pd(_mm256_loadu_pd(a), _mm256_loadu_pd(a + 3), 0xA),
-                                 0xD8);
+    if (es == 2)
+        return _mm256_permute4x64_pd(
+            _mm256_blend_pd(_mm256_loadu_pd(a), _mm256_loadu_pd(a + 3), 0xA), 0xD8);
+    return _mm256_setr_pd(a[0], a[es], a[2 * es], a[3 * es]);
 }
 
 AVX2 static inline __m128 load4_f32(const float *a, size_t es) {
     __m128 r;
     if (es == 1)
         return _mm_loadu_ps(a);
+    if (es != 2)
+        return _mm_setr_ps(a[0], a[es], a[2 * es], a[3 * es]);
     r = _mm_blend_ps(_mm_loadu_ps(a), _mm_loadu_ps(a + 3), 0xA);
     return _mm_shuffle_ps(r, r, _MM_SHUFFLE(3, 1, 2, 0));
 }
@@ -62,9 +66,9 @@ AVX2 static inline void store4_f64(double *a, size_t es, __m256d r) {
     } else {
         const __m128d lo = _mm256_castpd256_pd128(r), hi = _mm256_extractf128_pd(r, 1);
         _mm_storel_pd(a, lo);
-        _mm_storeh_pd(a + 2, lo);
-        _mm_storel_pd(a + 4, hi);
-        _mm_storeh_pd(a + 6, hi);
+        _mm_storeh_pd(a + es, lo);
+        _mm_storel_pd(a + 2 * es, hi);
+        _mm_storeh_pd(a + 3 * es, hi);
     }
 }
 
@@ -109,9 +113,9 @@ AVX2 static inline void store4_u16(uint16_t *a, size_t es, __m128i s) {
         _mm_storel_epi64((__m128i *)(void *)a, s);
     } else {
         a[0] = (uint16_t)_mm_extract_epi16(s, 0);
-        a[2] = (uint16_t)_mm_extract_epi16(s, 1);
-        a[4] = (uint16_t)_mm_extract_epi16(s, 2);
-        a[6] = (uint16_t)_mm_extract_epi16(s, 3);
+        a[es] = (uint16_t)_mm_extract_epi16(s, 1);
+        a[2 * es] = (uint16_t)_mm_extract_epi16(s, 2);
+        a[3 * es] = (uint16_t)_mm_extract_epi16(s, 3);
     }
 }
 
@@ -201,11 +205,15 @@ AVX2 static size_t span4(double *v, const void *x, int is_f32, uint16_t *sym, si
     *bad = off != 0;
     return whole;
 }
-/* eight 16-bit lanes a[0], a[es], .. a[7 es] (es 1 or 2; with 2, reads a[15] too) */
+/* eight 16-bit lanes a[0], a[es], .. a[7 es] (with es 2, reads a[15] too) */
 AVX2 static inline __m128i load8_u16(const uint16_t *a, size_t es) {
     const __m128i evens = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
     if (es == 1)
         return _mm_loadu_si128((const __m128i *)(const void *)a);
+    if (es != 2)
+        return _mm_setr_epi16((short)a[0], (short)a[es], (short)a[2 * es], (short)a[3 * es],
+                              (short)a[4 * es], (short)a[5 * es], (short)a[6 * es],
+                              (short)a[7 * es]);
     return _mm_unpacklo_epi64(
         _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)a), evens),
         _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + 8)), evens));
@@ -227,7 +235,7 @@ AVX2 static inline __m128i class8(__m128i k) {
 AVX2 static size_t record8(const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
                            size_t count, size_t es, size_t o, int group) {
     /* (with step 2 a group reads one element past its last: only groups with a lane after) */
-    const size_t whole = es == 1 ? count & ~(size_t)7 : count > 8 ? (count - 1) & ~(size_t)7 : 0;
+    const size_t whole = es != 2 ? count & ~(size_t)7 : count > 8 ? (count - 1) & ~(size_t)7 : 0;
     const __m128i base = _mm_set1_epi16((short)(group * 15)), one = _mm_set1_epi16(1);
     size_t j;
     for (j = 0; j < whole; j += 8) {
@@ -250,7 +258,7 @@ AVX2 static size_t record8(const uint16_t *sym, uint16_t *osym, uint8_t *octx, s
 size_t zdt__span_record(const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
                         size_t count, size_t es, size_t o, int group) {
 #ifdef AVX2
-    if ((es == 1 || es == 2) && has_avx2())
+    if (has_avx2())
         return record8(sym, osym, octx, i, count, es, o, group);
 #else
     (void)sym, (void)osym, (void)octx, (void)i, (void)count, (void)es, (void)o, (void)group;
@@ -263,7 +271,7 @@ size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, s
                           int *bad) {
     *bad = 0;
 #ifdef AVX2
-    if ((es == 1 || es == 2) && has_avx2())
+    if (has_avx2())
         return span4(v, x, is_f32, sym, i, count, es, o, c, bad);
 #else
     (void)v, (void)x, (void)is_f32, (void)sym, (void)i, (void)count, (void)es, (void)o, (void)c;

@@ -162,3 +162,21 @@ def test_fast_chooses_format_3_on_the_samples(fraction):
     assert bytes(chunk[:4]) == b"ZPR3"
     assert len(chunk) <= 1.05 * len(PredictConfig.create(abs_error=E, effort="max").encode(x, None))
     check_within(x, fast.decode(chunk, x.dtype, x.shape, None), E, None)
+
+
+def test_fast_with_a_named_predictor_chooses_format_3_on_the_samples_as_auto_does():
+    # with the predictor named, "fast" still picks format 3's step on the sample blocks and
+    # predicts the chunk once: the chunk auto's "fast" writes where its samples keep that
+    # predictor; here the blocks' step is not the whole chunk's best, which the default
+    # effort finds by packing format 1 and both steps whole
+    i, j = np.mgrid[0:512, 0:512]
+    x = 1000 * np.sin(i / 90) * np.cos(j / 60) + np.random.default_rng(0).normal(0, 0.03, (512, 512))
+    E = 1e-3 * float(x.max() - x.min())
+    name = "interpolation_reversed"
+    named = PredictConfig.create(abs_error=E, effort="fast", predictor=name).encode(x, None)
+    by_auto = PredictConfig.create(abs_error=E, effort="fast").encode(x, None)
+    assert by_auto[4] == PREDICTORS[name]
+    assert bytes(named) == bytes(by_auto)
+    default = PredictConfig.create(abs_error=E, predictor=name).encode(x, None)
+    assert len(default) < len(named) <= 1.05 * len(default)
+    check_within(x, PredictConfig.create(abs_error=E).decode(named, x.dtype, x.shape, None), E, None)
