@@ -80,11 +80,17 @@ typedef struct {
     float fill32;
     uint64_t fill_bits64;
     uint32_t fill_bits32;
+    int isa;                    /* zdt__span_isa's */
 } zdt__span_consts;
 
+/* (encode_span.c) the widest vector path the CPU has for a span: 2 AVX-512, 1 AVX2, 0 none
+   (elements one by one); the environment's ZDT_PREDICT_SIMD ("avx2", "none") narrows it (the
+   tests compare every path's chunks) */
+int zdt__span_isa(void);
+
 /* (encode_span.c) the first elements of a span quantized, several at a time: elements
-   i + j es, each predicted by the cubic along stride o (a multiple of 4 of them, 0 where the
-   CPU has no such path); *bad where one of them did not take the common path
+   i + j es, each predicted by the cubic along stride o (a multiple of 4 or 8 of them, 0 where
+   c->isa has no such path); *bad where one of them did not take the common path
    (then their values and symbols are not the scalar quantize's) */
 size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, size_t i,
                           size_t count, size_t es, size_t o, const zdt__span_consts *c,
@@ -92,8 +98,8 @@ size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, s
 
 /* (encode_span.c) stage 3's order of a span's elements i + j es (their neighbours along
    stride o, level group `group`): symbols to osym[j], fine contexts to octx[j], for the first
-   of them several at a time (how many: 0 where the CPU has no such path) */
-size_t zdt__span_record(const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
+   of them several at a time (how many: 0 where isa has no such path) */
+size_t zdt__span_record(int isa, const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
                         size_t count, size_t es, size_t o, int group);
 
 /* --- stage 3 (ans_encode.c) ---------------------------------------------------------------- */

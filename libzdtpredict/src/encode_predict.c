@@ -23,6 +23,7 @@ typedef struct {
     float fill32;
     uint64_t fill_bits64;
     uint32_t fill_bits32;
+    int isa;                    /* the spans' vector path (zdt__span_isa) */
 } zdt__ew;
 
 /* the pair of two neighbour classes a, b (0 .. 4) at [a << 3 | b]: hi (hi + 1) / 2 + lo */
@@ -164,6 +165,7 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     w.fill64 = fill64;
     w.fill32 = fill32;
     w.fill_bits64 = zdt__bits_of_f64(fill64);
+    w.isa = zdt__span_isa();
     memcpy(&w.fill_bits32, &fill32, 4);
     if (n) {
         if (is_f32) {

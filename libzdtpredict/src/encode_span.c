@@ -8,6 +8,8 @@
    then appended in visit order). gcc does not vectorise the scalar loop itself (the strided
    loads, the mixed widths). */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "encode.h"
 
@@ -188,6 +190,8 @@ AVX2 static size_t span4(double *v, const void *x, int is_f32, uint16_t *sym, si
     lanes_t l;
     int off = 0;
     size_t j;
+    if (whole == 0)
+        return 0;
     lanes_of(&l, c);
     if (es == 2 && o == 1) {
         row_t r;
@@ -253,15 +257,180 @@ AVX2 static size_t record8(const uint16_t *sym, uint16_t *osym, uint8_t *octx, s
     }
     return whole;
 }
+
+/* --- eight at a time with AVX-512 (F, VL, BW, DQ): the same lanes, twice as many ---------- */
+
+#define AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
+
+static int has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+}
+
+/* a[0], a[es], .. a[7 es], reading no element past a[7 es] */
+AVX512 static inline __m512d load8_f64(const double *a, size_t es) {
+    if (es == 1)
+        return _mm512_loadu_pd(a);
+    if (es == 2)
+        return _mm512_permutex2var_pd(_mm512_loadu_pd(a), _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
+                                      _mm512_maskz_loadu_pd(0x7F, a + 8));
+    return _mm512_setr_pd(a[0], a[es], a[2 * es], a[3 * es], a[4 * es], a[5 * es], a[6 * es],
+                          a[7 * es]);
+}
+
+AVX512 static inline __m256 load8_f32(const float *a, size_t es) {
+    if (es == 1)
+        return _mm256_loadu_ps(a);
+    if (es == 2)
+        return _mm256_permutex2var_ps(_mm256_loadu_ps(a), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14),
+                                      _mm256_maskz_loadu_ps(0x7F, a + 8));
+    return _mm256_setr_ps(a[0], a[es], a[2 * es], a[3 * es], a[4 * es], a[5 * es], a[6 * es],
+                          a[7 * es]);
+}
+
+AVX512 static inline __m512d cubic8_of(__m512d m3, __m512d m1, __m512d p1, __m512d p3) {
+    return _mm512_mul_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(9.0), _mm512_add_pd(m1, p1)),
+                                       _mm512_add_pd(m3, p3)),
+                         _mm512_set1_pd(0.0625));
+}
+
+AVX512 static inline __m512d cubic8(const double *v, size_t at, size_t es, size_t o) {
+    return cubic8_of(load8_f64(v + at - 3 * o, es), load8_f64(v + at - o, es),
+                     load8_f64(v + at + o, es), load8_f64(v + at + 3 * o, es));
+}
+
+/* eight elements at .. at + 7 es predicted p quantized, values and symbols stored; the lanes
+   off the common path as a bit mask */
+AVX512 static inline unsigned quantize8(const zdt__span_consts *c, double *v, const void *x,
+                                        int is_f32, uint16_t *sym, size_t at, size_t es,
+                                        __m512d p) {
+    __m256 xf = _mm256_setzero_ps(), rf = _mm256_setzero_ps();
+    __m512d xv, t, tc, rr;
+    __m256i k, z;
+    __m128i s16;
+    __mmask8 in, within;
+    unsigned m;
+    if (is_f32) {
+        xf = load8_f32((const float *)x + at, es);
+        xv = _mm512_cvtps_pd(xf);
+    } else {
+        xv = load8_f64((const double *)x + at, es);
+    }
+    t = _mm512_mul_pd(_mm512_sub_pd(xv, p), _mm512_set1_pd(c->inv_q));
+    in = _mm512_cmp_pd_mask(_mm512_abs_pd(t), _mm512_set1_pd(32766.0), _CMP_LT_OQ);
+    /* (int)(t + (t >= 0 ? 0.5 : -0.5)) where t is within range, 0 elsewhere */
+    tc = _mm512_maskz_mov_pd(in, t);
+    k = _mm512_cvttpd_epi32(_mm512_add_pd(
+        tc, _mm512_mask_blend_pd(_mm512_cmp_pd_mask(tc, _mm512_setzero_pd(), _CMP_GE_OQ),
+                                 _mm512_set1_pd(-0.5), _mm512_set1_pd(0.5))));
+    rr = _mm512_add_pd(p, _mm512_mul_pd(_mm512_set1_pd(c->q), _mm512_cvtepi32_pd(k)));
+    if (is_f32) {
+        /* (rounded to float32 as the scalar cast rounds it) */
+        rf = _mm512_cvtpd_ps(rr);
+        rr = _mm512_cvtps_pd(rf);
+    }
+    within = _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(rr, xv)), _mm512_set1_pd(c->limit),
+                                _CMP_LE_OQ);
+    m = (unsigned)(uint8_t)~(in & within);
+    if (c->has_fill) {
+        if (is_f32)
+            m |= (unsigned)_mm256_cmp_ps_mask(rf, _mm256_set1_ps(c->fill32), _CMP_EQ_OQ) |
+                 (unsigned)_mm256_cmpeq_epi32_mask(_mm256_castps_si256(xf),
+                                                   _mm256_set1_epi32((int)c->fill_bits32));
+        else
+            m |= (unsigned)_mm512_cmp_pd_mask(rr, _mm512_set1_pd(c->fill64), _CMP_EQ_OQ) |
+                 (unsigned)_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(xv),
+                                                   _mm512_set1_epi64((long long)c->fill_bits64));
+    }
+    /* the symbols zigzag(c) + 2 */
+    z = _mm256_xor_si256(_mm256_slli_epi32(k, 1), _mm256_srai_epi32(k, 31));
+    s16 = _mm256_cvtepi32_epi16(_mm256_add_epi32(z, _mm256_set1_epi32(2)));
+    if (es == 1) {
+        _mm512_storeu_pd(v + at, rr);
+        _mm_storeu_si128((__m128i *)(void *)(sym + at), s16);
+    } else if (es == 2) {
+        /* (each lane to every other place, the places between left as they are) */
+        _mm512_mask_storeu_pd(v + at, 0x55,
+                              _mm512_permutexvar_pd(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), rr));
+        _mm512_mask_storeu_pd(v + at + 8, 0x55,
+                              _mm512_permutexvar_pd(_mm512_setr_epi64(4, 4, 5, 5, 6, 6, 7, 7), rr));
+        _mm256_mask_storeu_epi16(sym + at, 0x5555, _mm256_cvtepu16_epi32(s16));
+    } else {
+        double r8[8];
+        uint16_t s8[8];
+        int L;
+        _mm512_storeu_pd(r8, rr);
+        _mm_storeu_si128((__m128i *)(void *)s8, s16);
+        for (L = 0; L < 8; L++) {
+            v[at + L * es] = r8[L];
+            sym[at + L * es] = s8[L];
+        }
+    }
+    return m;
+}
+
+AVX512 static size_t span8(double *v, const void *x, int is_f32, uint16_t *sym, size_t i,
+                           size_t count, size_t es, size_t o, const zdt__span_consts *c,
+                           int *bad) {
+    const size_t whole = count & ~(size_t)7;
+    unsigned off = 0;
+    size_t j;
+    if (whole == 0)
+        return 0;
+    if (es == 2 && o == 1) {
+        /* along a row at step 1 (as span4's row_next): the neighbours at - 3 .. at + 11 of
+           eight lanes in a, the next eight in b, each read once */
+        const __m512i i1 = _mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 8),
+                      i2 = _mm512_setr_epi64(2, 3, 4, 5, 6, 7, 8, 9),
+                      i3 = _mm512_setr_epi64(3, 4, 5, 6, 7, 8, 9, 10),
+                      evens = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+        __m512d a = load8_f64(v + i - 3, 2);
+        for (j = 0; j < whole; j += 8) {
+            const size_t at = i + 2 * j;
+            /* (the last eight need b's first three alone: nothing read past at + 17) */
+            const __m512d b = j + 8 < whole ? load8_f64(v + at + 13, 2)
+                                            : _mm512_permutexvar_pd(
+                                                  evens, _mm512_maskz_loadu_pd(0x1F, v + at + 13));
+            const __m512d p = cubic8_of(a, _mm512_permutex2var_pd(a, i1, b),
+                                        _mm512_permutex2var_pd(a, i2, b),
+                                        _mm512_permutex2var_pd(a, i3, b));
+            off |= quantize8(c, v, x, is_f32, sym, at, 2, p);
+            a = b;
+        }
+    } else {
+        for (j = 0; j < whole; j += 8) {
+            const size_t at = i + j * es;
+            off |= quantize8(c, v, x, is_f32, sym, at, es, cubic8(v, at, es, o));
+        }
+    }
+    *bad = off != 0;
+    return whole;
+}
 #endif
 
-size_t zdt__span_record(const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
+int zdt__span_isa(void) {
+    const char *want = getenv("ZDT_PREDICT_SIMD");
+#ifdef AVX2
+    const int most = has_avx512() ? 2 : has_avx2() ? 1 : 0;
+#else
+    const int most = 0;
+#endif
+    if (want != NULL && strcmp(want, "none") == 0)
+        return 0;
+    if (want != NULL && strcmp(want, "avx2") == 0)
+        return most < 1 ? most : 1;
+    return most;
+}
+
+size_t zdt__span_record(int isa, const uint16_t *sym, uint16_t *osym, uint8_t *octx, size_t i,
                         size_t count, size_t es, size_t o, int group) {
 #ifdef AVX2
-    if (has_avx2())
+    if (isa >= 1)
         return record8(sym, osym, octx, i, count, es, o, group);
 #else
-    (void)sym, (void)osym, (void)octx, (void)i, (void)count, (void)es, (void)o, (void)group;
+    (void)isa, (void)sym, (void)osym, (void)octx, (void)i, (void)count, (void)es, (void)o;
+    (void)group;
 #endif
     return 0;
 }
@@ -271,7 +440,9 @@ size_t zdt__span_quantize(double *v, const void *x, int is_f32, uint16_t *sym, s
                           int *bad) {
     *bad = 0;
 #ifdef AVX2
-    if (has_avx2())
+    if (c->isa == 2)
+        return span8(v, x, is_f32, sym, i, count, es, o, c, bad);
+    if (c->isa == 1)
         return span4(v, x, is_f32, sym, i, count, es, o, c, bad);
 #else
     (void)v, (void)x, (void)is_f32, (void)sym, (void)i, (void)count, (void)es, (void)o, (void)c;

@@ -79,6 +79,7 @@ static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, si
     c.fill32 = w->fill32;
     c.fill_bits64 = w->fill_bits64;
     c.fill_bits32 = w->fill_bits32;
+    c.isa = w->isa;
     /* (in blocks: a block with an element off the common path is quantized again one by one,
        the rest, and the last few, one by one as well) */
     for (b = 0; b < count; b += ENC_SPAN_BLOCK) {
@@ -100,7 +101,7 @@ static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, si
         uint8_t *octx = w->octx;
         uint16_t *osym = w->osym;
         size_t t = w->j;
-        j = zdt__span_record(sym, osym + t, octx + t, i, count, es, o, group);
+        j = zdt__span_record(w->isa, sym, osym + t, octx + t, i, count, es, o, group);
         t += j;
         for (i += j * es; j < count; j++, i += es) {
             int k = sym[i];
