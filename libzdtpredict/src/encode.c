@@ -50,6 +50,7 @@ typedef struct {
     zdt__io io;
     int oom, zerr, perr;
     int steps_decided;          /* effort "fast": format 3's steps chosen on the samples */
+    zdt__spare spare;           /* the predictions' arrays, for the next prediction */
 } enc_t;
 
 /* the order a form packs with stage 3: the prediction's, or a masked chunk's (no symbol 1) */
@@ -69,7 +70,7 @@ static int record_of(const enc_t *e) { return e->entropy == -1 || e->entropy == 
 static int predict(enc_t *e, zdt__pred *p, const void *x, const zdt__grid *g, int predictor,
                    double alpha, double beta, int record) {
     int rc = zdt__predict(p, x, g, e->is_f32, e->abs_error, predictor, alpha, beta, e->has_fill,
-                          e->fill64, e->fill32, record);
+                          e->fill64, e->fill32, record, &e->spare);
     if (rc != ZDT_PREDICT_OK)
         e->oom = 1;
     return rc;
@@ -213,7 +214,7 @@ static int predict_whole(enc_t *e, const int *names, const int *want, int *done,
                     t ? STEPS_TRIED[t - 1][1] : 1.0, record_of(e)) !=
             ZDT_PREDICT_OK) {
             while (*made > 0)
-                zdt__pred_free(&preds[--*made]);
+                zdt__pred_free(&preds[--*made], &e->spare);
             return -1;
         }
         done[k] = 1;
@@ -253,7 +254,7 @@ static int fast_steps(enc_t *e, const int *names, const int *keep, int count,
                     return -1;
                 }
                 cost[t] += estimate(e, &p);
-                zdt__pred_free(&p);
+                zdt__pred_free(&p, &e->spare);
             }
             free(block);
         }
@@ -328,7 +329,7 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                 if (here[k] < least_here)
                     least_here = here[k];
                 seen[k] += (double)bg.count;
-                zdt__pred_free(&p);
+                zdt__pred_free(&p, &e->spare);
             }
             free(block);
             /* (effort "default": a predictor near the best in any one block is kept, the
@@ -407,7 +408,7 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
             if (kept[k])
                 preds[j++] = preds[k];
             else
-                zdt__pred_free(&preds[k]);
+                zdt__pred_free(&preds[k], &e->spare);
         }
         made = j;
     }
@@ -731,7 +732,7 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
             pack_forms(e, &preds[k], mask, &head, forms, n_forms, best, want);
         /* (its values are a kept candidate's or no longer needed: not held through the
            format-3 trials) */
-        free(preds[k].v);
+        zdt__spare_give(&e->spare, preds[k].v, preds[k].n * sizeof(double));
         preds[k].v = NULL;
         /* (effort "max": format 3 tried wherever the predictor has levels) */
         if (!e->oom && !e->zerr && !e->perr && !e->steps_decided &&
@@ -743,9 +744,9 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
                             STEPS_TRIED[t][1], record_of(e)) != ZDT_PREDICT_OK)
                     break;
                 pack_forms(e, &v, mask, &head, forms, n_forms, best, want);
-                zdt__pred_free(&v);
+                zdt__pred_free(&v, &e->spare);
             }
-        zdt__pred_free(&preds[k]);
+        zdt__pred_free(&preds[k], &e->spare);
     }
     if (e->oom)
         rc = zdt__nomem(err);
@@ -854,6 +855,7 @@ int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__g
                       double **values, zdt_predict_error *err) {
     enc_t e;
     const uint8_t *reference = NULL;
+    int rc;
     memset(&e, 0, sizeof(e));
     e.g = g;
     e.x = src;
@@ -872,7 +874,9 @@ int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__g
         p->reference_shape[1] == g->n[3])
         reference = p->reference;
     zdt__io_of(&e.io, p);
-    return encode_floats(&e, reference, out, values, err);
+    rc = encode_floats(&e, reference, out, values, err);
+    zdt__spare_free(&e.spare);
+    return rc;
 }
 
 int zdt_predict_encode(const void *src, size_t src_size, const zdt_predict_params *params,

@@ -63,14 +63,31 @@ typedef struct {
     int64_t *counts;            /* [60 * 64] */
 } zdt__pred;
 
-void zdt__pred_free(zdt__pred *p);
+/* Buffers of one encode's predictions kept for its next: a whole-chunk prediction's arrays
+   (13 bytes an element) from fresh pages cost a page fault every 4 KiB and the pages'
+   zeroing, as much as the prediction itself (encode.c: one for each zdt__encode_chunk) */
+#define ZDT_SPARE 8
+typedef struct {
+    void *p[ZDT_SPARE];
+    size_t cap[ZDT_SPARE];
+} zdt__spare;
+
+/* a block of at least `bytes` from s (the smallest that is), else a new one (NULL: no memory) */
+void *zdt__spare_take(zdt__spare *s, size_t bytes);
+/* p (`bytes` long, or NULL) kept in s, or freed where s keeps larger ones */
+void zdt__spare_give(zdt__spare *s, void *p, size_t bytes);
+void zdt__spare_free(zdt__spare *s);
+
+/* p's arrays to spare (NULL: freed) */
+void zdt__pred_free(zdt__pred *p, zdt__spare *spare);
 
 /* predicts the flat chunk x (float[n] or double[n]) over the grid g with `predictor`, format
    3's steps (1, 1: none), q0 = 2E, the fill value (has_fill; fill64 / fill32 in the chunk's
-   type); `record`: stage 3's order. ZDT_PREDICT_OK or ZDT_PREDICT_E_NOMEM. */
+   type); `record`: stage 3's order; its arrays from spare (NULL: malloc). ZDT_PREDICT_OK or
+   ZDT_PREDICT_E_NOMEM. */
 int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                  double abs_error, int predictor, double alpha, double beta, int has_fill,
-                 double fill64, float fill32, int record);
+                 double fill64, float fill32, int record, zdt__spare *spare);
 
 /* the constants of a span's quantization (its level's q and 1 / q) */
 typedef struct {

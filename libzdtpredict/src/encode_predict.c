@@ -113,19 +113,78 @@ static inline int same_f64(double a, const zdt__ew *w) {
 #undef ENC_T
 #undef ENC_F32
 
-void zdt__pred_free(zdt__pred *p) {
-    free(p->sym);
-    free(p->v);
+void *zdt__spare_take(zdt__spare *s, size_t bytes) {
+    int k, best = -1;
+    void *p;
+    if (bytes == 0)
+        bytes = 1;
+    for (k = 0; k < ZDT_SPARE; k++)
+        if (s->p[k] != NULL && s->cap[k] >= bytes && (best < 0 || s->cap[k] < s->cap[best]))
+            best = k;
+    if (best < 0)
+        return zdt__alloc_large(bytes);
+    p = s->p[best];
+    s->p[best] = NULL;
+    return p;
+}
+
+void zdt__spare_give(zdt__spare *s, void *p, size_t bytes) {
+    int k, least = 0;
+    if (p == NULL)
+        return;
+    for (k = 0; k < ZDT_SPARE; k++) {
+        if (s->p[k] == NULL) {
+            s->p[k] = p;
+            s->cap[k] = bytes;
+            return;
+        }
+        if (s->cap[k] < s->cap[least])
+            least = k;
+    }
+    if (s->cap[least] < bytes) {
+        free(s->p[least]);
+        s->p[least] = p;
+        s->cap[least] = bytes;
+    } else {
+        free(p);
+    }
+}
+
+void zdt__spare_free(zdt__spare *s) {
+    int k;
+    for (k = 0; k < ZDT_SPARE; k++)
+        free(s->p[k]);
+    memset(s, 0, sizeof(*s));
+}
+
+static void *take(zdt__spare *s, size_t bytes) {
+    return s != NULL ? zdt__spare_take(s, bytes) : zdt__alloc_large(bytes ? bytes : 1);
+}
+
+static void give(zdt__spare *s, void *p, size_t bytes) {
+    if (s != NULL)
+        zdt__spare_give(s, p, bytes ? bytes : 1);
+    else
+        free(p);
+}
+
+/* the bytes of a prediction's symbol arrays, one block: sym, then with stage 3's order osym
+   and octx (one block of 5 bytes an element is large enough for huge pages) */
+static size_t symbol_bytes(size_t n, int record) {
+    return n * (record ? 2 * sizeof(uint16_t) + 1 : sizeof(uint16_t));
+}
+
+void zdt__pred_free(zdt__pred *p, zdt__spare *spare) {
+    give(spare, p->sym, symbol_bytes(p->n, p->osym != NULL));
+    give(spare, p->v, p->n * sizeof(double));
     free(p->raw);
-    free(p->osym);
-    free(p->octx);
     free(p->counts);
     memset(p, 0, sizeof(*p));
 }
 
 int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                  double abs_error, int predictor, double alpha, double beta, int has_fill,
-                 double fill64, float fill32, int record) {
+                 double fill64, float fill32, int record, zdt__spare *spare) {
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     zdt__ew w;
     memset(out, 0, sizeof(*out));
@@ -134,21 +193,23 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     out->alpha = alpha;
     out->beta = beta;
     out->n = n;
-    out->sym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
-    out->v = (double *)zdt__alloc_large(n * sizeof(double));
+    out->sym = (uint16_t *)take(spare, symbol_bytes(n, record));
+    out->v = (double *)take(spare, n * sizeof(double));
     /* (the raw values start small: most chunks store few, and a buffer of n elements
        reserved the heap's top for nothing) */
     w.raw_cap = n < 1024 ? (n ? n : 1) : 1024;
     out->raw = malloc(w.raw_cap * elem);
     if (record) {
-        out->osym = (uint16_t *)malloc((n ? n : 1) * sizeof(uint16_t));
-        out->octx = (uint8_t *)malloc(n ? n : 1);
+        if (out->sym != NULL) {
+            out->osym = out->sym + n;
+            out->octx = (uint8_t *)(out->osym + n);
+        }
         out->counts = (int64_t *)malloc(60 * 64 * sizeof(int64_t));
     }
     if (out->sym == NULL || out->v == NULL || out->raw == NULL ||
         (record && (out->osym == NULL || out->octx == NULL ||
                     out->counts == NULL))) {
-        zdt__pred_free(out);
+        zdt__pred_free(out, spare);
         return ZDT_PREDICT_E_NOMEM;
     }
     w.v = out->v;
@@ -183,7 +244,7 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     out->raw = w.raw;
     out->nraw = w.nraw;
     if (w.oom) {
-        zdt__pred_free(out);
+        zdt__pred_free(out, spare);
         return ZDT_PREDICT_E_NOMEM;
     }
     if (record) {

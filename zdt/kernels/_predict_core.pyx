@@ -117,8 +117,8 @@ cdef extern from "encode.h":
     double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom) nogil
     int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                      double abs_error, int predictor, double alpha, double beta, int has_fill,
-                     double fill64, float fill32, int record) nogil
-    void zdt__pred_free(zdt__pred *p)
+                     double fill64, float fill32, int record, void *spare) nogil
+    void zdt__pred_free(zdt__pred *p, void *spare)
     int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                           int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
                           double **values, zdt_predict_error *err) nogil
@@ -585,9 +585,9 @@ def predict(x, tuple shape, double abs_error, int predictor, fill=None, double a
     b = x.view(np.uint8)
     memset(&p, 0, sizeof(p))
     rc = zdt__predict(&p, &b[0] if len(b) else NULL, &g, is_f32, abs_error, predictor, alpha,
-                      beta, fill is not None, f64, <float>f64, 0)
+                      beta, fill is not None, f64, <float>f64, 0, NULL)
     if rc != ZDT_PREDICT_OK:
-        zdt__pred_free(&p)
+        zdt__pred_free(&p, NULL)
         raise MemoryError(f"{CODEC}: no memory for a prediction")
     try:
         symbols = np.frombuffer(PyBytes_FromStringAndSize(<const char *>p.sym, 2 * g.count),
@@ -598,5 +598,5 @@ def predict(x, tuple shape, double abs_error, int predictor, fill=None, double a
         values = np.frombuffer(PyBytes_FromStringAndSize(<const char *>p.v, 8 * g.count),
                                dtype=np.float64).copy()
     finally:
-        zdt__pred_free(&p)
+        zdt__pred_free(&p, NULL)
     return Prediction(symbols, raw, values)
