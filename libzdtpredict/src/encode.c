@@ -33,6 +33,10 @@
 #define CLUSTERED 0.25
 #define SCATTERED 0.75
 #define SMALL_CHUNK 4096u
+/* the share of code 0 in Lorenzo's sample blocks from which its whole prediction takes code
+   0's branch (zdt__predict's zeros_likely; on a 1000 x 1000 chunk: 0.55x the time at 0.94,
+   0.82x at 0.64, 1.05-1.15x at 0.57-0.61) */
+#define ZERO_BRANCH_SHARE 0.7
 
 static const double STEPS_TRIED[2][2] = {{1.125, 1.5}, {1.25, 2.0}};
 
@@ -51,6 +55,7 @@ typedef struct {
     int oom, zerr, perr;
     int steps_decided;          /* effort "fast": format 3's steps chosen on the samples */
     zdt__spare spare;           /* the predictions' arrays, for the next prediction */
+    double lorenzo_zeros;       /* the share of code 0 in Lorenzo's sample blocks (0: none) */
 } enc_t;
 
 /* the order a form packs with stage 3: the prediction's, or a masked chunk's (no symbol 1) */
@@ -63,6 +68,7 @@ typedef struct {
 
 static void pack(enc_t *e, const zdt__pred *p, const order_t *o, int stage, const uint8_t *mask,
                  const zdt__buf *raw_frame, zdt__buf *out);
+static size_t count_zeros(const uint16_t *sym, size_t n);
 static void raw_bytes(const enc_t *e, const zdt__pred *p, zdt__buf *out);
 
 static int record_of(const enc_t *e) { return e->entropy == -1 || e->entropy == 3; }  /* auto, ans */
@@ -70,7 +76,8 @@ static int record_of(const enc_t *e) { return e->entropy == -1 || e->entropy == 
 static int predict(enc_t *e, zdt__pred *p, const void *x, const zdt__grid *g, int predictor,
                    double alpha, double beta, int record) {
     int rc = zdt__predict(p, x, g, e->is_f32, e->abs_error, predictor, alpha, beta, e->has_fill,
-                          e->fill64, e->fill32, record, &e->spare);
+                          e->fill64, e->fill32, record, e->lorenzo_zeros >= ZERO_BRANCH_SHARE,
+                          &e->spare);
     if (rc != ZDT_PREDICT_OK)
         e->oom = 1;
     return rc;
@@ -277,6 +284,7 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
     int names[4], keep[4], done[4], somewhere[4], steps[4] = {0, 0, 0, 0}, count = 0, k, b;
     int made = 0, real = 0, d, sampled = 0;
     double plain[4][SAMPLE_BLOCKS];
+    size_t zeros = 0, lorenzo_seen = 0;
     const int fast = e->effort == ZDT_PREDICT_EFFORT_FAST;
     const int most = e->effort == ZDT_PREDICT_EFFORT_MAX;
     const int rec = record_of(e);
@@ -322,6 +330,10 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                     free(block);
                     return 0;
                 }
+                if (names[k] == 1) {
+                    zeros += count_zeros(p.sym, p.n);
+                    lorenzo_seen += p.n;
+                }
                 here[k] = fast ? estimate(e, &p) : sample_bits(e, &p);
                 if (fast)
                     plain[k][b] = here[k];
@@ -360,6 +372,8 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
                 keep[k] |= somewhere[k];
         }
     }
+    if (lorenzo_seen > 0)
+        e->lorenzo_zeros = (double)zeros / (double)lorenzo_seen;
     /* (effort "fast" with one predictor named: format 3's step chosen on the samples too,
        the chunk predicted whole once) */
     if (fast && count == 1 && e->n >= SAMPLE_FROM)
@@ -429,20 +443,26 @@ static size_t count_not1(const uint16_t *sym, size_t n) {
     return count;
 }
 
+/* how many of sym[0 .. n) are 2, code 0 (as count_not1) */
+static size_t count_zeros(const uint16_t *sym, size_t n) {
+    size_t i = 0, count = 0;
+    while (i < n) {
+        const size_t end = n - i > 65535 ? i + 65535 : n;
+        uint16_t z = 0;
+        for (; i < end; i++)
+            z = (uint16_t)(z + (sym[i] == 2));
+        count += z;
+    }
+    return count;
+}
+
 /* level_variants: format 3 is tried where at least 90% of the coded symbols are code 0 */
 static int level_worth(const zdt__pred *p) {
-    size_t i = 0, coded, zeros = 0;
+    size_t coded, zeros;
     if (p->predictor == 1)
         return 0;
     coded = count_not1(p->sym, p->n);
-    while (i < p->n) {
-        /* (as count_not1) */
-        const size_t end = p->n - i > 65535 ? i + 65535 : p->n;
-        uint16_t z = 0;
-        for (; i < end; i++)
-            z = (uint16_t)(z + (p->sym[i] == 2));
-        zeros += z;
-    }
+    zeros = count_zeros(p->sym, p->n);
     return coded && !((double)zeros < LEVEL_ZEROS * (double)coded);
 }
 

@@ -83,11 +83,13 @@ void zdt__pred_free(zdt__pred *p, zdt__spare *spare);
 
 /* predicts the flat chunk x (float[n] or double[n]) over the grid g with `predictor`, format
    3's steps (1, 1: none), q0 = 2E, the fill value (has_fill; fill64 / fill32 in the chunk's
-   type); `record`: stage 3's order; its arrays from spare (NULL: malloc). ZDT_PREDICT_OK or
-   ZDT_PREDICT_E_NOMEM. */
+   type); `record`: stage 3's order; `zeros_likely`: most codes are expected to be 0 (Lorenzo
+   then quantizes code 0 by a branch of its own: faster there, slower where the branch
+   mispredicts); its arrays from spare (NULL: malloc). ZDT_PREDICT_OK or ZDT_PREDICT_E_NOMEM. */
 int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                  double abs_error, int predictor, double alpha, double beta, int has_fill,
-                 double fill64, float fill32, int record, zdt__spare *spare);
+                 double fill64, float fill32, int record, int zeros_likely,
+                 zdt__spare *spare);
 
 /* the constants of a span's quantization (its level's q and 1 / q) */
 typedef struct {

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t fill_bits64;
     uint32_t fill_bits32;
     int isa;                    /* the spans' vector path (zdt__span_isa) */
+    int zero_branch;            /* Lorenzo: code 0 quantized by a branch of its own */
 } zdt__ew;
 
 /* the pair of two neighbour classes a, b (0 .. 4) at [a << 3 | b]: hi (hi + 1) / 2 + lo */
@@ -184,7 +185,8 @@ void zdt__pred_free(zdt__pred *p, zdt__spare *spare) {
 
 int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                  double abs_error, int predictor, double alpha, double beta, int has_fill,
-                 double fill64, float fill32, int record, zdt__spare *spare) {
+                 double fill64, float fill32, int record, int zeros_likely,
+                 zdt__spare *spare) {
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     zdt__ew w;
     memset(out, 0, sizeof(*out));
@@ -227,6 +229,7 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     w.fill32 = fill32;
     w.fill_bits64 = zdt__bits_of_f64(fill64);
     w.isa = zdt__span_isa();
+    w.zero_branch = predictor == 1 && zeros_likely;
     memcpy(&w.fill_bits32, &fill32, 4);
     if (n) {
         if (is_f32) {

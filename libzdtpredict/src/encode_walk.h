@@ -8,7 +8,8 @@
 
 /* element i predicted p quantized: its symbol (also in w->sym[i]), its predictor value (also
    in *vi), its raw value appended where it is stored exactly */
-static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p, double *vi) {
+static ZDT_ALWAYS_INLINE int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p,
+                                          double *vi, int zb) {
     ENC_T xi = x[i], rr, fill;
     double xd, t, value = 0.0;
     int k = 0;
@@ -25,7 +26,13 @@ static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p, 
         t = (xd - p) * w->inv_q;
         if (fabs(t) < 32766.0) {
             int c = (int)(t + (t >= 0 ? 0.5 : -0.5));
-            rr = (ENC_T)(p + w->q * (double)c);
+            /* (Lorenzo where code 0 is common: code 0 a branch of its own, p + q 0 being
+               p + 0, so that the next element's prediction, which takes this one's value,
+               waits on no conversion of c; where code 0 is rare the branch mispredicts) */
+            if (zb && c == 0)
+                rr = (ENC_T)(p + 0.0);
+            else
+                rr = (ENC_T)(p + w->q * (double)c);
             if ((fabs((double)rr - xd) <= w->limit) & !(w->has_fill & (rr == fill))) {
                 k = (int)((((unsigned)c << 1) ^ (c < 0 ? 0xFFFFFFFFu : 0u)) + 2);
                 value = (double)rr;
@@ -46,9 +53,10 @@ static inline int ENC(quantize)(zdt__ew *w, const ENC_T *x, size_t i, double p, 
 
 /* element i, predicted p, quantized, and with stage 3 its class and (symbol, context) next
    in visit order; returns its predictor value */
-static inline double ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p, int ctx) {
+static ZDT_ALWAYS_INLINE double ENC(visit)(zdt__ew *w, const ENC_T *x, size_t i, double p,
+                                          int ctx, int zb) {
     double vi;
-    int k = ENC(quantize)(w, x, i, p, &vi);
+    int k = ENC(quantize)(w, x, i, p, &vi, zb);
 #if ENC_REC
     w->osym[w->j] = (uint16_t)k;
     w->octx[w->j] = (uint8_t)ctx;
@@ -92,7 +100,7 @@ static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, si
             j = 0;
         for (at = from + j * es; j < len; j++, at += es) {
             double p = zdt__cubic(v, at, o), vi;
-            ENC(quantize)(w, x, at, p, &vi);
+            ENC(quantize)(w, x, at, p, &vi, 0);
         }
     }
 #if ENC_REC
@@ -117,7 +125,8 @@ static inline void ENC(span)(zdt__ew *w, const ENC_T *x, int group, size_t i, si
 #endif
 }
 
-static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
+static ZDT_ALWAYS_INLINE void ENC(lorenzo_of)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g,
+                                             int zb) {
     int count = 0, m, b, r1 = -1, r2 = -1, d;
     int mask[15], add[15];
     size_t off[15], k[4], i = 0;
@@ -186,9 +195,18 @@ static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
                         }
                     }
 #endif
-                    prev = ENC(visit)(&w, x, i, p, ctx);
+                    prev = ENC(visit)(&w, x, i, p, ctx, zb);
                 }
     *wp = w;
+}
+
+/* (two builds of Lorenzo: with code 0's branch and without; a test of a flag beside it cost
+   the build without the branch a third of its time) */
+static void ENC(lorenzo)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
+    ENC(lorenzo_of)(wp, x, g, 0);
+}
+static void ENC(lorenzo_zb)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g) {
+    ENC(lorenzo_of)(wp, x, g, 1);
 }
 
 /* predictors 2 and 3 over the grid g whose element (0, 0, 0, 0) is at flat index `base` */
@@ -210,7 +228,7 @@ static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, 
 #if ENC_REC
     ctx = ZDT_FINE(3, 0);
 #endif
-    ENC(visit)(&w, x, base, 0.0, ctx);
+    ENC(visit)(&w, x, base, 0.0, ctx, 0);
     for (; s >= 1; s /= 2) {
         int group = s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : 3;
         zdt__enc_level(&w, s);
@@ -260,7 +278,7 @@ static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, 
                                 ctx = ZDT_FINE(group, (ENC_CLS(w.sym, i - o) << 3) |
                                                           ENC_CLS(w.sym, ahead ? i + o : i - o));
 #endif
-                                ENC(visit)(&w, x, i, p, ctx);
+                                ENC(visit)(&w, x, i, p, ctx, 0);
                                 k3 += step[3];
                             }
                             if (k3 >= 3 * s && k3 + 3 * s < end) {
@@ -294,7 +312,7 @@ static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, 
 #else
                             (void)group;
 #endif
-                            ENC(visit)(&w, x, i, p, ctx);
+                            ENC(visit)(&w, x, i, p, ctx, 0);
                         }
                     }
         }
@@ -304,7 +322,10 @@ static void ENC(interpolation)(zdt__ew *wp, const ENC_T *x, const zdt__grid *g, 
 
 static void ENC(run)(int predictor, zdt__ew *w, const ENC_T *x, const zdt__grid *g) {
     if (predictor == 1) {
-        ENC(lorenzo)(w, x, g);
+        if (w->zero_branch)
+            ENC(lorenzo_zb)(w, x, g);
+        else
+            ENC(lorenzo)(w, x, g);
     } else if (predictor == 4) {
         zdt__grid sub = *g;
         size_t i;

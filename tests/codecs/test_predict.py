@@ -129,6 +129,25 @@ def test_format_3_level_steps_keep_the_bound_and_the_reference_decodes_the_same_
         assert np.array_equal(config.decode(twin, x.dtype, x.shape, fill).view(bits), y.view(bits))
 
 
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), shape=shapes, smooth=st.sampled_from([0.0, 1.0, 100.0, 1e6]),
+       noise=st.sampled_from([0.0, 1e-3, 0.3, 50.0]), specials=st.sampled_from([0.0, 0.05, 0.5]),
+       dtype=st.sampled_from(["float32", "float64"]), fill=st.sampled_from([None, 0.0, np.nan, -9999.0]),
+       E=st.sampled_from([1e-6, 0.01, 0.5, 3.0, 1e4]))
+def test_lorenzo_s_build_for_mostly_code_0_predicts_the_same(seed, shape, smooth, noise, specials,
+                                                             dtype, fill, E):
+    """The encoder predicts Lorenzo with code 0 on a branch of its own where its samples show
+    mostly code 0 (faster there): the same symbols, raw values and predictor values, bit for
+    bit, whatever the share of code 0, the fill value and the special values."""
+    x = field(seed, shape, smooth, noise, specials, dtype, fill)
+    f = fill_value(fill, x.dtype)
+    plain = _predict_core.predict(x, x.shape, E, 1, f)
+    branch = _predict_core.predict(x, x.shape, E, 1, f, zeros_likely=True)
+    assert np.array_equal(plain.symbols, branch.symbols)
+    assert np.array_equal(plain.raw.view(UINT[x.dtype.itemsize]), branch.raw.view(UINT[x.dtype.itemsize]))
+    assert np.array_equal(plain.values.view(np.uint64), branch.values.view(np.uint64))
+
+
 def test_a_hand_packed_chunk_is_the_encoder_s_own_where_it_writes_that_form():
     """tests/predict_pack.py against the encoder: with the predictor and stage the encoder
     wrote, the chunk packed by hand from _predict_core.predict is byte for byte the

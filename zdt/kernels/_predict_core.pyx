@@ -117,7 +117,8 @@ cdef extern from "encode.h":
     double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom) nogil
     int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                      double abs_error, int predictor, double alpha, double beta, int has_fill,
-                     double fill64, float fill32, int record, void *spare) nogil
+                     double fill64, float fill32, int record, int zeros_likely,
+                     void *spare) nogil
     void zdt__pred_free(zdt__pred *p, void *spare)
     int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                           int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
@@ -565,9 +566,11 @@ def order0_bits(sym) -> float:
 
 
 def predict(x, tuple shape, double abs_error, int predictor, fill=None, double alpha=1.0,
-            double beta=1.0) -> Prediction:
+            double beta=1.0, bint zeros_likely=False) -> Prediction:
     """The prediction of the flat chunk `x` (float32 / float64) over `shape` by `predictor`
-    (1 .. 4), with format 3's steps alpha and beta; `fill`: the fill value, or None."""
+    (1 .. 4), with format 3's steps alpha and beta; `fill`: the fill value, or None;
+    `zeros_likely`: Lorenzo's build with code 0's branch (the encoder's where its samples
+    show mostly code 0; the same prediction)."""
     cdef zdt__grid g
     cdef zdt__pred p
     cdef const uint8_t[::1] b
@@ -585,7 +588,7 @@ def predict(x, tuple shape, double abs_error, int predictor, fill=None, double a
     b = x.view(np.uint8)
     memset(&p, 0, sizeof(p))
     rc = zdt__predict(&p, &b[0] if len(b) else NULL, &g, is_f32, abs_error, predictor, alpha,
-                      beta, fill is not None, f64, <float>f64, 0, NULL)
+                      beta, fill is not None, f64, <float>f64, 0, zeros_likely, NULL)
     if rc != ZDT_PREDICT_OK:
         zdt__pred_free(&p, NULL)
         raise MemoryError(f"{CODEC}: no memory for a prediction")
