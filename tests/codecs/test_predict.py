@@ -974,6 +974,24 @@ def test_order0_bits_is_the_symbols_entropy(sym):
     assert abs(got - want) <= 1e-9 * max(1.0, n * math.log2(max(n, 2))), (got, want)
 
 
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4096, 40000),
+       zeros=st.sampled_from([0.0, 0.5, 0.95, 1.0]), wide=st.sampled_from([0, 1, 30]))
+def test_order0_bits_counts_long_runs_of_one_symbol_and_wide_ones_among_them(seed, n, zeros,
+                                                                            wide):
+    """The same on chunks of 4096 symbols and more (counted in four tables), mostly symbol 2
+    (code 0) or not, with wide symbols (from 4096) anywhere among them."""
+    from collections import Counter
+
+    rng = np.random.default_rng(seed)
+    sym = np.where(rng.random(n) < zeros, 2, rng.integers(0, 40, n)).astype(np.uint16)
+    sym[rng.integers(0, n, wide)] = rng.integers(4096, 65536, wide)
+    counts = Counter(sym.tolist())
+    want = math.fsum([n * math.log2(n)] + [-c * math.log2(c) for c in counts.values()])
+    got = _predict_core.order0_bits(sym)
+    assert abs(got - want) <= 1e-9 * n * math.log2(n), (got, want)
+
+
 def token_of(k: int) -> int:
     """Stage 3's token of symbol k (the spec: k < 16 itself, else 16 + 4 (bits - 2) + the two
     bits below k's leading one, bits the count below those)."""
