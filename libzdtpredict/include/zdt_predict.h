@@ -8,8 +8,10 @@
  * without one, those chunks return ZDT_PREDICT_E_UNSUPPORTED naming the stage).
  *
  * Contract:
- *  - every call is reentrant and thread-safe: no global mutable state, nothing printed, no
- *    environment read; the library allocates only scratch memory it frees before returning;
+ *  - every call is reentrant and thread-safe: no global mutable state, nothing printed; the
+ *    one environment variable read is ZDT_PREDICT_SIMD ("avx2", "none"), by the encoder: it
+ *    narrows the vector path (the same bytes on each); the library allocates only scratch
+ *    memory it frees before returning;
  *  - the caller owns every buffer: zdt_predict_decoded_size says how many bytes the output
  *    takes, zdt_predict_decode writes them;
  *  - any byte string handed to a decoder ends in ZDT_PREDICT_OK or in a negative status with
