@@ -429,32 +429,25 @@ static int choose_predictors(enc_t *e, zdt__pred *preds) {
     return made;
 }
 
-/* how many of sym[0 .. n) are not 1 (counts of 16 bits over blocks of 2^16 - 1: the loop
+/* how many of sym[0 .. n) are k (counts of 16 bits over blocks of 2^16 - 1: the loop
    vectorises 8 symbols wide) */
-static size_t count_not1(const uint16_t *sym, size_t n) {
+static size_t count_of(const uint16_t *sym, size_t n, uint16_t k) {
     size_t i = 0, count = 0;
     while (i < n) {
         const size_t end = n - i > 65535 ? i + 65535 : n;
         uint16_t c = 0;
         for (; i < end; i++)
-            c = (uint16_t)(c + (sym[i] != 1));
+            c = (uint16_t)(c + (sym[i] == k));
         count += c;
     }
     return count;
 }
 
-/* how many of sym[0 .. n) are 2, code 0 (as count_not1) */
-static size_t count_zeros(const uint16_t *sym, size_t n) {
-    size_t i = 0, count = 0;
-    while (i < n) {
-        const size_t end = n - i > 65535 ? i + 65535 : n;
-        uint16_t z = 0;
-        for (; i < end; i++)
-            z = (uint16_t)(z + (sym[i] == 2));
-        count += z;
-    }
-    return count;
-}
+/* how many of sym[0 .. n) are not 1 (the fill value's) */
+static size_t count_not1(const uint16_t *sym, size_t n) { return n - count_of(sym, n, 1); }
+
+/* how many of sym[0 .. n) are 2 (code 0) */
+static size_t count_zeros(const uint16_t *sym, size_t n) { return count_of(sym, n, 2); }
 
 /* level_variants: format 3 is tried where at least 90% of the coded symbols are code 0 */
 static int level_worth(const zdt__pred *p) {
