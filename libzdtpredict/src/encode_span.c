@@ -1,12 +1,13 @@
-/* The interpolation predictors' spans (encode_walk.h's span) quantized four elements at a
-   time with AVX2 (the loads of steps 1 and 2, the finest levels' and three quarters of a
-   chunk's elements, in vectors; those of coarser levels one by one). Each lane does the scalar quantize's operations in its order,
-   each rounded on its own (no fused multiply-add): where every element of the span takes
-   the common path (the code within range, the reconstruction within the bound, neither the
+/* The interpolation predictors' spans (encode_walk.h's span) quantized eight elements at a
+   time with AVX-512, four with AVX2 (zdt__span_isa: the widest the CPU has). Steps 1 and 2,
+   the finest levels' and most of a chunk's elements, load in vectors; coarser steps one
+   element at a time. Each lane does the scalar quantize's operations in its order, each
+   rounded on its own (no fused multiply-add): where every element of a block takes the
+   common path (the code within range, the reconstruction within the bound, neither the
    element nor its reconstruction the fill value) the values and symbols are the scalar
-   loop's. Where one does not, the caller quantizes the span again one by one (its raw values
-   then appended in visit order). gcc does not vectorise the scalar loop itself (the strided
-   loads, the mixed widths). */
+   loop's; where one does not, the caller quantizes the block again one by one (its raw
+   values then appended in visit order). gcc does not vectorise the scalar loop itself (the
+   strided loads, the mixed widths). Stage 3's order of a span is recorded eight at a time. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,7 +274,8 @@ AVX512 static inline __m512d load8_f64(const double *a, size_t es) {
     if (es == 1)
         return _mm512_loadu_pd(a);
     if (es == 2)
-        return _mm512_permutex2var_pd(_mm512_loadu_pd(a), _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
+        return _mm512_permutex2var_pd(_mm512_loadu_pd(a),
+                                      _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
                                       _mm512_maskz_loadu_pd(0x7F, a + 8));
     return _mm512_setr_pd(a[0], a[es], a[2 * es], a[3 * es], a[4 * es], a[5 * es], a[6 * es],
                           a[7 * es]);
@@ -283,7 +285,8 @@ AVX512 static inline __m256 load8_f32(const float *a, size_t es) {
     if (es == 1)
         return _mm256_loadu_ps(a);
     if (es == 2)
-        return _mm256_permutex2var_ps(_mm256_loadu_ps(a), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14),
+        return _mm256_permutex2var_ps(_mm256_loadu_ps(a),
+                                      _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14),
                                       _mm256_maskz_loadu_ps(0x7F, a + 8));
     return _mm256_setr_ps(a[0], a[es], a[2 * es], a[3 * es], a[4 * es], a[5 * es], a[6 * es],
                           a[7 * es]);
