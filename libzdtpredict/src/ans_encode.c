@@ -3,6 +3,7 @@
    2^12, the rANS coder (two interleaved states, coded last to first), the tables' bytes. Also
    _ans.order0_bits, auto's estimate. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "ans.h"
 #include "encode.h"
@@ -100,45 +101,114 @@ static double pairwise(const double *a, size_t n) {
     }
 }
 
-/* the counts of the symbols below 4096 into small (zeroed), returns how many are not: four
-   tables, element j in table j % 4, then added up (a run of one symbol, code 0 at a coarse
-   bound, incremented one counter after the other, each increment waiting for the last) */
-static size_t small_counts(const uint16_t *sym, size_t n, uint32_t *small) {
+/* the counts of the symbols below 4096 into small (zeroed), returns how many are not, the
+   first `cap` of which go to ws: four tables, element j in table j % 4, then added up (a run
+   of one symbol, code 0 at a coarse bound, incremented one counter after the other, each
+   increment waiting for the last); a group of four with a wide symbol counted one by one */
+static size_t small_counts(const uint16_t *sym, size_t n, uint32_t *small, uint16_t *ws,
+                           size_t cap) {
     uint32_t *part = n >= 4096 ? (uint32_t *)calloc(3 * 4096, sizeof(uint32_t)) : NULL;
-    size_t i = 0, wide = 0;
+    size_t i = 0, wide = 0, t;
     if (part != NULL) {
-        uint32_t *p1 = part, *p2 = part + 4096, *p3 = part + 2 * 4096;
+        uint32_t *p[4];
+        p[0] = small;
+        p[1] = part;
+        p[2] = part + 4096;
+        p[3] = part + 2 * 4096;
         for (; i + 4 <= n; i += 4) {
             const unsigned a = sym[i], b = sym[i + 1], c = sym[i + 2], d = sym[i + 3];
-            if (ZDT_UNLIKELY((a | b | c | d) >= 4096))
-                break;
+            if (ZDT_UNLIKELY((a | b | c | d) >= 4096)) {
+                for (t = 0; t < 4; t++) {
+                    if (sym[i + t] < 4096) {
+                        p[t][sym[i + t]]++;
+                    } else {
+                        if (wide < cap)
+                            ws[wide] = sym[i + t];
+                        wide++;
+                    }
+                }
+                continue;
+            }
             small[a]++;
-            p1[b]++;
-            p2[c]++;
-            p3[d]++;
+            p[1][b]++;
+            p[2][c]++;
+            p[3][d]++;
         }
-        for (wide = 0; wide < 4096; wide++)
-            small[wide] += p1[wide] + p2[wide] + p3[wide];
-        wide = 0;
+        for (t = 0; t < 4096; t++)
+            small[t] += p[1][t] + p[2][t] + p[3][t];
         free(part);
     }
     for (; i < n; i++) {
-        if (sym[i] < 4096)
+        if (sym[i] < 4096) {
             small[sym[i]]++;
-        else
+        } else {
+            if (wide < cap)
+                ws[wide] = sym[i];
             wide++;
+        }
     }
     return wide;
 }
 
+static int by_value(const void *a, const void *b) {
+    const uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* c log2 c of each distinct wide symbol's count c, in increasing symbol order, into terms;
+   returns how many. ws: the wide symbols when they are all there (`few`), else the table of
+   the span they take */
+static size_t wide_terms(const uint16_t *sym, size_t n, uint16_t *ws, size_t wide, int few,
+                         double *terms, int *oom) {
+    size_t runs = 0, i, j, span;
+    unsigned lo = 65535, hi = 4096;
+    uint32_t *big;
+    if (few) {
+        qsort(ws, wide, sizeof(uint16_t), by_value);
+        for (i = 0; i < wide; i = j) {
+            double c;
+            for (j = i + 1; j < wide && ws[j] == ws[i]; j++)
+                ;
+            c = (double)(j - i);
+            terms[runs++] = c * log2(c);
+        }
+        return runs;
+    }
+    for (i = 0; i < n; i++) {
+        const unsigned s = sym[i], w = s >= 4096;
+        lo = w && s < lo ? s : lo;
+        hi = w && s > hi ? s : hi;
+    }
+    span = hi - lo + 1;
+    big = (uint32_t *)calloc(span, sizeof(uint32_t));
+    if (big == NULL) {
+        *oom = 1;
+        return 0;
+    }
+    for (i = 0; i < n; i++)
+        if (sym[i] >= 4096)
+            big[sym[i] - lo]++;
+    for (i = 0; i < span; i++)
+        if (big[i]) {
+            double c = big[i];
+            terms[runs++] = c * log2(c);
+        }
+    free(big);
+    return runs;
+}
+
+/* the few wide symbols a chunk's estimate gathers and sorts (more: counted in a table) */
+#define FEW_WIDE 1024
+
 double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom) {
     uint32_t small[4096];
+    uint16_t ws[FEW_WIDE];
     size_t i, wide;
     double bits = 0.0;
     if (n == 0)
         return 0.0;
     memset(small, 0, sizeof(small));
-    wide = small_counts(sym, n, small);
+    wide = small_counts(sym, n, small, ws, FEW_WIDE);
     for (i = 0; i < 4096; i++)
         if (small[i]) {
             double c = small[i];
@@ -147,25 +217,18 @@ double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom) {
     if (wide) {
         /* (np.unique's counts in increasing symbol order, summed as numpy sums; numpy's own
            log2 may differ from libm's in the last bit, on this estimate of rare wide codes) */
-        uint32_t *big = (uint32_t *)calloc(65536 - 4096, sizeof(uint32_t));
         double *terms = (double *)malloc((wide < 61440 ? wide : 61440) * sizeof(double));
-        size_t runs = 0;
-        if (big == NULL || terms == NULL) {
-            free(big);
-            free(terms);
+        size_t runs;
+        if (terms == NULL) {
             *oom = 1;
             return -1.0;
         }
-        for (i = 0; i < n; i++)
-            if (sym[i] >= 4096)
-                big[sym[i] - 4096]++;
-        for (i = 0; i < 65536 - 4096; i++)
-            if (big[i]) {
-                double c = big[i];
-                terms[runs++] = c * log2(c);
-            }
+        runs = wide_terms(sym, n, ws, wide, wide <= FEW_WIDE, terms, oom);
+        if (*oom) {
+            free(terms);
+            return -1.0;
+        }
         bits -= pairwise(terms, runs);
-        free(big);
         free(terms);
     }
     return bits + (double)n * log2((double)n);

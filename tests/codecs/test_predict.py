@@ -963,7 +963,7 @@ def test_auto_looks_only_at_its_sample_blocks_in_large_chunks():
                     max_size=3000))
 def test_order0_bits_is_the_symbols_entropy(sym):
     """_predict_core.order0_bits (`auto`'s estimate: a table below 4096, wide symbols sorted
-    and counted) against n log2 n - sum of c log2 c over each distinct symbol's count, summed
+    and counted, or many of them counted in a table) against n log2 n - sum of c log2 c over each distinct symbol's count, summed
     exactly (math.fsum), within a few units of the last place."""
     from collections import Counter
 
@@ -976,16 +976,20 @@ def test_order0_bits_is_the_symbols_entropy(sym):
 
 @settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4096, 40000),
-       zeros=st.sampled_from([0.0, 0.5, 0.95, 1.0]), wide=st.sampled_from([0, 1, 30]))
+       zeros=st.sampled_from([0.0, 0.5, 0.95, 1.0]),
+       wide=st.sampled_from([0, 1, 30, 1024, 1025, 3000]), pool=st.sampled_from([0, 1, 7]))
 def test_order0_bits_counts_long_runs_of_one_symbol_and_wide_ones_among_them(seed, n, zeros,
-                                                                            wide):
+                                                                            wide, pool):
     """The same on chunks of 4096 symbols and more (counted in four tables), mostly symbol 2
-    (code 0) or not, with wide symbols (from 4096) anywhere among them."""
+    (code 0) or not, with wide symbols (from 4096) anywhere among them: few (gathered and
+    sorted) or many (counted in a table), each distinct or drawn from a pool of a few values."""
     from collections import Counter
 
     rng = np.random.default_rng(seed)
     sym = np.where(rng.random(n) < zeros, 2, rng.integers(0, 40, n)).astype(np.uint16)
-    sym[rng.integers(0, n, wide)] = rng.integers(4096, 65536, wide)
+    values = rng.integers(4096, 65536, pool) if pool else None
+    sym[rng.integers(0, n, wide)] = (rng.integers(4096, 65536, wide) if values is None
+                                     else rng.choice(values, wide))
     counts = Counter(sym.tolist())
     want = math.fsum([n * math.log2(n)] + [-c * math.log2(c) for c in counts.values()])
     got = _predict_core.order0_bits(sym)
