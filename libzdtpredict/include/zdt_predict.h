@@ -11,7 +11,8 @@
  *  - every call is reentrant and thread-safe: no global mutable state, nothing printed; the
  *    one environment variable read is ZDT_PREDICT_SIMD ("avx2", "none"), by the encoder: it
  *    narrows the vector path (the same bytes on each); the library allocates only scratch
- *    memory it frees before returning;
+ *    memory it frees before returning, but for what a workspace the caller made keeps
+ *    (zdt_predict_encode_with);
  *  - the caller owns every buffer: zdt_predict_decoded_size says how many bytes the output
  *    takes, zdt_predict_decode writes them;
  *  - any byte string handed to a decoder ends in ZDT_PREDICT_OK or in a negative status with
@@ -32,11 +33,11 @@ extern "C" {
 /* the library's version (MAJOR * 10000 + MINOR * 100 + PATCH), and its ABI's: the ABI number
    changes whenever a struct below or a function's signature changes */
 #define ZDT_PREDICT_VERSION_MAJOR 0
-#define ZDT_PREDICT_VERSION_MINOR 3
+#define ZDT_PREDICT_VERSION_MINOR 4
 #define ZDT_PREDICT_VERSION_PATCH 0
 #define ZDT_PREDICT_VERSION_NUMBER \
     (ZDT_PREDICT_VERSION_MAJOR * 10000 + ZDT_PREDICT_VERSION_MINOR * 100 + ZDT_PREDICT_VERSION_PATCH)
-#define ZDT_PREDICT_VERSION_STRING "0.3.0"
+#define ZDT_PREDICT_VERSION_STRING "0.4.0"
 #define ZDT_PREDICT_ABI_VERSION 3
 /* the newest chunk format this library reads (the fourth byte of a chunk's magic) */
 #define ZDT_PREDICT_FORMAT_NEWEST 3
@@ -255,6 +256,22 @@ ZDT_PREDICT_API int zdt_predict_encode(const void *src, size_t src_size,
                                        const zdt_predict_params *params, void *dst,
                                        size_t dst_capacity, size_t *written,
                                        zdt_predict_error *err);
+
+/* A workspace: the encoder's large arrays (13 to 52 bytes an element of a chunk) kept from one
+   call to the next, so that a program encoding chunk after chunk writes into pages it already
+   has instead of fresh ones from the system, which the system zeroes page by page (about a
+   quarter of an encode's time where the C allocator hands freed memory back). It keeps at
+   most `limit` bytes between calls (the smallest arrays freed first; 0: none kept). One call
+   at a time: a thread of its own for each workspace, or a lock. NULL: no memory. */
+typedef struct zdt_predict_workspace zdt_predict_workspace;
+ZDT_PREDICT_API zdt_predict_workspace *zdt_predict_workspace_new(size_t limit);
+ZDT_PREDICT_API void zdt_predict_workspace_free(zdt_predict_workspace *ws);   /* NULL: nothing */
+
+/* zdt_predict_encode with the arrays of ws (NULL: zdt_predict_encode itself): the same chunk */
+ZDT_PREDICT_API int zdt_predict_encode_with(zdt_predict_workspace *ws, const void *src,
+                                            size_t src_size, const zdt_predict_params *params,
+                                            void *dst, size_t dst_capacity, size_t *written,
+                                            zdt_predict_error *err);
 
 #ifdef __cplusplus
 }

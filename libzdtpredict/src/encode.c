@@ -782,7 +782,7 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
     }
     for (k = 0; k < 2; k++) {
         zdt__buf_free(&best[k].bytes);
-        free(best[k].values);
+        zdt__give(&e->spare, best[k].values, n * sizeof(double));
     }
     zdt__buf_free(&head);
     free(mask);
@@ -865,7 +865,7 @@ size_t zdt_predict_encode_bound(const zdt_predict_params *params) {
 
 int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                       int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
-                      double **values, zdt_predict_error *err) {
+                      double **values, zdt__spare *pool, zdt_predict_error *err) {
     enc_t e;
     const uint8_t *reference = NULL;
     int rc;
@@ -887,13 +887,40 @@ int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__g
         p->reference_shape[1] == g->n[3])
         reference = p->reference;
     zdt__io_of(&e.io, p);
+    if (pool != NULL)
+        e.spare = *pool;
     rc = encode_floats(&e, reference, out, values, err);
-    zdt__spare_free(&e.spare);
+    if (pool != NULL)
+        *pool = e.spare;
+    else
+        zdt__spare_free(&e.spare);
     return rc;
+}
+
+zdt_predict_workspace *zdt_predict_workspace_new(size_t limit) {
+    zdt_predict_workspace *ws = (zdt_predict_workspace *)calloc(1, sizeof(*ws));
+    if (ws != NULL)
+        ws->limit = limit;
+    return ws;
+}
+
+void zdt_predict_workspace_free(zdt_predict_workspace *ws) {
+    if (ws == NULL)
+        return;
+    zdt__spare_free(&ws->spare);
+    free(ws);
 }
 
 int zdt_predict_encode(const void *src, size_t src_size, const zdt_predict_params *params,
                        void *dst, size_t dst_capacity, size_t *written, zdt_predict_error *err) {
+    return zdt_predict_encode_with(NULL, src, src_size, params, dst, dst_capacity, written,
+                                   err);
+}
+
+int zdt_predict_encode_with(zdt_predict_workspace *ws, const void *src, size_t src_size,
+                            const zdt_predict_params *params, void *dst, size_t dst_capacity,
+                            size_t *written, zdt_predict_error *err) {
+    zdt__spare *pool = ws != NULL ? &ws->spare : NULL;
     size_t count = 0, elem = 0;
     zdt__grid g;
     zdt__buf out;
@@ -909,14 +936,16 @@ int zdt_predict_encode(const void *src, size_t src_size, const zdt_predict_param
     zdt__grid_of(&g, params->shape, params->ndim);
     memset(&out, 0, sizeof(out));
     if (params->dtype >= ZDT_PREDICT_INT8)
-        rc = zdt__encode_integers(src, params, &g, &out, err);
+        rc = zdt__encode_integers(src, params, &g, &out, pool, err);
     else if (params->rel_error > 0.0)
         rc = zdt__encode_relative(src, params, &g, params->dtype == ZDT_PREDICT_FLOAT32, &out,
-                                  err);
+                                  pool, err);
     else
         rc = zdt__encode_chunk(src, params, &g, params->dtype == ZDT_PREDICT_FLOAT32,
                                params->abs_error, params->has_fill, params->fill, &out, NULL,
-                               err);
+                               pool, err);
+    if (pool != NULL)
+        zdt__spare_trim(pool, ws->limit);
     if (rc == ZDT_PREDICT_OK) {
         if (written != NULL)
             *written = out.len;

@@ -77,6 +77,17 @@ void *zdt__spare_take(zdt__spare *s, size_t bytes);
 /* p (`bytes` long, or NULL) kept in s, or freed where s keeps larger ones */
 void zdt__spare_give(zdt__spare *s, void *p, size_t bytes);
 void zdt__spare_free(zdt__spare *s);
+/* blocks freed, smallest first, until s keeps at most `limit` bytes */
+void zdt__spare_trim(zdt__spare *s, size_t limit);
+/* zdt__spare_take / zdt__spare_give where s may be NULL (then malloc / free) */
+void *zdt__take(zdt__spare *s, size_t bytes);
+void zdt__give(zdt__spare *s, void *p, size_t bytes);
+
+/* zdt_predict_workspace: an encode's blocks kept for the next call (zdt_predict.h) */
+struct zdt_predict_workspace {
+    zdt__spare spare;
+    size_t limit;
+};
 
 /* p's arrays to spare (NULL: freed) */
 void zdt__pred_free(zdt__pred *p, zdt__spare *spare);
@@ -157,11 +168,12 @@ int zdt__pcodec_write(zdt__buf *out, const zdt__io *io, const zdt__grid *g, int 
 /* --- the encoder's parts (encode.c, encode_relative.c, encode_integers.c) ------------------ */
 
 /* a float chunk under the absolute bound abs_error (format 1, 3 or a masked chunk) into out;
-   values (optional): what the kept chunk decodes its elements to (float64[n], malloc'd) */
+   values (optional): what the kept chunk decodes its elements to (float64[n], a block for
+   pool); pool: where the large blocks come from and go back to (NULL: malloc and free) */
 int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                       int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
-                      double **values, zdt_predict_error *err);
+                      double **values, zdt__spare *pool, zdt_predict_error *err);
 int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt__grid *g,
-                         int is_f32, zdt__buf *out, zdt_predict_error *err);
+                         int is_f32, zdt__buf *out, zdt__spare *pool, zdt_predict_error *err);
 int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt__grid *g,
-                         zdt__buf *out, zdt_predict_error *err);
+                         zdt__buf *out, zdt__spare *pool, zdt_predict_error *err);

@@ -31,7 +31,7 @@ static int in(int64_t v, const int64_t *set, size_t n) {
 }
 
 int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt__grid *g,
-                         zdt__buf *out, zdt_predict_error *err) {
+                         zdt__buf *out, zdt__spare *pool, zdt_predict_error *err) {
     const size_t n = g->count;
     size_t i, n_kept = 0, k_elem;
     int64_t *kept = NULL, *xi = NULL, lo = INT64_MAX, hi = INT64_MIN, fill = 0;
@@ -48,10 +48,10 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
     default: k_elem = 4; break;
     }
     kept = (int64_t *)malloc((p->n_keep + 1) * sizeof(int64_t));
-    xi = (int64_t *)malloc((n ? n : 1) * sizeof(int64_t));
+    xi = (int64_t *)zdt__take(pool, (n ? n : 1) * sizeof(int64_t));
     is_kept = (uint8_t *)malloc(n ? n : 1);
     escaped = (uint8_t *)malloc(n ? n : 1);
-    xf = (double *)malloc((n ? n : 1) * sizeof(double));
+    xf = (double *)zdt__take(pool, (n ? n : 1) * sizeof(double));
     y = malloc((n ? n : 1) * k_elem);
     if (kept == NULL || xi == NULL || is_kept == NULL || escaped == NULL || xf == NULL ||
         y == NULL) {
@@ -87,7 +87,7 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
             xf[i] = escaped[i] ? zdt__f64_of_bits((uint64_t)(xi[i] + 4294967296ll) | ESCAPE)
                                : (double)xi[i];
         rc = zdt__encode_chunk(xf, &inner, g, 0, bound, p->has_fill, (double)fill, out, NULL,
-                               err);
+                               pool, err);
         if (rc != ZDT_PREDICT_OK || !at_risk)
             goto done;
         rc = zdt__decode_integers(&io, out->p, out->len, p, g, y, err);
@@ -111,10 +111,10 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
     }
 done:
     free(kept);
-    free(xi);
+    zdt__give(pool, xi, (n ? n : 1) * sizeof(int64_t));
     free(is_kept);
     free(escaped);
-    free(xf);
+    zdt__give(pool, xf, (n ? n : 1) * sizeof(double));
     free(y);
     return rc;
 }

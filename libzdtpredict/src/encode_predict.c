@@ -158,11 +158,28 @@ void zdt__spare_free(zdt__spare *s) {
     memset(s, 0, sizeof(*s));
 }
 
-static void *take(zdt__spare *s, size_t bytes) {
+void zdt__spare_trim(zdt__spare *s, size_t limit) {
+    size_t total = 0;
+    int k;
+    for (k = 0; k < ZDT_SPARE; k++)
+        total += s->p[k] != NULL ? s->cap[k] : 0;
+    while (total > limit) {
+        int least = -1;
+        for (k = 0; k < ZDT_SPARE; k++)
+            if (s->p[k] != NULL && (least < 0 || s->cap[k] < s->cap[least]))
+                least = k;
+        total -= s->cap[least];
+        free(s->p[least]);
+        s->p[least] = NULL;
+        s->cap[least] = 0;
+    }
+}
+
+void *zdt__take(zdt__spare *s, size_t bytes) {
     return s != NULL ? zdt__spare_take(s, bytes) : zdt__alloc_large(bytes ? bytes : 1);
 }
 
-static void give(zdt__spare *s, void *p, size_t bytes) {
+void zdt__give(zdt__spare *s, void *p, size_t bytes) {
     if (s != NULL)
         zdt__spare_give(s, p, bytes ? bytes : 1);
     else
@@ -176,8 +193,8 @@ static size_t symbol_bytes(size_t n, int record) {
 }
 
 void zdt__pred_free(zdt__pred *p, zdt__spare *spare) {
-    give(spare, p->sym, symbol_bytes(p->n, p->osym != NULL));
-    give(spare, p->v, p->n * sizeof(double));
+    zdt__give(spare, p->sym, symbol_bytes(p->n, p->osym != NULL));
+    zdt__give(spare, p->v, p->n * sizeof(double));
     free(p->raw);
     free(p->counts);
     memset(p, 0, sizeof(*p));
@@ -195,8 +212,8 @@ int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
     out->alpha = alpha;
     out->beta = beta;
     out->n = n;
-    out->sym = (uint16_t *)take(spare, symbol_bytes(n, record));
-    out->v = (double *)take(spare, n * sizeof(double));
+    out->sym = (uint16_t *)zdt__take(spare, symbol_bytes(n, record));
+    out->v = (double *)zdt__take(spare, n * sizeof(double));
     /* (the raw values start small: most chunks store few, and a buffer of n elements
        reserved the heap's top for nothing) */
     w.raw_cap = n < 1024 ? (n ? n : 1) : 1024;

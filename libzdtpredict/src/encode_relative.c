@@ -271,7 +271,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
 }
 
 int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt__grid *g,
-                         int is_f32, zdt__buf *out, zdt_predict_error *err) {
+                         int is_f32, zdt__buf *out, zdt__spare *pool, zdt_predict_error *err) {
     const size_t n = g->count, elem = is_f32 ? 4 : 8;
     const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
@@ -286,10 +286,10 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     memset(&every, 0, sizeof(every));
     memset(&echunk, 0, sizeof(echunk));
     zdt__io_of(&io, p);
-    logs = (double *)zdt__alloc_large(n * sizeof(double));
+    logs = (double *)zdt__take(pool, n * sizeof(double));
     /* the byte arrays in one block: past 4 MiB (a million elements) it takes huge pages, a
        few page faults where four blocks of their own took one for each 4 KiB */
-    bytes = (uint8_t *)zdt__alloc_large(4 * n + (n + 7) / 8 + 1);
+    bytes = (uint8_t *)zdt__take(pool, 4 * n + (n + 7) / 8 + 1);
     if (logs == NULL || bytes == NULL) {
         rc = zdt__nomem(err);
         goto done;
@@ -347,7 +347,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         /* (the logarithms' chunk never looks back at the reference mask: the spec) */
         inner.reference = NULL;
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, n_nan || n_zero, log_fill ? nan : -HUGE_VAL,
-                               &chunk, &decoded, err);
+                               &chunk, &decoded, pool, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
     }
@@ -401,7 +401,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         inner.abs_error = b;
         inner.rel_error = 0.0;
         inner.reference = NULL;
-        rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, err);
+        rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, pool, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
         rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, work, &every);
@@ -417,9 +417,9 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     else if (out->oom || every.oom)
         rc = zdt__nomem(err);
 done:
-    free(logs);
-    free(decoded);
-    free(bytes);
+    zdt__give(pool, logs, n * sizeof(double));
+    zdt__give(pool, decoded, n * sizeof(double));
+    zdt__give(pool, bytes, 4 * n + (n + 7) / 8 + 1);
     zdt__buf_free(&chunk);
     zdt__buf_free(&every);
     zdt__buf_free(&echunk);

@@ -5,7 +5,10 @@
    decoder, and every element checked against its bound in exact integer arithmetic: |y - x| <=
    E, |y - x| <= R |x|, NaN and the fill value bit for bit, infinities and zeros (with their
    sign, relative) as themselves; integers within floor(E), escaped and kept ones exact.
-   Also: the encode bound holds, and too small an output buffer is refused with the size.
+   Also: the encode bound holds, and too small an output buffer is refused with the size;
+   zdt_predict_encode_with writes the same chunk through two workspaces kept over all the
+   cases (one that keeps everything, one that keeps at most 64 KiB: its arrays are reused,
+   trimmed and made again across sizes, types and bounds).
 
        test_encode [cases] [seed]          (default 400 cases, seed 57) */
 #include <math.h>
@@ -162,6 +165,13 @@ static int same32(float a, float b) { return memcmp(&a, &b, 4) == 0; }
 int main(int argc, char **argv) {
     int cases = argc > 1 ? atoi(argv[1]) : 400, c, failed = 0, checked_elements = 0;
     size_t total = 0, bytes_total = 0;
+    zdt_predict_workspace *ws[2];
+    ws[0] = zdt_predict_workspace_new((size_t)-1);
+    ws[1] = zdt_predict_workspace_new((size_t)64 << 10);
+    if (ws[0] == NULL || ws[1] == NULL) {
+        printf("no memory for the workspaces\n");
+        return 1;
+    }
     if (argc > 2)
         state = (uint64_t)strtoull(argv[2], NULL, 10) * 0x9E3779B97F4A7C15ull + 1;
     for (c = 0; c < cases; c++) {
@@ -309,6 +319,19 @@ int main(int argc, char **argv) {
             printf("case %d: a buffer one byte short is not refused\n", c);
             failed++;
         }
+        for (d = 0; d < 2; d++) {
+            uint8_t *again = (uint8_t *)malloc(bound ? bound : 1);
+            size_t again_len = 0;
+            if (again == NULL ||
+                zdt_predict_encode_with(ws[d], x, n * elem, &p, again, bound, &again_len,
+                                        &err) != ZDT_PREDICT_OK ||
+                again_len != written || memcmp(again, out, written) != 0) {
+                printf("case %d: workspace %d gives another chunk (%zu bytes, not %zu)\n", c,
+                       d, again_len, written);
+                failed++;
+            }
+            free(again);
+        }
         rc = zdt_predict_decode(out, written, &p, y, n * elem, &err);
         if (rc != ZDT_PREDICT_OK) {
             printf("case %d: decode failed: %s (part %s)\n", c, err.message, err.part);
@@ -354,6 +377,9 @@ next_case:
         free(y);
         free(out);
     }
+    zdt_predict_workspace_free(ws[0]);
+    zdt_predict_workspace_free(ws[1]);
+    zdt_predict_workspace_free(NULL);
     printf("%d fields encoded and decoded, %zu elements checked within their bounds (%zu bytes "
            "written): %d failed\n", cases, total, bytes_total, failed);
     return failed ? 1 : 0;

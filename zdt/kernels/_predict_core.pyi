@@ -10,6 +10,7 @@ VERSION: str
 DTYPES: dict[str, int]
 BY_CODE: dict[int, np.dtype]
 PCODEC_LEVEL: int
+WORKSPACE_LIMIT: int
 
 class MaskStream(NamedTuple):
     """A decoded mask stream: its bits (uint8, 1: masked) and how many are set."""

@@ -23,6 +23,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset, strncpy
 
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -88,6 +89,14 @@ cdef extern from "zdt_predict.h":
     int zdt_predict_encode(const void *src, size_t src_size, const zdt_predict_params *params,
                            void *dst, size_t dst_capacity, size_t *written,
                            zdt_predict_error *err) nogil
+    ctypedef struct zdt_predict_workspace:
+        pass
+    zdt_predict_workspace *zdt_predict_workspace_new(size_t limit)
+    void zdt_predict_workspace_free(zdt_predict_workspace *ws)
+    int zdt_predict_encode_with(zdt_predict_workspace *ws, const void *src, size_t src_size,
+                                const zdt_predict_params *params, void *dst,
+                                size_t dst_capacity, size_t *written,
+                                zdt_predict_error *err) nogil
 
 
 cdef extern from "encode.h":
@@ -122,7 +131,7 @@ cdef extern from "encode.h":
     void zdt__pred_free(zdt__pred *p, void *spare)
     int zdt__encode_chunk(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                           int is_f32, double abs_error, int has_fill, double fill, zdt__buf *out,
-                          double **values, zdt_predict_error *err) nogil
+                          double **values, void *pool, zdt_predict_error *err) nogil
 
 
 VERSION = zdt_predict_version_string().decode()
@@ -158,6 +167,37 @@ def pcodec_module():
     except ImportError:
         return None
     return standalone
+
+
+# what an encode's arrays a thread keeps for its next encode, at most (zdt_predict_workspace)
+WORKSPACE_LIMIT = 64 << 20
+
+
+cdef class _Workspace:
+    """A thread's zdt_predict_workspace (threading.local: freed with its thread). `busy` while
+    an encode of this thread uses it: an encode started inside it (from a provider's
+    callback) takes none."""
+    cdef zdt_predict_workspace *p
+    cdef bint busy
+
+    def __cinit__(self):
+        self.p = zdt_predict_workspace_new(WORKSPACE_LIMIT)
+        if self.p == NULL:
+            raise MemoryError()
+        self.busy = False
+
+    def __dealloc__(self):
+        zdt_predict_workspace_free(self.p)
+
+
+_thread = threading.local()
+
+
+cdef _Workspace _workspace():
+    ws = getattr(_thread, "workspace", None)
+    if ws is None:
+        ws = _thread.workspace = _Workspace()
+    return ws
 
 
 cdef class _Io:
@@ -351,6 +391,8 @@ cdef class Codec:
         cdef const void *sp = &src[0] if len(src) else NULL
         cdef size_t n_src = len(src)
         cdef uint8_t[::1] dst
+        cdef _Workspace ws = _workspace()
+        cdef zdt_predict_workspace *wp = NULL if ws.busy else ws.p
         self._params(&p, arr.dtype, fill)
         _set_shape(&p, tuple(arr.shape))
         io.attach(&p)
@@ -358,8 +400,15 @@ cdef class Codec:
         for attempt in range(2):
             out = np.empty(max(bound, 1), dtype=np.uint8)      # (not zero-filled)
             dst = out
-            with nogil:
-                rc = zdt_predict_encode(sp, n_src, &p, &dst[0], bound, &written, &err)
+            if wp != NULL:
+                ws.busy = True
+            try:
+                with nogil:
+                    rc = zdt_predict_encode_with(wp, sp, n_src, &p, &dst[0], bound, &written,
+                                                 &err)
+            finally:
+                if wp != NULL:
+                    ws.busy = False
             if rc == ZDT_PREDICT_E_DST_SIZE and io.error is None and attempt == 0:
                 bound = written         # (the pcodec stages' bound is an estimate)
                 continue
@@ -391,7 +440,7 @@ cdef class Codec:
         memset(&out, 0, sizeof(out))
         with nogil:
             rc = zdt__encode_chunk(sp, &p, &g, p.dtype == 1, p.abs_error, p.has_fill, p.fill,
-                                   &out, &values, &err)
+                                   &out, &values, NULL, &err)
         try:
             if rc != ZDT_PREDICT_OK:
                 _raise(rc, &err, io)
