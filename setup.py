@@ -380,7 +380,7 @@ def build_hdf5_plugin(cmd: build_ext) -> None:
         os.makedirs(out_dir, exist_ok=True)
         link = [] if sys.platform == "darwin" else [f"-Wl,--version-script={HDF5_PLUGIN_MAP}",
                                                     "-Wl,--no-undefined"]
-        compiler.link_shared_object(objects, target, libraries=["zstd", "m", "dl"],
+        compiler.link_shared_object(objects, target, libraries=["zstd", "m", "dl", "pthread"],
                                     extra_postargs=link)
     except (CompileError, LinkError) as e:
         print(f"zdt: warning: the HDF5 filter plugin (zdt.hdf5) is left out: {e}. It needs "

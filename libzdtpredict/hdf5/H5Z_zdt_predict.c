@@ -8,19 +8,20 @@
  * one of them ("two HDF5s in one process"), and an unresolved HDF5 symbol would kill a process
  * whose HDF5 is loaded RTLD_LOCAL (Python's extensions).
  *
- * The chunk bytes are exactly the zarr face's chunk: zdt_predict_encode / zdt_predict_decode
+ * The chunk bytes are exactly the zarr face's chunk: zdt_predict_encode_with / zdt_predict_decode
  * of libzdtpredict on the whole chunk HDF5 hands over, zstd from libzstd (the default provider).
  * The filter callback looks HDF5 up only to report an error (the lookup costs ~20 us a chunk);
  * its buffers are malloc / free, as HDF5's allocator is in release builds and as every
  * registered filter plugin assumes (hdf5plugin's, H5Z-ZFP, H5Z-SZ3).
  *
  * Reentrant: no mutable global state but each thread's last error message (thread-local; HDF5
- * 2.x may run filters in several threads).
+ * 2.x may run filters in several threads) and each thread's encode workspace (below).
  */
 #define _GNU_SOURCE 1           /* dladdr, RTLD_DEFAULT, RTLD_NOLOAD (glibc); macOS has them */
 
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -148,6 +149,45 @@ static int zh5_full(const zh5_api *api)
     return api->tget_class && api->tget_size && api->tget_order && api->tget_sign
         && api->pget_chunk && api->pget_filter_by_id2 && api->pget_nfilters && api->pget_filter2
         && api->pmodify_filter && api->pfill_value_defined && api->pget_fill_value;
+}
+
+/* --- each thread's encode workspace ----------------------------------------------------------
+   The encoder's arrays kept for the thread's next chunk (zdt_predict_encode_with): fresh pages
+   for each chunk cost up to a quarter of an encode. At most ZH5_WORKSPACE bytes a thread,
+   freed when the thread ends (the key's destructor). The plugin first pins itself in memory
+   (RTLD_NODELETE), so that HDF5 closing it cannot leave that destructor unmapped; where that
+   or the key fails, chunks are encoded without a workspace. */
+#define ZH5_WORKSPACE ((size_t)64 << 20)
+static pthread_key_t zh5_key;
+static pthread_once_t zh5_once = PTHREAD_ONCE_INIT;
+static int zh5_key_made;        /* set once, inside pthread_once */
+
+static void zh5_workspace_end(void *ws) { zdt_predict_workspace_free((zdt_predict_workspace *)ws); }
+
+static void zh5_workspace_key(void) {
+    static const char here = 0;
+    Dl_info info;
+    /* (the handle is kept: the one reference that is never closed) */
+    if (dladdr(&here, &info) == 0 || info.dli_fname == NULL ||
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) == NULL)
+        return;
+    zh5_key_made = pthread_key_create(&zh5_key, zh5_workspace_end) == 0;
+}
+
+/* the calling thread's workspace, made on its first encode; NULL: none */
+static zdt_predict_workspace *zh5_workspace(void) {
+    zdt_predict_workspace *ws;
+    if (pthread_once(&zh5_once, zh5_workspace_key) != 0 || !zh5_key_made)
+        return NULL;
+    ws = (zdt_predict_workspace *)pthread_getspecific(zh5_key);
+    if (ws == NULL) {
+        ws = zdt_predict_workspace_new(ZH5_WORKSPACE);
+        if (ws != NULL && pthread_setspecific(zh5_key, ws) != 0) {
+            zdt_predict_workspace_free(ws);
+            ws = NULL;
+        }
+    }
+    return ws;
 }
 
 /* The message of this thread's last failed callback ("" after one that succeeded): HDF5 1.14.4
@@ -548,7 +588,8 @@ static size_t zh5_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
             ZH5_FILTER_FAIL("zdt.predict: no memory for an encoded chunk of %zu bytes", cap);
             goto fail;
         }
-        status = zdt_predict_encode(*buf, nbytes, &p, out, cap, &written, &err);
+        status = zdt_predict_encode_with(zh5_workspace(), *buf, nbytes, &p, out, cap, &written,
+                                         &err);
         if (status != ZDT_PREDICT_OK) {
             ZH5_FILTER_FAIL("%s", err.message);
             goto fail;

@@ -4,10 +4,13 @@
    4 dimensions) encoded and decoded, every element within the bound (exact: the difference of
    two binary64 values compared after one rounding is settled with a margin, see below); and
    the refusals (a layout it does not know, a word count, a chunk of the wrong size, a cut
-   chunk): each returns 0, HDF5's failure, and leaves the buffer as it was.
+   chunk): each returns 0, HDF5's failure, and leaves the buffer as it was. Then a thread that
+   encodes (making its workspace) and ends after the plugin was closed (dlclose, as HDF5 does
+   at exit): its workspace's destructor must still be there to run (under ASan: freed once).
    usage: test_h5z path/to/libh5zdtpredict.so */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,45 @@ typedef struct {
 static int failures = 0;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", \
     __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+/* the thread of the last check: encodes a chunk, says so, waits until told to end */
+typedef struct {
+    filter_func filter;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int encoded, may_end;
+} worker;
+
+static void *encode_then_wait(void *arg) {
+    worker *w = (worker *)arg;
+    unsigned cd[13];
+    double x[500];
+    size_t bs = sizeof x, i, got;
+    void *buf = malloc(sizeof x);
+    uint64_t u;
+    double E = 0.01;
+    for (i = 0; i < 500; i++)
+        x[i] = sin((double)i * 0.05);
+    memcpy(buf, x, sizeof x);
+    memset(cd, 0, sizeof cd);
+    cd[0] = ZDT_PREDICT_H5Z_LAYOUT;
+    cd[1] = 2;
+    cd[2] = ZDT_PREDICT_H5Z_ABS;
+    memcpy(&u, &E, 8);
+    cd[3] = (unsigned)(u & 0xFFFFFFFFu);
+    cd[4] = (unsigned)(u >> 32);
+    cd[9] = 1;
+    cd[10] = 500;
+    got = w->filter(0, 11, cd, sizeof x, &bs, &buf);
+    free(buf);
+    pthread_mutex_lock(&w->lock);
+    w->encoded = got > 0 ? 1 : -1;
+    pthread_cond_broadcast(&w->changed);
+    while (!w->may_end)
+        pthread_cond_wait(&w->changed, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
 
 static uint64_t rng_state = 88172645463325252ull;
 static double uniform(void)
@@ -182,12 +224,34 @@ int main(int argc, char **argv)
         CHECK(last_error()[0] == '\0', "a call that succeeds clears the last error");
         free(buf);
     }
+    /* a thread's workspace outlives the plugin's dlclose; its destructor runs at the thread's
+       end (the plugin keeps itself loaded) */
+    {
+        worker w;
+        pthread_t t;
+        memset(&w, 0, sizeof w);
+        w.filter = c->filter;
+        pthread_mutex_init(&w.lock, NULL);
+        pthread_cond_init(&w.changed, NULL);
+        CHECK(pthread_create(&t, NULL, encode_then_wait, &w) == 0, "a thread");
+        pthread_mutex_lock(&w.lock);
+        while (!w.encoded)
+            pthread_cond_wait(&w.changed, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        CHECK(w.encoded == 1, "the thread's encode");
+        CHECK(dlclose(lib) == 0, "dlclose");
+        pthread_mutex_lock(&w.lock);
+        w.may_end = 1;
+        pthread_cond_broadcast(&w.changed);
+        pthread_mutex_unlock(&w.lock);
+        CHECK(pthread_join(t, NULL) == 0, "the thread's end");
+    }
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
     }
     printf("h5z: 200 fields through the plugin's filter callback within their bounds (layouts 1 "
            "and 2); cut chunks, an unknown layout, word counts, sizes and bounds refused, the "
-           "last error kept\n");
+           "last error kept; a thread's workspace freed at its end after dlclose\n");
     return 0;
 }
