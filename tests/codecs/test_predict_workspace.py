@@ -8,6 +8,10 @@ workspace does (the C tests compare zdt_predict_encode_with against zdt_predict_
 
 from __future__ import annotations
 
+import hashlib
+import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -77,3 +81,39 @@ def test_threads_encoding_at_once_write_the_same_chunks(fresh):
         got = list(pool.map(lambda k: (k, encode(*cases[k])), work))
     for k, chunk in got:
         assert chunk == fresh[k], (k, cases[k][0])
+
+
+SCRIPT = """
+import hashlib, sys
+sys.path.insert(0, {here!r})
+from test_predict_workspace import encode, fields
+from zdt.kernels import _predict_core
+print(_predict_core.WORKSPACE_LIMIT)
+for config, x, fill in fields():
+    print(hashlib.sha256(encode(config, x, fill)).hexdigest())
+"""
+
+
+def run(limit: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ZDT_PREDICT_WORKSPACE_MIB=limit)
+    return subprocess.run([sys.executable, "-c", SCRIPT.format(here=os.path.dirname(__file__))],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("limit, kept", [("0", 0), ("1", 1 << 20), ("", 64 << 20)])
+def test_the_environment_sets_what_a_thread_keeps_and_the_chunks_stay(fresh, limit, kept):
+    """ZDT_PREDICT_WORKSPACE_MIB: 0 keeps nothing, 1 keeps at most a MiB (most arrays here
+    are larger: freed, made again), unset or empty 64 MiB; the chunks are the fresh thread's
+    whatever it keeps."""
+    done = run(limit)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    assert int(lines[0]) == kept
+    assert lines[1:] == [hashlib.sha256(chunk).hexdigest() for chunk in fresh]
+
+
+@pytest.mark.parametrize("limit", ["abc", "-1", "1.5"])
+def test_a_bad_workspace_limit_is_refused_naming_the_variable(limit):
+    done = run(limit)
+    assert done.returncode != 0
+    assert f"ZDT_PREDICT_WORKSPACE_MIB={limit!r} is not a whole number of MiB" in done.stderr

@@ -23,6 +23,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset, strncpy
 
 import math
+import os
 import threading
 from typing import NamedTuple
 
@@ -169,8 +170,24 @@ def pcodec_module():
     return standalone
 
 
-# what an encode's arrays a thread keeps for its next encode, at most (zdt_predict_workspace)
-WORKSPACE_LIMIT = 64 << 20
+def _workspace_limit() -> int:
+    """What of an encode's arrays a thread keeps for its next encode, at most, in bytes
+    (zdt_predict_workspace): ZDT_PREDICT_WORKSPACE_MIB from the environment (0: nothing kept),
+    else 64 MiB."""
+    raw = os.environ.get("ZDT_PREDICT_WORKSPACE_MIB")
+    if not raw:
+        return 64 << 20
+    try:
+        mib = int(raw)
+    except ValueError:
+        mib = -1
+    if not 0 <= mib < 1 << 40:
+        raise ImportError(f"ZDT_PREDICT_WORKSPACE_MIB={raw!r} is not a whole number of MiB "
+                          f"(0 keeps nothing between encodes)")
+    return mib << 20
+
+
+WORKSPACE_LIMIT = _workspace_limit()
 
 
 cdef class _Workspace:
