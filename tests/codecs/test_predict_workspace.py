@@ -94,18 +94,21 @@ for config, x, fill in fields():
 """
 
 
-def run(limit: str) -> subprocess.CompletedProcess:
+def run(limit: str, where) -> subprocess.CompletedProcess:
+    """The script under ZDT_PREDICT_WORKSPACE_MIB=limit, in the directory `where` (not the
+    repository's root, whose source tree would hide the installed zdt from `python -c`)."""
     env = dict(os.environ, ZDT_PREDICT_WORKSPACE_MIB=limit)
     return subprocess.run([sys.executable, "-c", SCRIPT.format(here=os.path.dirname(__file__))],
-                          env=env, capture_output=True, text=True, timeout=300)
+                          env=env, capture_output=True, text=True, timeout=300, cwd=where)
 
 
 @pytest.mark.parametrize("limit, kept", [("0", 0), ("1", 1 << 20), ("", 64 << 20)])
-def test_the_environment_sets_what_a_thread_keeps_and_the_chunks_stay(fresh, limit, kept):
+def test_the_environment_sets_what_a_thread_keeps_and_the_chunks_stay(fresh, limit, kept,
+                                                                      tmp_path):
     """ZDT_PREDICT_WORKSPACE_MIB: 0 keeps nothing, 1 keeps at most a MiB (most arrays here
     are larger: freed, made again), unset or empty 64 MiB; the chunks are the fresh thread's
     whatever it keeps."""
-    done = run(limit)
+    done = run(limit, tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split()
     assert int(lines[0]) == kept
@@ -113,7 +116,7 @@ def test_the_environment_sets_what_a_thread_keeps_and_the_chunks_stay(fresh, lim
 
 
 @pytest.mark.parametrize("limit", ["abc", "-1", "1.5"])
-def test_a_bad_workspace_limit_is_refused_naming_the_variable(limit):
-    done = run(limit)
+def test_a_bad_workspace_limit_is_refused_naming_the_variable(limit, tmp_path):
+    done = run(limit, tmp_path)
     assert done.returncode != 0
     assert f"ZDT_PREDICT_WORKSPACE_MIB={limit!r} is not a whole number of MiB" in done.stderr
