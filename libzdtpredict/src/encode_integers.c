@@ -48,10 +48,10 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
     default: k_elem = 4; break;
     }
     kept = (int64_t *)malloc((p->n_keep + 1) * sizeof(int64_t));
-    xi = (int64_t *)zdt__take(pool, (n ? n : 1) * sizeof(int64_t));
+    xi = (int64_t *)zdt__take(pool, n * sizeof(int64_t));
     is_kept = (uint8_t *)malloc(n ? n : 1);
     escaped = (uint8_t *)malloc(n ? n : 1);
-    xf = (double *)zdt__take(pool, (n ? n : 1) * sizeof(double));
+    xf = (double *)zdt__take(pool, n * sizeof(double));
     y = malloc((n ? n : 1) * k_elem);
     if (kept == NULL || xi == NULL || is_kept == NULL || escaped == NULL || xf == NULL ||
         y == NULL) {
@@ -111,10 +111,10 @@ int zdt__encode_integers(const void *src, const zdt_predict_params *p, const zdt
     }
 done:
     free(kept);
-    zdt__give(pool, xi, (n ? n : 1) * sizeof(int64_t));
+    zdt__give(pool, xi, n * sizeof(int64_t));
     free(is_kept);
     free(escaped);
-    zdt__give(pool, xf, (n ? n : 1) * sizeof(double));
+    zdt__give(pool, xf, n * sizeof(double));
     free(y);
     return rc;
 }

@@ -114,14 +114,21 @@ static inline int same_f64(double a, const zdt__ew *w) {
 #undef ENC_T
 #undef ENC_F32
 
-void *zdt__spare_take(zdt__spare *s, size_t bytes) {
+/* the smallest block s keeps of at least `bytes`, or -1 */
+static int smallest(const zdt__spare *s, size_t bytes) {
     int k, best = -1;
-    void *p;
-    if (bytes == 0)
-        bytes = 1;
     for (k = 0; k < ZDT_SPARE; k++)
         if (s->p[k] != NULL && s->cap[k] >= bytes && (best < 0 || s->cap[k] < s->cap[best]))
             best = k;
+    return best;
+}
+
+void *zdt__spare_take(zdt__spare *s, size_t bytes) {
+    int best;
+    void *p;
+    if (bytes == 0)
+        bytes = 1;
+    best = smallest(s, bytes);
     if (best < 0)
         return zdt__alloc_large(bytes);
     p = s->p[best];
@@ -130,7 +137,7 @@ void *zdt__spare_take(zdt__spare *s, size_t bytes) {
 }
 
 void zdt__spare_give(zdt__spare *s, void *p, size_t bytes) {
-    int k, least = 0;
+    int k, least;
     if (p == NULL)
         return;
     for (k = 0; k < ZDT_SPARE; k++) {
@@ -139,9 +146,8 @@ void zdt__spare_give(zdt__spare *s, void *p, size_t bytes) {
             s->cap[k] = bytes;
             return;
         }
-        if (s->cap[k] < s->cap[least])
-            least = k;
     }
+    least = smallest(s, 0);
     if (s->cap[least] < bytes) {
         free(s->p[least]);
         s->p[least] = p;
@@ -164,10 +170,7 @@ void zdt__spare_trim(zdt__spare *s, size_t limit) {
     for (k = 0; k < ZDT_SPARE; k++)
         total += s->p[k] != NULL ? s->cap[k] : 0;
     while (total > limit) {
-        int least = -1;
-        for (k = 0; k < ZDT_SPARE; k++)
-            if (s->p[k] != NULL && (least < 0 || s->cap[k] < s->cap[least]))
-                least = k;
+        int least = smallest(s, 0);
         total -= s->cap[least];
         free(s->p[least]);
         s->p[least] = NULL;

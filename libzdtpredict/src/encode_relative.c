@@ -272,7 +272,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
 
 int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt__grid *g,
                          int is_f32, zdt__buf *out, zdt__spare *pool, zdt_predict_error *err) {
-    const size_t n = g->count, elem = is_f32 ? 4 : 8;
+    const size_t n = g->count, elem = is_f32 ? 4 : 8, block = 4 * n + (n + 7) / 8 + 1;
     const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
     uint8_t *bytes = NULL, *negative, *exact, *verdict, *work;
@@ -289,7 +289,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     logs = (double *)zdt__take(pool, n * sizeof(double));
     /* the byte arrays in one block: past 4 MiB (a million elements) it takes huge pages, a
        few page faults where four blocks of their own took one for each 4 KiB */
-    bytes = (uint8_t *)zdt__take(pool, 4 * n + (n + 7) / 8 + 1);
+    bytes = (uint8_t *)zdt__take(pool, block);
     if (logs == NULL || bytes == NULL) {
         rc = zdt__nomem(err);
         goto done;
@@ -419,7 +419,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
 done:
     zdt__give(pool, logs, n * sizeof(double));
     zdt__give(pool, decoded, n * sizeof(double));
-    zdt__give(pool, bytes, 4 * n + (n + 7) / 8 + 1);
+    zdt__give(pool, bytes, block);
     zdt__buf_free(&chunk);
     zdt__buf_free(&every);
     zdt__buf_free(&echunk);

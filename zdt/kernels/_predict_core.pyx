@@ -87,9 +87,6 @@ cdef extern from "zdt_predict.h":
     int zdt_predict_reference_decode(const void *stream, size_t stream_size, uint64_t rows,
                                      uint64_t cols, uint8_t *bits, zdt_predict_error *err) nogil
     size_t zdt_predict_encode_bound(const zdt_predict_params *params)
-    int zdt_predict_encode(const void *src, size_t src_size, const zdt_predict_params *params,
-                           void *dst, size_t dst_capacity, size_t *written,
-                           zdt_predict_error *err) nogil
     ctypedef struct zdt_predict_workspace:
         pass
     zdt_predict_workspace *zdt_predict_workspace_new(size_t limit)
