@@ -9,10 +9,10 @@
  *
  * Contract:
  *  - every call is reentrant and thread-safe: no global mutable state, nothing printed; the
- *    one environment variable read is ZDT_PREDICT_SIMD ("avx2", "none"), by the encoder: it
- *    narrows the vector path (the same bytes on each); the library allocates only scratch
- *    memory it frees before returning, but for what a workspace the caller made keeps
- *    (zdt_predict_encode_with);
+ *    one environment variable read is ZDT_PREDICT_SIMD ("avx2", "none"), by the encoder and
+ *    the decoder: it narrows the vector path (the same bytes and bits on each); the library
+ *    allocates only scratch memory it frees before returning, but for what a workspace the
+ *    caller made keeps (zdt_predict_encode_with);
  *  - the caller owns every buffer: zdt_predict_decoded_size says how many bytes the output
  *    takes, zdt_predict_decode writes them;
  *  - any byte string handed to a decoder ends in ZDT_PREDICT_OK or in a negative status with

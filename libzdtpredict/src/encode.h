@@ -113,11 +113,6 @@ typedef struct {
     int isa;                    /* zdt__span_isa's */
 } zdt__span_consts;
 
-/* (encode_span.c) the widest vector path the CPU has for a span: 2 AVX-512, 1 AVX2, 0 none
-   (elements one by one); the environment's ZDT_PREDICT_SIMD ("avx2", "none") narrows it (the
-   tests compare every path's chunks) */
-int zdt__span_isa(void);
-
 /* (encode_span.c) the first elements of a span quantized, several at a time: elements
    i + j es, each predicted by the cubic along stride o (a multiple of 4 or 8 of them, 0 where
    c->isa has no such path); *bad where one of them did not take the common path

@@ -59,6 +59,12 @@ int zdt__fail(zdt_predict_error *err, int status, const char *part, const char *
 #define zdt__nomem(err) zdt__fail((err), ZDT_PREDICT_E_NOMEM, "", \
                                   "no memory for the decoder's scratch buffers")
 
+/* (encode_span.c) the widest vector path the CPU has for the interpolation predictors' spans,
+   encoding and decoding: 2 AVX-512, 1 AVX2, 0 none (elements one by one); the environment's
+   ZDT_PREDICT_SIMD ("avx2", "none") narrows it (the tests compare every path's chunks and
+   decodes) */
+int zdt__span_isa(void);
+
 /* --- little-endian loads (any host byte order, any alignment) ---------------------------- */
 
 static inline uint16_t zdt__le16(const uint8_t *p) {

@@ -254,6 +254,12 @@ done:
     return rc;
 }
 
+#if WALK_F32
+#define OUT32 w->out32
+#else
+#define OUT32 NULL
+#endif
+
 #if WALK_ANS
 /* element e's value r, a span's element of code below 16: the output (a float32 chunk's
    rounded once, its predictor value that float32) */
@@ -273,10 +279,10 @@ static ZDT_ALWAYS_INLINE void WALK(put)(zdt__walk *w, double *vo, size_t e, doub
    state X (Y, the other state, untouched): token 2 (code 0) from its context's entry alone, no lookup of
    the slot's token on the state's chain; any other token through the coder's whole step, its
    symbol into ks (symbols 3 .. 15) or kept as an exception (raw values, the fill value,
-   symbols from 16). */
-#define ZDT_WALK_STEP(X, Y, CP, J)                                                           \
+   symbols from 16). CTX: its fine context's index, a << 3 | b. */
+#define ZDT_WALK_STEP(X, Y, CP, J, CTX)                                                      \
     do {                                                                                     \
-        unsigned c_ = ((unsigned)(CP)[-(ptrdiff_t)o] << 3) | (CP)[o];                        \
+        unsigned c_ = (CTX);                                                                 \
         uint32_t d_ = ((X) & 4095u) - zent[c_].start, f_ = zent[c_].freq;                    \
         if (ZDT_LIKELY(d_ < f_)) {                                                           \
             (X) = f_ * ((X) >> 12) + d_;                                                     \
@@ -303,6 +309,17 @@ static ZDT_ALWAYS_INLINE void WALK(put)(zdt__walk *w, double *vo, size_t e, doub
             }                                                                                \
         }                                                                                    \
     } while (0)
+
+/* the context index of the element at CP from its neighbours' classes o before and after */
+#define ZDT_WALK_CTX(CP) (((unsigned)(CP)[-(ptrdiff_t)o] << 3) | (CP)[o])
+
+/* along a row at step 1 (es 2, o 1), element e's neighbour after it is the next element's
+   before it: the context from b, the class after, and *ca, the class before already shifted */
+static ZDT_ALWAYS_INLINE unsigned zdt__row_ctx(unsigned *ca, unsigned b) {
+    unsigned c = *ca | b;
+    *ca = b << 3;
+    return c;
+}
 #endif
 
 /* `count` elements from flat index i in steps of es, each interpolated along a dimension of
@@ -345,14 +362,30 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         int coded = 0;          /* any symbol 3 .. 15 in ks */
         memset(ks, 2, m);
         if (mask == NULL) {
+            /* (two symbols a step, one of each state; steps 2 and 1 with the stride a
+               constant, most of a chunk's symbols: fewer instructions on the coder's
+               path) */
             uint8_t *cp = cls + i;
-            for (j = 0; j + 1 < m; j += 2, cp += 2 * es) {
-                ZDT_WALK_STEP(x0, x1, cp, j);
-                ZDT_WALK_STEP(x1, x0, cp + es, j + 1);
+            if (es == 2 && o == 1) {
+                unsigned ca = (unsigned)cp[-1] << 3;
+                for (j = 0; j + 1 < m; j += 2, cp += 4) {
+                    ZDT_WALK_STEP(x0, x1, cp, j, zdt__row_ctx(&ca, cp[1]));
+                    ZDT_WALK_STEP(x1, x0, cp + 2, j + 1, zdt__row_ctx(&ca, cp[3]));
+                }
+            } else if (es == 2) {
+                for (j = 0; j + 1 < m; j += 2, cp += 4) {
+                    ZDT_WALK_STEP(x0, x1, cp, j, ZDT_WALK_CTX(cp));
+                    ZDT_WALK_STEP(x1, x0, cp + 2, j + 1, ZDT_WALK_CTX(cp + 2));
+                }
+            } else {
+                for (j = 0; j + 1 < m; j += 2, cp += 2 * es) {
+                    ZDT_WALK_STEP(x0, x1, cp, j, ZDT_WALK_CTX(cp));
+                    ZDT_WALK_STEP(x1, x0, cp + es, j + 1, ZDT_WALK_CTX(cp + es));
+                }
             }
             if (j < m) {
                 uint32_t t;
-                ZDT_WALK_STEP(x0, x1, cp, j);
+                ZDT_WALK_STEP(x0, x1, cp, j, ZDT_WALK_CTX(cp));
                 t = x0;
                 x0 = x1;
                 x1 = t;
@@ -367,7 +400,7 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
                     xk[nx++] = 1;
                     continue;
                 }
-                ZDT_WALK_STEP(x0, x1, cls + e, j);
+                ZDT_WALK_STEP(x0, x1, cls + e, j, ZDT_WALK_CTX(cls + e));
                 t = x0;
                 x0 = x1;
                 x1 = t;
@@ -376,12 +409,13 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         a->x0 = x0;
         a->x1 = x1;
         a->pos = pos;
+        j = zdt__span_put(w->isa, vo, OUT32, i, m, es, o, coded ? ks : NULL, w->qc);
         if (!coded) {
-            for (j = 0, e = i; j < m; j++, e += es)
+            for (e = i + j * es; j < m; j++, e += es)
                 WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc0);
         } else {
             const double *qc = w->qc;
-            for (j = 0, e = i; j < m; j++, e += es)
+            for (e = i + j * es; j < m; j++, e += es)
                 WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc[ks[j]]);
         }
         for (x = 0; x < nx; x++) {
@@ -576,3 +610,5 @@ static int WALK(run)(int predictor, zdt__walk *w, const zdt__grid *g) {
         return WALK(slices)(w, g);
     return WALK(interpolation)(w, g, 0, predictor == 3);
 }
+
+#undef OUT32

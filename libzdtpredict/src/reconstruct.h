@@ -26,6 +26,7 @@ typedef struct {
     double q0, alpha, beta;     /* 2E and format 3's steps (1, 1: format 1) */
     double q;                   /* the step of the level being decoded */
     double qc[16];              /* q c for the symbols 2 .. 15 */
+    int isa;                    /* the spans' vector path (zdt__span_isa) */
 } zdt__walk;
 
 /* the code of symbol k >= 2: zigzag^-1(k - 2) */
@@ -97,6 +98,13 @@ static inline int zdt__reconstruct_f64(zdt__walk *w, size_t i, double p, int k) 
     }
     return 0;
 }
+
+/* (decode_span.c) elements i + j es of a stage 3 span block whose symbols are codes below 16
+   (ks[j]: 2 .. 15; NULL: every one code 0), each the cubic along stride o plus qc[ks[j]],
+   the first of them several at a time: v (and a float32 chunk's out32, out32 NULL for
+   float64) as the scalar loop writes them; returns how many (0 where isa has no such path) */
+size_t zdt__span_put(int isa, double *v, float *out32, size_t i, size_t count, size_t es,
+                     size_t o, const uint8_t *ks, const double *qc);
 
 /* traverses the chunk in its predictor's order, reconstructing every element: 0, or -1 for
    a corrupt chunk (w->ans->err set by stage 3's stream, else the raw values ran out) */

@@ -200,6 +200,7 @@ int zdt__decode_values(const uint8_t *buf, size_t len, const zdt__values *vc, vo
     w.raw = raw;
     w.nraw_max = n_raw;
     w.q0 = 2.0 * vc->abs_error;
+    w.isa = zdt__span_isa();
     w.alpha = alpha;
     w.beta = beta;
     zdt__set_level(&w, 1);

@@ -8,9 +8,11 @@
    Also: the encode bound holds, and too small an output buffer is refused with the size;
    zdt_predict_encode_with writes the same chunk through two workspaces kept over all the
    cases (one that keeps everything, one that keeps at most 64 KiB: its arrays are reused,
-   trimmed and made again across sizes, types and bounds).
+   trimmed and made again across sizes, types and bounds); the decoder's vector path (the
+   widest the CPU has, or ZDT_PREDICT_SIMD's) gives the bits of its scalar one.
 
        test_encode [cases] [seed]          (default 400 cases, seed 57) */
+#define _POSIX_C_SOURCE 200112L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +159,28 @@ static int64_t get_int(const void *x, int t, size_t i) {
     case 4: return ((const int32_t *)x)[i];
     default: return ((const uint32_t *)x)[i];
     }
+}
+
+/* whether the chunk decodes to the same bytes with ZDT_PREDICT_SIMD=none (elements one by
+   one) as y, which the environment's path decoded */
+static int same_as_scalar(const uint8_t *chunk, size_t len, const zdt_predict_params *p,
+                          const void *y, size_t bytes) {
+    const char *was = getenv("ZDT_PREDICT_SIMD");
+    char keep[32];
+    void *z = malloc(bytes ? bytes : 1);
+    int same;
+    zdt_predict_error err;
+    if (was != NULL)
+        snprintf(keep, sizeof(keep), "%s", was);
+    setenv("ZDT_PREDICT_SIMD", "none", 1);
+    same = z != NULL && zdt_predict_decode(chunk, len, p, z, bytes, &err) == ZDT_PREDICT_OK &&
+           memcmp(z, y, bytes) == 0;
+    if (was != NULL)
+        setenv("ZDT_PREDICT_SIMD", keep, 1);
+    else
+        unsetenv("ZDT_PREDICT_SIMD");
+    free(z);
+    return same;
 }
 
 static int same64(double a, double b) { return memcmp(&a, &b, 8) == 0; }
@@ -337,6 +361,10 @@ int main(int argc, char **argv) {
             printf("case %d: decode failed: %s (part %s)\n", c, err.message, err.part);
             failed++;
             goto next_case;
+        }
+        if (!same_as_scalar(out, written, &p, y, n * elem)) {
+            printf("case %d: the scalar decoder gives other bits\n", c);
+            failed++;
         }
         total += n;
         bytes_total += written;

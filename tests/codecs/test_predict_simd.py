@@ -1,7 +1,9 @@
-"""zdt.predict's encoder quantizes the interpolation predictors' spans on the widest vector path
-the CPU has (AVX-512, AVX2, else element by element; ZDT_PREDICT_SIMD narrows it). Every path
-must write the same chunks: predict_digest's quick matrix (shapes, float32 and float64, every
-predictor and stage, bounds, fill values, NaN, infinities and outliers) under each."""
+"""zdt.predict quantizes (encoder) and reconstructs (decoder, stage 3) the interpolation
+predictors' spans on the widest vector path the CPU has (AVX-512, AVX2, else element by
+element; ZDT_PREDICT_SIMD narrows it). Every path must write the same chunks and decode them
+to the same bits: predict_digest's quick matrix (shapes, float32 and float64, every predictor
+and stage, bounds, fill values, NaN, infinities and outliers; its digests cover the decodes)
+under each."""
 
 from __future__ import annotations
 
