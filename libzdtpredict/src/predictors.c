@@ -10,6 +10,8 @@
    symbols waits on memory, 1.7x the decode of a relative chunk at R = 1e-4) */
 #pragma GCC optimize("no-tree-slp-vectorize")
 #endif
+#include <stdlib.h>
+
 #include "reconstruct.h"
 
 #define WALK(name) name##_f32
@@ -44,10 +46,51 @@
 #undef WALK_F32
 #undef RECONSTRUCT
 
+/* a queue for a chunk of n elements (sizes: blocks, their symbols and exceptions of a pass,
+   at least one whole block each; a queue that fills is emptied early, in order): NULL
+   without memory (the passes then run one after the other) */
+static zdt__defer *defer_new(size_t n) {
+    zdt__defer *q = (zdt__defer *)calloc(1, sizeof(zdt__defer));
+    if (q == NULL)
+        return NULL;
+    q->cap = n / 64 + 16;
+    q->cap_ks = n / 4 + ZDT_WALK_BLOCK;
+    q->cap_kept = n / 64 + ZDT_WALK_BLOCK;
+    q->blk = (zdt__deferred *)malloc(q->cap * sizeof(zdt__deferred));
+    q->ks = (uint8_t *)malloc(q->cap_ks);
+    q->kept = (zdt__kept *)malloc(q->cap_kept * sizeof(zdt__kept));
+    if (q->blk == NULL || q->ks == NULL || q->kept == NULL) {
+        free(q->blk);
+        free(q->ks);
+        free(q->kept);
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+static void defer_free(zdt__defer *q) {
+    if (q != NULL) {
+        free(q->blk);
+        free(q->ks);
+        free(q->kept);
+        free(q);
+    }
+}
+
+/* (below it the queue is not worth its allocations: a chunk that small stays cached between
+   passes) */
+#define ZDT_DEFER_MIN 1024
+
 int zdt__traverse(int predictor, zdt__walk *w, const zdt__grid *g, int is_f32) {
+    int rc;
     if (g->count == 0)
         return 0;
-    if (is_f32)
-        return w->ans != NULL ? run_f32_ans(predictor, w, g) : run_f32(predictor, w, g);
-    return w->ans != NULL ? run_f64_ans(predictor, w, g) : run_f64(predictor, w, g);
+    if (w->ans == NULL)
+        return is_f32 ? run_f32(predictor, w, g) : run_f64(predictor, w, g);
+    w->defer = predictor >= 2 && g->count >= ZDT_DEFER_MIN ? defer_new(g->count) : NULL;
+    rc = is_f32 ? run_f32_ans(predictor, w, g) : run_f64_ans(predictor, w, g);
+    defer_free(w->defer);
+    w->defer = NULL;
+    return rc;
 }

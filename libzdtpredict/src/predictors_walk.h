@@ -322,6 +322,71 @@ static ZDT_ALWAYS_INLINE unsigned zdt__row_ctx(unsigned *ca, unsigned b) {
 }
 #endif
 
+#if WALK_ANS
+/* the deferred blocks from the queue's head whose first element is at most `limit`
+   reconstructed, in the order they were decoded: their elements of codes below 16, then
+   their exceptions' values again (written when their symbols were decoded) */
+static void WALK(flush)(zdt__walk *w, zdt__defer *q, size_t limit) {
+    double *vo = w->v;
+    const double *v = w->v;
+    while (q->head < q->n && q->blk[q->head].i <= limit) {
+        const zdt__deferred *b = q->blk + q->head++;
+        const uint8_t *ks = b->ks_at != SIZE_MAX ? q->ks + b->ks_at : NULL;
+        const size_t es = b->es, o = b->o;
+        size_t j = zdt__span_put(w->isa, vo, OUT32, b->i, b->m, es, o, ks, w->qc), e, x;
+        for (e = b->i + j * es; j < b->m; j++, e += es)
+            WALK(put)(w, vo, e, zdt__cubic(v, e, o) + w->qc[ks != NULL ? ks[j] : 2]);
+        for (x = 0; x < b->nkept; x++) {
+            const zdt__kept *k = q->kept + b->kept_at + x;
+            vo[k->e] = k->v;
+#if WALK_F32
+            w->out32[k->e] = k->f;
+#endif
+        }
+    }
+    if (q->head == q->n)
+        q->head = q->n = q->nks = q->nkept = 0;
+}
+
+/* a span block deferred: its symbols below 16 (ks; NULL: all code 0) queued, its exceptions
+   (xj, xk) reconstructed now, in visit order (the raw values are taken in that order), and
+   their values kept (the block's reconstruction writes every element) */
+static int WALK(defer)(zdt__walk *w, zdt__defer *q, size_t i, size_t m, size_t es, size_t o,
+                       const uint8_t *ks, const uint16_t *xj, const uint16_t *xk, size_t nx) {
+    zdt__deferred *b;
+    size_t x;
+    if (q->n == q->cap || (ks != NULL && q->nks + m > q->cap_ks) || q->nkept + nx > q->cap_kept)
+        WALK(flush)(w, q, SIZE_MAX);
+    b = q->blk + q->n++;
+    b->i = i;
+    b->m = m;
+    b->es = es;
+    b->o = o;
+    b->ks_at = SIZE_MAX;
+    if (ks != NULL) {
+        b->ks_at = q->nks;
+        memcpy(q->ks + q->nks, ks, m);
+        q->nks += m;
+    }
+    b->kept_at = q->nkept;
+    b->nkept = nx;
+    for (x = 0; x < nx; x++) {
+        const size_t e = i + xj[x] * es;
+        zdt__kept *k = q->kept + q->nkept++;
+        if (RECONSTRUCT(w, e, zdt__cubic(w->v, e, o), xk[x]) < 0)
+            return -1;
+        k->e = e;
+        k->v = w->v[e];
+#if WALK_F32
+        k->f = w->out32[e];
+#else
+        k->f = 0.0f;
+#endif
+    }
+    return 0;
+}
+#endif
+
 /* `count` elements from flat index i in steps of es, each interpolated along a dimension of
    stride o where the cubic's four neighbours i -+ o, i -+ 3 o all exist (most elements: the
    loop without the bounds tests); `ctx`: the level group's tables by neighbour classes,
@@ -409,6 +474,13 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
         a->x0 = x0;
         a->x1 = x1;
         a->pos = pos;
+        if (w->defer != NULL && w->defer->on) {
+            if (WALK(defer)(w, w->defer, i, m, es, o, coded ? ks : NULL, xj, xk, nx) < 0)
+                return -1;
+            i += m * es;
+            count -= m;
+            continue;
+        }
         j = zdt__span_put(w->isa, vo, OUT32, i, m, es, o, coded ? ks : NULL, w->qc);
         if (!coded) {
             for (e = i + j * es; j < m; j++, e += es)
@@ -444,6 +516,9 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
 static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, int reverse) {
     size_t s = 1, most = 1, first[4], step[4], k0, k1, k2, k3;
     int d, f, kk, table = 0, rc = 0;
+#if WALK_ANS
+    int last, prev;
+#endif
     zdt__walk w = *wp;
     zdt__ans a;
     const double *v = w.v;
@@ -480,9 +555,23 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
         ctx[0] = (int16_t)group;
 #endif
         zdt__set_level(&w, s);
+#if WALK_ANS
+        /* the level's last pass and the one before it (passes along a dimension of one
+           element are none): the one before defers its span blocks to the last's rows */
+        last = prev = -1;
+        for (kk = 0; kk < 4; kk++)
+            if (s < g->n[reverse ? 3 - kk : kk]) {
+                prev = last;
+                last = kk;
+            }
+#endif
         for (kk = 0; kk < 4; kk++) {
             size_t nd, st, o, kd;
             d = reverse ? 3 - kk : kk;
+#if WALK_ANS
+            if (w.defer != NULL)
+                w.defer->on = kk == prev;
+#endif
             for (f = 0; f < 4; f++) {
                 int rank = reverse ? 3 - f : f;
                 if (rank < kk) {
@@ -506,6 +595,11 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                     for (k2 = first[2]; k2 < g->n[2]; k2 += step[2]) {
                         size_t row = base + k0 * g->st[0] + k1 * g->st[1] + k2 * g->st[2];
                         size_t end = g->n[3];
+#if WALK_ANS
+                        /* (the row's elements read nothing past its end + 3 o) */
+                        if (kk == last && w.defer != NULL)
+                            WALK(flush)(&w, w.defer, row + end - 1 + 3 * o);
+#endif
                         kd = d == 0 ? k0 : d == 1 ? k1 : k2;
                         k3 = first[3];
                         if (d != 3 && kd >= 3 * s && kd + 3 * s < nd) {
@@ -576,6 +670,12 @@ static int WALK(interpolation)(zdt__walk *wp, const zdt__grid *g, size_t base, i
                         }
                     }
         }
+#if WALK_ANS
+        if (w.defer != NULL) {
+            WALK(flush)(&w, w.defer, SIZE_MAX);
+            w.defer->on = 0;
+        }
+#endif
     }
 done:
     *wp = w;
