@@ -53,7 +53,7 @@ static zdt__defer *defer_new(size_t n) {
     zdt__defer *q = (zdt__defer *)calloc(1, sizeof(zdt__defer));
     if (q == NULL)
         return NULL;
-    q->cap = n / 64 + 16;
+    q->cap = n / 256 + 64;
     q->cap_ks = n / 4 + ZDT_WALK_BLOCK;
     q->cap_kept = n / 64 + ZDT_WALK_BLOCK;
     q->blk = (zdt__deferred *)malloc(q->cap * sizeof(zdt__deferred));
