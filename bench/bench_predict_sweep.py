@@ -8,7 +8,8 @@ is decoded and checked against its bound.
 
 Fields: "smooth", a smooth field with a little noise (bench_predict's, its noise a tenth);
 "ridges", a sum of random plane waves with a little noise (a field with more structure at
-small scales). Extra zdt configurations are rows of their own: --config NAME=JSON (keys of
+small scales); "noisy" (not in the default run), bench_predict's field itself (noise 0.3: at
+1e-4 of its range the bound is below the noise). Extra zdt configurations are rows of their own: --config NAME=JSON (keys of
 PredictConfig.create, e.g. --config 'lorenzo={"predictor": "lorenzo"}').
 """
 
@@ -45,7 +46,14 @@ def ridges(side: int) -> np.ndarray:
     return 100 * x + rng.normal(0, 0.01, (side, side))
 
 
-FIELDS = {"smooth": smooth, "ridges": ridges}
+def noisy(side: int) -> np.ndarray:
+    i, j = np.mgrid[0:side, 0:side]
+    rng = np.random.default_rng(0)
+    return (1000 * np.sin(i / 300) * np.cos(j / 200) + 50 * np.sin(i / 17 + j / 23)
+            + rng.normal(0, 0.3, (side, side)))
+
+
+FIELDS = {"smooth": smooth, "ridges": ridges, "noisy": noisy}
 
 
 def sz_config(bound: float):
