@@ -47,10 +47,9 @@ def ridges(side: int) -> np.ndarray:
 
 
 def noisy(side: int) -> np.ndarray:
-    i, j = np.mgrid[0:side, 0:side]
-    rng = np.random.default_rng(0)
-    return (1000 * np.sin(i / 300) * np.cos(j / 200) + 50 * np.sin(i / 17 + j / 23)
-            + rng.normal(0, 0.3, (side, side)))
+    from bench_predict import field
+
+    return field(side * side)
 
 
 FIELDS = {"smooth": smooth, "ridges": ridges, "noisy": noisy}

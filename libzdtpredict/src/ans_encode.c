@@ -359,11 +359,19 @@ typedef struct {
     uint16_t start;
 } sym_t;
 
+/* the token's step on a state already brought below 2^20 freq: x becomes
+   ((x div freq) << 12) + x mod freq + start. floor(x / freq) = (x ceil(2^44 / freq)) >> 44,
+   exactly for x < 2^20 freq and freq <= 2^12 (the rounding error x (ceil - 2^44 / freq) /
+   2^44 stays below 1 / freq) */
+static inline uint32_t step(uint32_t x, const sym_t *s) {
+    const uint32_t q = (uint32_t)(((uint64_t)x * s->rcp) >> 44);
+    return x + s->start + q * s->cmpl;
+}
+
 /* symbol k onto state x with the table tab (its extra bits first); its words (0, 1 or 2)
    appended at *w, in the order put out (the stream holds them last first) */
 static inline uint32_t put(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **w) {
     const sym_t *s = tab + k;
-    uint32_t q;
     if (ZDT_UNLIKELY(k >= 16)) {
         int nbits;
         uint32_t bits;
@@ -378,10 +386,7 @@ static inline uint32_t put(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **
         *(*w)++ = (uint16_t)(x & 0xFFFF);
         x >>= 16;
     }
-    /* floor(x / freq) = (x ceil(2^44 / freq)) >> 44, exactly for x < 2^20 freq and freq <=
-       2^12 (the rounding error x (ceil - 2^44 / freq) / 2^44 stays below 1 / freq) */
-    q = (uint32_t)(((uint64_t)x * s->rcp) >> 44);
-    return x + s->start + q * s->cmpl;
+    return step(x, s);
 }
 
 /* put without a branch on the symbol or the state, the same arithmetic: where a chunk's
@@ -389,6 +394,13 @@ static inline uint32_t put(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **
    a word are coin tosses that mispredict (a word is stored either way, the pointer moved only
    where it counts: the room holds two words a symbol); where most are code 0, put's
    branches predict and take less */
+/* x's low word put out where `need` (stored either way, *w moved only then), x less it */
+static inline uint32_t put_word_if(uint32_t x, uint32_t need, uint16_t **w) {
+    **w = (uint16_t)(x & 0xFFFF);
+    *w += need;
+    return need ? x >> 16 : x;
+}
+
 static inline uint32_t put_flat(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **w) {
 #if defined(__GNUC__)
     const uint32_t e = 31 - (uint32_t)__builtin_clz(k | 16u);
@@ -401,18 +413,9 @@ static inline uint32_t put_flat(uint32_t x, uint32_t k, const sym_t *tab, uint16
     const uint32_t tok = (uint32_t)token_of(k, &nb, &bits), nbits = (uint32_t)nb;
 #endif
     const sym_t *s = tab + tok;
-    uint32_t need, q;
-    need = (uint64_t)x >= ((uint64_t)1 << (32 - nbits));
-    **w = (uint16_t)(x & 0xFFFF);
-    *w += need;
-    x = need ? x >> 16 : x;
+    x = put_word_if(x, (uint64_t)x >= ((uint64_t)1 << (32 - nbits)), w);
     x = (x << nbits) | bits;
-    need = x > s->xmax;
-    **w = (uint16_t)(x & 0xFFFF);
-    *w += need;
-    x = need ? x >> 16 : x;
-    q = (uint32_t)(((uint64_t)x * s->rcp) >> 44);
-    return x + s->start + q * s->cmpl;
+    return step(put_word_if(x, x > s->xmax, w), s);
 }
 
 /* symbols lo .. hi - 1 coded last to first, the j-th on state xs[j % 2], each with its

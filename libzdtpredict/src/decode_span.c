@@ -110,9 +110,11 @@ AVX2 static size_t put_span4(double *v, float *out32, size_t i, size_t count, si
 size_t zdt__span_put(int isa, double *v, float *out32, size_t i, size_t count, size_t es,
                      size_t o, const uint8_t *ks, const double *qc) {
 #ifdef ZDT_SPAN_SIMD
-    if (es <= 2 && isa == 2)
+    if (es > 2)
+        return 0;
+    if (isa == 2)
         return put_span8(v, out32, i, count, es, o, ks, qc);
-    if (es <= 2 && isa == 1)
+    if (isa == 1)
         return put_span4(v, out32, i, count, es, o, ks, qc);
 #else
     (void)isa, (void)v, (void)out32, (void)i, (void)count, (void)es, (void)o, (void)ks, (void)qc;

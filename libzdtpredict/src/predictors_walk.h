@@ -323,22 +323,34 @@ static ZDT_ALWAYS_INLINE unsigned zdt__row_ctx(unsigned *ca, unsigned b) {
 #endif
 
 #if WALK_ANS
+/* a span block's elements i + j es (j < m) of codes below 16 (ks[j], 2 .. 15; NULL: every
+   one code 0), each the cubic along stride o plus q c: the first several at a time
+   (zdt__span_put), the rest one by one */
+static ZDT_ALWAYS_INLINE void WALK(put_block)(zdt__walk *w, size_t i, size_t m, size_t es,
+                                              size_t o, const uint8_t *ks) {
+    double *vo = w->v;
+    const double *v = w->v, *qc = w->qc;
+    size_t j = zdt__span_put(w->isa, vo, OUT32, i, m, es, o, ks, qc), e;
+    if (ks == NULL) {
+        for (e = i + j * es; j < m; j++, e += es)
+            WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc[2]);
+    } else {
+        for (e = i + j * es; j < m; j++, e += es)
+            WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc[ks[j]]);
+    }
+}
+
 /* the deferred blocks from the queue's head whose first element is at most `limit`
    reconstructed, in the order they were decoded: their elements of codes below 16, then
    their exceptions' values again (written when their symbols were decoded) */
 static void WALK(flush)(zdt__walk *w, zdt__defer *q, size_t limit) {
-    double *vo = w->v;
-    const double *v = w->v;
     while (q->head < q->n && q->blk[q->head].i <= limit) {
         const zdt__deferred *b = q->blk + q->head++;
-        const uint8_t *ks = b->ks_at != SIZE_MAX ? q->ks + b->ks_at : NULL;
-        const size_t es = b->es, o = b->o;
-        size_t j = zdt__span_put(w->isa, vo, OUT32, b->i, b->m, es, o, ks, w->qc), e, x;
-        for (e = b->i + j * es; j < b->m; j++, e += es)
-            WALK(put)(w, vo, e, zdt__cubic(v, e, o) + w->qc[ks != NULL ? ks[j] : 2]);
+        size_t x;
+        WALK(put_block)(w, b->i, b->m, b->es, b->o, b->ks_at != SIZE_MAX ? q->ks + b->ks_at : NULL);
         for (x = 0; x < b->nkept; x++) {
             const zdt__kept *k = q->kept + b->kept_at + x;
-            vo[k->e] = k->v;
+            w->v[k->e] = k->v;
 #if WALK_F32
             w->out32[k->e] = k->f;
 #endif
@@ -408,8 +420,6 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
     const uint8_t *mask = w->mask;
     const uint8_t *words = a->words;
     const uint64_t n_words = a->n_words;
-    double *vo = w->v;
-    const double qc0 = w->qc[2];        /* code 0's q c */
     if (zent[0].freq == 0) {
         /* (code 0 not nearly every symbol where both neighbours have it: the symbols'
            branches would mispredict; element by element, each its whole step) */
@@ -481,15 +491,7 @@ static ZDT_ALWAYS_INLINE int WALK(span)(zdt__walk *w, zdt__ans *a, const int16_t
             count -= m;
             continue;
         }
-        j = zdt__span_put(w->isa, vo, OUT32, i, m, es, o, coded ? ks : NULL, w->qc);
-        if (!coded) {
-            for (e = i + j * es; j < m; j++, e += es)
-                WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc0);
-        } else {
-            const double *qc = w->qc;
-            for (e = i + j * es; j < m; j++, e += es)
-                WALK(put)(w, vo, e, zdt__cubic(v, e, o) + qc[ks[j]]);
-        }
+        WALK(put_block)(w, i, m, es, o, coded ? ks : NULL);
         for (x = 0; x < nx; x++) {
             e = i + xj[x] * es;
             if (RECONSTRUCT(w, e, zdt__cubic(v, e, o), xk[x]) < 0)

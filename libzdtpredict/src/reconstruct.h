@@ -7,14 +7,9 @@
 
 #include "ans.h"
 
-/* What a traversal carries. Predictor values are binary64 (v); a float32 chunk's elements go
-   to `out` as they are decoded; a float64 chunk's predictor values are its output itself (out
-   == v), and the elements whose value differs from their predictor value (the fill value, a
-   non-finite raw value) are written after the traversal (zdt__finish_f64). */
 /* Stage 3 span blocks whose elements wait to be reconstructed (predictors_walk.h): the blocks
    of the pass before a level's last, each reconstructed when the last pass reaches its rows,
-   so that each row's cache lines are read and written once while cached (the passes one
-   after the other: 1.16x the decode of a smooth field at 1e-2 of its range). */
+   so that each row's cache lines are read and written once while cached. */
 typedef struct {
     size_t i, m, es, o;         /* elements i + j es, j < m, each the cubic along stride o */
     size_t ks_at;               /* their symbols 2 .. 15 at ks + ks_at; SIZE_MAX: all code 0 */
@@ -37,6 +32,10 @@ typedef struct {
     int on;                     /* the pass being decoded defers its span blocks */
 } zdt__defer;
 
+/* What a traversal carries. Predictor values are binary64 (v); a float32 chunk's elements go
+   to `out` as they are decoded; a float64 chunk's predictor values are its output itself (out
+   == v), and the elements whose value differs from their predictor value (the fill value, a
+   non-finite raw value) are written after the traversal (zdt__finish_f64). */
 typedef struct {
     double *v;
     float *out32;                /* float32 chunks: the output */
