@@ -4,13 +4,14 @@ of 1e-4, 1e-3 and 1e-2 against SZ3 in the log domain (its log2 and exp2 timed wi
 is a ratio to SZ3's time (min of --repeat rounds, the implementations alternating); every result
 is decoded and checked against its bound.
 
-    python bench/bench_predict_sweep.py [--repeat 9] [--fields smooth,ridges]
+    python bench/bench_predict_sweep.py [--repeat 9] [--fields smooth,ridges] [--signed]
 
 Fields: "smooth", a smooth field with a little noise (bench_predict's, its noise a tenth);
 "ridges", a sum of random plane waves with a little noise (a field with more structure at
 small scales); "noisy" (not in the default run), bench_predict's field itself (noise 0.3: at
 1e-4 of its range the bound is below the noise). Extra zdt configurations are rows of their own: --config NAME=JSON (keys of
-PredictConfig.create, e.g. --config 'lorenzo={"predictor": "lorenzo"}').
+PredictConfig.create, e.g. --config 'lorenzo={"predictor": "lorenzo"}'). --signed: the relative
+rows on the field itself, which changes sign (its signs coded too).
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def main() -> None:
     p.add_argument("--fields", default="smooth,ridges")
     p.add_argument("--config", action="append", default=[], metavar="NAME=JSON")
     p.add_argument("--no-relative", action="store_true")
+    p.add_argument("--signed", action="store_true",
+                   help="relative rows on the field itself, which changes sign (SZ3: log2 |x| "
+                        "and the signs as a zstd frame of their bitmap)")
     args = p.parse_args()
     from pysz import sz
 
@@ -109,6 +113,9 @@ def main() -> None:
             row(f"E = {frac:g} range", enc, dec, sizes, args.repeat)
         if args.no_relative:
             continue
+        if args.signed:
+            relative_signed(name, x, extra, args.repeat)
+            continue
         pos = np.exp2(x / (span / 12))      # (positive, spanning twelve binades)
         print(f"{name}: relative bound R on 2**(x * 12 / range), against SZ3 on log2 x")
         for R in FRACTIONS:
@@ -127,6 +134,45 @@ def main() -> None:
             dec["SZ3"] = lambda: np.exp2(sz.decompress(s, pos.dtype, pos.shape)[0])
             sizes = {k: len(v) for k, v in coded.items()} | {"SZ3": len(s)}
             row(f"R = {R:g}", enc, dec, sizes, args.repeat)
+
+
+def relative_signed(name: str, x: np.ndarray, extra: dict, repeat: int) -> None:
+    """Relative rows on a field that changes sign: zdt's relative chunk (its signs kind 3's
+    zstd bitmap or kind 4's tiles) against SZ3 on log2 |x| plus the signs as a zstd frame of
+    their bitmap."""
+    from numcodecs import Zstd
+    from pysz import sz
+
+    zstd = Zstd(level=3)
+    print(f"{name}: relative bound R on the field itself ({(x < 0).mean():.0%} negative), "
+          f"against SZ3 on log2 |x| and the signs' bitmap through zstd")
+    for R in FRACTIONS:
+        cfgs = {"auto": PredictConfig.create(rel_error=R)}
+        cfgs.update({k: PredictConfig.create(rel_error=R, **v) for k, v in extra.items()})
+        szc = sz_config(math.log2(1 + R) * (1 - 1e-6))
+        coded = {k: c.encode(x, np.nan) for k, c in cfgs.items()}
+
+        def sz_encode():
+            return (sz.compress(np.log2(np.abs(x)), szc)[0],
+                    zstd.encode(np.packbits(np.signbit(x)).tobytes()))
+        s, signs = sz_encode()
+
+        def sz_decode():
+            y = np.exp2(sz.decompress(np.frombuffer(bytes(s), np.uint8), x.dtype, x.shape)[0])
+            neg = np.unpackbits(np.frombuffer(zstd.decode(signs), np.uint8), count=x.size)
+            return np.where(neg.reshape(x.shape).astype(bool), -y, y)
+        for k, c in cfgs.items():
+            y = c.decode(coded[k], x.dtype, x.shape, np.nan)
+            assert np.all(np.abs(y - x) <= R * np.abs(x)), k
+        assert np.all(np.abs(sz_decode() - x) <= 1.01 * R * np.abs(x))
+        enc = {k: (lambda c=c: c.encode(x, np.nan)) for k, c in cfgs.items()}
+        dec = {k: (lambda c=c, b=coded[k]: c.decode(b, x.dtype, x.shape, np.nan))
+               for k, c in cfgs.items()}
+        enc["SZ3"] = sz_encode
+        dec["SZ3"] = sz_decode
+        sizes = ({f"{k} (kind {v[4]})": len(v) for k, v in coded.items()}
+                 | {"SZ3": len(bytes(s)) + len(signs)})
+        row(f"R = {R:g}", enc, dec, sizes, repeat)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ map, reference masks of chunks of 1, 2 and 4 dimensions (and 5 merged to 4), for
 slices whose first level is not the chunk's, stage 2 with extents of 1 dropped and five
 dimensions merged (tests/codecs/test_predict_golden_paths.py parses each chunk to show it);
 and (v2.9) relative chunks of kind 3, 2^v by a table, values at both ends of float64's range
-among them.
+among them; and (v2.10) relative chunks of kind 4, signs coded by tiles and contexts.
 What decoding must give: the SHA-256 of the decoded bytes when the chunk was written (in the
 manifest), which the independent reference decoder (tests/predict_reference.py) must
 reproduce, within the bound of the data.
@@ -292,7 +292,30 @@ def _cases() -> list[Case]:
     # normal number (subnormal values, below 2^-1022) or near it (near the largest float64)
     out.append(Case("rel-far", make_far((21, 26)), (21, 26), "float64",
                     {"rel_error": 1e-3, "predictor": "lorenzo", "entropy": "ans"}))
+    # (v2.10) relative chunks of kind 4 (signs by tiles and contexts): the rel-* cases above
+    # whose signs come out smaller so are written again; and fields that change sign in
+    # regions, their magnitudes of every class (near the chunk's largest, 2^4 and 2^8 below
+    # it, zeros, NaN), over three dimensions (planes one after another; edge tiles narrower
+    # and shorter) and two
+    for shape, dtype in (((5, 24, 31), "float64"), ((40, 45), "float32")):
+        out.append(Case(f"rel-signs-{len(shape)}d-{dtype}", make_signed(shape), shape, dtype,
+                        {"rel_error": 1e-3, "predictor": "interpolation", "entropy": "ans"},
+                        fill=float("nan")))
     return out
+
+
+def make_signed(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
+    """`smooth` less its middle value, so that it changes sign along a line, times 2^-12:
+    integers over a power of two (exact in float32), with a little noise, zeros and NaN at
+    hashed places."""
+    def data(dtype: str) -> np.ndarray:
+        ints = smooth(shape) - (3 << 18) + noise(shape, 31) // 8
+        x = ints.astype(np.float64) / 4096.0
+        where = noise(shape, 37)
+        x[(where >= -6) & (where < 6)] = 0.0
+        x[where == 300] = np.nan
+        return x.astype(dtype)
+    return data
 
 
 def make_far(shape: tuple[int, ...]) -> Callable[[str], np.ndarray]:
@@ -448,11 +471,21 @@ def digest(x: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
 
 
+def version_key(path: Path) -> tuple[int, ...]:
+    """A fixture directory's version as numbers ("v2.10" after "v2.9")."""
+    return tuple(int(part) for part in path.name[1:].split("."))
+
+
+def versions() -> list[Path]:
+    """The committed versions, oldest first."""
+    return sorted((p for p in GOLDEN.iterdir() if p.is_dir()), key=version_key)
+
+
 def written(before: Path | None = None) -> dict[str, Path]:
-    """Each case's newest committed version (of those sorted before `before`, if given)."""
+    """Each case's newest committed version (of those before `before`, if given)."""
     out: dict[str, Path] = {}
-    for version in sorted(p for p in GOLDEN.iterdir() if p.is_dir()):
-        if before is not None and version.name >= before.name:
+    for version in versions():
+        if before is not None and version_key(version) >= version_key(before):
             continue
         for name in json.loads((version / "manifest.json").read_text())["cases"]:
             out[name] = version

@@ -294,10 +294,83 @@ def table_exp2(v: float) -> float:
         return math.inf
 
 
+def sign_class(t: float, v: float) -> int:
+    """Kind 4's class of a logarithm v (or a tile's smallest) against the stream's t."""
+    d = t - v                   # (one binary64 subtraction, as the spec says)
+    return 0 if math.isnan(d) else int(d >= 4.0) + int(d >= 8.0)
+
+
+def decode_signs(data: bytes, dims: list[int], logs: list[float]) -> list[bool]:
+    """Kind 4's sign stream: t, then a mask stream's state and words; each plane (the last two
+    dimensions of the spec's shape, padded to four) in tiles of 8 x 8, row by row, each tile a
+    flag (all its signs equal), then one sign or a sign for each of its elements."""
+    (t,) = struct.unpack_from("<d", data)
+    assert math.isfinite(t)
+    x, n_words = struct.unpack_from("<IQ", data, 8)
+    words = list(struct.unpack_from(f"<{n_words}H", data, 20))
+    assert 20 + 2 * n_words == len(data) and x >= 1 << 16
+    shape4 = ([1, 1, 1, 1] + list(dims))[-4:]
+    rows, cols = shape4[2], shape4[3]
+    plane = rows * cols
+    n = math.prod(shape4)
+    P = [32768] * 60
+    bits = [False] * n
+    used = 0
+
+    def next_bit(c: int) -> bool:
+        nonlocal x, used
+        F = 65536 - P[c]
+        slot = x % 65536
+        if slot >= F:
+            x = P[c] * (x >> 16) + slot - F
+            P[c] += (65536 - P[c]) >> 4
+            bit = True
+        else:
+            x = F * (x >> 16) + slot
+            P[c] -= P[c] >> 4
+            bit = False
+        if x < 1 << 16:
+            x = (x << 16) | words[used]
+            used += 1
+        return bit
+
+    trows, tcols = -(-rows // 8), -(-cols // 8)
+    for s in range(0, n, plane):
+        flags: dict[tuple[int, int], int] = {}
+        for a in range(trows):
+            for b in range(tcols):
+                cells = [(i, j) for i in range(8 * a, min(8 * a + 8, rows))
+                         for j in range(8 * b, min(8 * b + 8, cols))]
+                # (the tile's class: the largest of its four corners')
+                corners = {cells[0], cells[-1], (cells[0][0], cells[-1][1]),
+                           (cells[-1][0], cells[0][1])}
+                m = max(sign_class(t, logs[s + i * cols + j]) for i, j in corners)
+                up = flags.get((a - 1, b), 2)
+                left = flags.get((a, b - 1), 2)
+                u = next_bit(m + 3 * up + 9 * left)
+                flags[(a, b)] = int(u)
+                if u:
+                    i0, j0 = 8 * a, 8 * b
+                    above = int(bits[s + (i0 - 1) * cols + j0]) if i0 else 2
+                    before = int(bits[s + i0 * cols + j0 - 1]) if j0 else 2
+                    bit = next_bit(27 + above + 3 * before)
+                    for i, j in cells:
+                        bits[s + i * cols + j] = bit
+                    continue
+                for i, j in cells:
+                    e = s + i * cols + j
+                    w = int(bits[e - 1]) if j else 0
+                    nn = int(bits[e - cols]) if i else 0
+                    nw = int(bits[e - cols - 1]) if i and j else 0
+                    bits[e] = next_bit(36 + w + 2 * nn + 4 * nw + 8 * sign_class(t, logs[e]))
+    assert x == 1 << 16 and used == n_words
+    return bits
+
+
 def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """A format-2 chunk (kind 1 or 3, pointwise relative), element by element."""
+    """A format-2 chunk (kind 1, 3 or 4, pointwise relative), element by element."""
     magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", data)
-    assert magic == b"ZPR2" and kind in (1, 3) and size == dtype.itemsize and log_fill in (0, 1)
+    assert magic == b"ZPR2" and kind in (1, 3, 4) and size == dtype.itemsize and log_fill in (0, 1)
     exp2 = spec_exp2 if kind == 1 else table_exp2
     n = math.prod(shape)
     assert data[32:36] in (b"ZPR1", b"ZPR3") or data[32:37] == b"ZPR2\x02"
@@ -312,7 +385,12 @@ def decode_relative(data: bytes, dtype: np.dtype, shape: tuple[int, ...]) -> np.
         assert len(bits) == (n + 7) // 8
         return [bool(bits[i // 8] >> (7 - i % 8) & 1) for i in range(n)]
 
-    negative = bitmap(sign_length, at) if sign_length else [False] * n
+    if not sign_length:
+        negative = [False] * n
+    elif kind == 4:
+        negative = decode_signs(data[at:at + sign_length], spec_shape(shape), logs.tolist())
+    else:
+        negative = bitmap(sign_length, at)
     at += sign_length
     (map_length,) = struct.unpack_from("<Q", data, at)
     at += 8

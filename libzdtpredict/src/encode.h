@@ -144,6 +144,14 @@ void zdt__ans_pack(zdt__buf *out, const uint16_t *osym, const uint8_t *octx, siz
 
 void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
                       const uint8_t *reference);
+/* bits[0 .. n) coded last to first with pr[i], each one's probability of a 1 (the decoder's,
+   first to last): a mask stream's state, word count and words, appended to out */
+void zdt__binary_code(zdt__buf *out, const uint8_t *bits, const uint16_t *pr, size_t n);
+/* kind 4's sign stream of negative[0 .. g->count) (1: negative) with the logarithms as the
+   decoder reads them (`logs`; the encoder's `decoded` where logs[i] is finite, when not
+   NULL) and t, the classes' reference (finite; zdt: the largest logarithm), appended to out */
+void zdt__signs_encode(zdt__buf *out, const uint8_t *negative, const zdt__grid *g,
+                       const double *logs, const double *decoded, double t);
 
 /* --- zstd (zframe.c) ----------------------------------------------------------------------- */
 

@@ -1,4 +1,5 @@
-/* A pointwise-relative chunk (format 2, kind 3: kind 1's layout, 2^v by a table): the
+/* A pointwise-relative chunk (format 2, kind 3: kind 1's layout, 2^v by a table; kind 4 where
+   its signs cost less by their tiles and contexts than as a zstd frame): the
    logarithms (zdt's own log2, the same bits on every platform), their bound b (log_bound),
    the logarithms' chunk (encode_floats, which also gives what it decodes each element to),
    every element checked against R |x| as the decoder will compute it (a float64 screen, then
@@ -35,7 +36,8 @@ static double log2_abs(double a) {
    logarithms: logs[i] = log2 |x[i]| (log2_abs), NaN for a NaN and for the fill value (fill_on,
    fill_bits), -inf for a zero, +inf for an infinity; negative[i] the sign bit; counts[0] the
    NaN logarithms, counts[1] the zeros, counts[2] the odd elements (zero, below the normal
-   range, infinite, NaN, the fill value); returns the largest |logs[i]| over the finite ones.
+   range, infinite, NaN, the fill value); returns the largest |logs[i]| over the finite ones,
+   *top the largest finite logs[i] (-inf where none is).
    Block by block: each block's logarithms from the bits in one loop that vectorises (no libm
    call, no branch), with a count of its odd and negative elements; only a block with an odd
    element takes the specials' loops, only one with a negative element the signs' loop.
@@ -192,17 +194,48 @@ static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
     }
 }
 
-/* _pack: head, the logarithms' chunk, signs, exact map, exact values; work: n + ceil(n / 8)
-   bytes of scratch */
-static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32, size_t n,
-                double b, int log_fill, const zdt__buf *chunk, const double *logs,
+/* the sign stream of kind 3 (a zstd frame of the bitmap) and of kind 4 (signs_encode), the
+   smaller into *part; returns the kind (3 or 4), -1 where zstd failed */
+static int signs(const zdt_predict_params *p, const zdt__io *cctx, const zdt__grid *g,
+                 const double *logs, const double *decoded, double t, const uint8_t *negative,
+                 uint8_t *scratch, zdt__buf *part) {
+    zdt__buf coded;
+    int rc;
+    bitmap(negative, g->count, scratch);
+    rc = zdt__zstd_append(part, cctx, scratch, (g->count + 7) / 8, p->level);
+    memset(&coded, 0, sizeof(coded));
+    zdt__signs_encode(&coded, negative, g, logs, decoded, t);
+    if (coded.oom)
+        part->oom = 1;
+    if (rc == 0 && !coded.oom && coded.len < part->len) {
+        zdt__buf t = *part;
+        *part = coded;
+        coded = t;
+        rc = 4;
+    } else {
+        rc = rc == 0 ? 3 : -1;
+    }
+    zdt__buf_free(&coded);
+    return rc;
+}
+
+/* _pack: head, the logarithms' chunk, signs, exact map, exact values; `all_logs` and
+   `decoded`: every logarithm, and as the decoder reads the finite ones (decoded NULL: the
+   logarithms themselves), t: kind 4's reference (the sign stream's classes); `logs`:
+   all_logs where some are NaN, else NULL; work: n + ceil(n / 8) bytes of scratch */
+static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32,
+                const zdt__grid *g, double b, int log_fill, const zdt__buf *chunk,
+                const double *logs, const double *all_logs, const double *decoded, double t,
                 const uint8_t *negative, const uint8_t *exact, uint8_t *work, zdt__buf *out) {
+    const size_t n = g->count;
     const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
     size_t i, n_exact = 0, at;
     int needed = 0, marked = 0, rc = 0;
     uint8_t *bits = work, *scratch = work + n;
-    zdt__buf part;
+    int kind = 3;
+    zdt__buf part, sign;
     memset(&part, 0, sizeof(part));
+    memset(&sign, 0, sizeof(sign));
     /* (branch-free: these loops vectorise) */
     for (i = 0; i < n; i++) {
         needed |= negative[i] > exact[i];
@@ -219,21 +252,26 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
             marked |= bits[i];
         }
     }
+    if (needed) {
+        kind = signs(p, cctx, g, all_logs, decoded, t, negative, scratch, &sign);
+        if (kind < 0) {
+            rc = -1;
+            kind = 3;
+        }
+    }
     zdt__buf_put(out, "ZPR2", 4);
-    zdt__buf_u8(out, 3);
+    zdt__buf_u8(out, (unsigned)kind);
     zdt__buf_u8(out, (unsigned)elem);
     zdt__buf_u16(out, (unsigned)log_fill);
     zdt__buf_f64(out, b);
     zdt__buf_u64(out, n_exact);
     zdt__buf_u64(out, chunk->len);
     zdt__buf_put(out, chunk->p, chunk->len);
-    if (needed) {
-        bitmap(negative, n, scratch);
-        rc |= zdt__zstd_append(&part, cctx, scratch, bytes, p->level);
-    }
-    zdt__buf_u64(out, part.len);
-    zdt__buf_put(out, part.p, part.len);
-    part.len = 0;
+    zdt__buf_u64(out, sign.len);
+    zdt__buf_put(out, sign.p, sign.len);
+    if (sign.oom)
+        out->oom = 1;
+    zdt__buf_free(&sign);
     if (marked) {
         bitmap(bits, n, scratch);
         rc |= zdt__zstd_append(&part, cctx, scratch, bytes, p->level);
@@ -275,6 +313,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
     const size_t n = g->count, elem = is_f32 ? 4 : 8, block = 4 * n + (n + 7) / 8 + 1;
     const double R = p->rel_error, nan = zdt__f64_of_bits(0x7FF8000000000000ull);
     double *logs = NULL, *decoded = NULL, largest = 0.0, final, slack, r, b, fillv = 0.0;
+    double top = -HUGE_VAL;     /* the largest finite logarithm: kind 4's t */
     uint8_t *bytes = NULL, *negative, *exact, *verdict, *work;
     size_t i, n_nan = 0, n_zero = 0, n_odd = 0, flagged;
     int has_fill = 0, log_fill, rc = ZDT_PREDICT_OK, plain;
@@ -320,10 +359,10 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         if (is_f32) {
             uint32_t fb32 = (uint32_t)fill_bits;
             largest = logarithms_f32((const float *)src, logs, negative, n, has_fill ? 1u : 0u,
-                                     fb32, counts);
+                                     fb32, counts, &top);
         } else {
             largest = logarithms_f64((const double *)src, logs, negative, n,
-                                     has_fill ? (uint64_t)1 : 0, fill_bits, counts);
+                                     has_fill ? (uint64_t)1 : 0, fill_bits, counts, &top);
         }
         n_nan = counts[0];
         n_zero = counts[1];
@@ -389,8 +428,8 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
                 exact[i] = 1;
         }
     }
-    rc = pack(p, cctx, src, is_f32, n, b, log_fill, &chunk, n_nan ? logs : NULL, negative, exact,
-              work, out);
+    rc = pack(p, cctx, src, is_f32, g, b, log_fill, &chunk, n_nan ? logs : NULL, logs, decoded,
+              top - top == 0.0 ? top : 0.0, negative, exact, work, out);
     if (rc == 0 && !out->oom && out->len > n * elem / 2) {
         /* every value stored exactly: the logarithms all NaN, the chunk's fill value */
         zdt_predict_params inner = *p;
@@ -404,7 +443,8 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, pool, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
-        rc = pack(p, cctx, src, is_f32, n, b, 1, &echunk, logs, negative, exact, work, &every);
+        rc = pack(p, cctx, src, is_f32, g, b, 1, &echunk, logs, logs, NULL, 0.0, negative, exact,
+                  work, &every);
         if (rc == 0 && !every.oom && every.len < out->len) {
             zdt__buf t = *out;
             *out = every;

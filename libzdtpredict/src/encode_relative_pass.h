@@ -15,17 +15,21 @@ static inline int PASS(verdict)(T yt, T x, double r, int has_fill, T fill) {
 
 ZDT_CLONES static double PASS(logarithms)(const T *ZDT_RESTRICT x, double *ZDT_RESTRICT logs,
                               uint8_t *ZDT_RESTRICT negative, size_t n, U fill_on,
-                              U fill_bits, size_t *ZDT_RESTRICT counts) {
+                              U fill_bits, size_t *ZDT_RESTRICT counts,
+                              double *ZDT_RESTRICT top) {
     const U sign = (U)1 << (8 * sizeof(U) - 1), inf = (U)(INF), low = (U)(LOW);
     const double nan_log = zdt__f64_of_bits(0x7FF8000000000000ull);
     ptrdiff_t i, k, m, nn = (ptrdiff_t)n;
     size_t n_nan = 0, n_zero = 0, n_odd = 0;
-    int64_t most = 0;
+    int64_t most = 0, high = INT64_MIN;
     for (i = 0; i < nn; i += m) {
         const U *ZDT_RESTRICT xb = (const U *)(const void *)(x + i);
         double *ZDT_RESTRICT lb = logs + i;
         U odd = 0, neg = 0;
-        int64_t bmost = 0;
+        /* (the largest logarithm as an ordered integer: a double's bits with the magnitude
+           bits flipped where it is negative order as the values do, and an integer maximum
+           vectorises where a double's does not) */
+        int64_t bmost = 0, bhigh = INT64_MIN;
         m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
         for (k = 0; k < m; k++) {
             int e;
@@ -37,6 +41,9 @@ ZDT_CLONES static double PASS(logarithms)(const T *ZDT_RESTRICT x, double *ZDT_R
             am = zdt__mantissa(am, &e);
             lg = zdt__log2_of(am, e, ATANH);
             lb[k] = lg;
+            memcpy(&bits, &lg, 8);
+            bits ^= (bits >> 63) & INT64_MAX;
+            bhigh = bits > bhigh ? bits : bhigh;
             lg = fabs(lg);
             memcpy(&bits, &lg, 8);
             bmost = bits > bmost ? bits : bmost;
@@ -61,14 +68,20 @@ ZDT_CLONES static double PASS(logarithms)(const T *ZDT_RESTRICT x, double *ZDT_R
                 n_nan += is_nan;
                 n_zero += is_zero;
             }
+            bhigh = INT64_MIN;
             for (k = 0; k < m; k++) {
                 double big = lb[k] - lb[k] == 0 ? fabs(lb[k]) : 0.0;
+                const double finite = lb[k] - lb[k] == 0 ? lb[k] : -HUGE_VAL;
                 int64_t bits;
                 memcpy(&bits, &big, 8);
                 bmost = bits > bmost ? bits : bmost;
+                memcpy(&bits, &finite, 8);
+                bits ^= (bits >> 63) & INT64_MAX;
+                bhigh = bits > bhigh ? bits : bhigh;
             }
         }
         most = bmost > most ? bmost : most;
+        high = bhigh > high ? bhigh : high;
         if (neg) {
             for (k = 0; k < m; k++)
                 negative[i + k] = (uint8_t)(xb[k] >> (8 * sizeof(U) - 1));
@@ -79,6 +92,10 @@ ZDT_CLONES static double PASS(logarithms)(const T *ZDT_RESTRICT x, double *ZDT_R
     counts[0] = n_nan;
     counts[1] = n_zero;
     counts[2] = n_odd;
+    /* (-inf's ordered bits where no logarithm is finite: the integer's least is never one) */
+    high = high == INT64_MIN ? (int64_t)0xFFF0000000000000ull ^ INT64_MAX : high;
+    high ^= (high >> 63) & INT64_MAX;
+    memcpy(top, &high, 8);
     return zdt__f64_of_bits((uint64_t)most);
 }
 

@@ -172,6 +172,14 @@ int zdt__frame_decode(const zdt__io *io, const uint8_t *buf, size_t len, uint8_t
 int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const uint8_t *reference,
                      uint8_t *bits, size_t *count, const char *part, zdt_predict_error *err);
 
+/* --- kind 4's sign stream (signs.c; signs.h) ---------------------------------------------- */
+
+/* decodes a sign stream (exactly `len` bytes) over the grid into bits[g->count] (1: negative)
+   with the decoded logarithms. Errors: part "signs". */
+int zdt__signs_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const double *logs,
+                      uint8_t *bits, zdt_predict_error *err);
+
+
 /* --- format 2, kind 1 (relative.c) and integer arrays (integers.c) ------------------------ */
 
 int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,

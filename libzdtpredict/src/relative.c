@@ -1,7 +1,8 @@
 /* Pointwise-relative chunks (docs/codecs/predict.md, "Pointwise-relative bounds (format 2)"):
    the base-2 logarithms of the magnitudes as a float64 chunk, a sign bitmap, a map of the
    elements stored exactly, the exact values; each element 2^v by the spec's 14-term
-   polynomial (kind 1) or its table of 2^(j/64) and 6-term polynomial (kind 3). */
+   polynomial (kind 1) or its table of 2^(j/64) and 6-term polynomial (kind 3, and kind 4,
+   whose sign stream is the mask stream's coder with a magnitude class in each context). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +17,20 @@ const double zdt__exp2_t[64] = ZDT__EXP2_T;
 const double zdt__exp2_d[6] = ZDT__EXP2_D;
 
 #ifdef ZDT_GATHER8
+/* a byte of a bitmap (first element highest) as a mask of its eight elements (first lowest) */
+static inline unsigned reversed8(unsigned b) {
+    return (unsigned)((((b * 0x80200802ull) & 0x0884422110ull) * 0x0101010101ull >> 32) & 0xFFu);
+}
+
 /* logs[0 .. n) (n a multiple of 8) to 2^v into out64 or out32 (the other NULL; out64 may be
-   logs), as powers_plain's scalar loop: +inf to infinity, -inf to zero, a finite v whose 2^m is
-   not a normal number counted in *far and left for the caller. Returns the NaN logarithms. */
+   logs), as powers_plain's scalar loop: +inf to infinity, -inf to zero, negated where neg's
+   bit is set (neg: NULL for none), a finite v whose 2^m is not a normal number counted in
+   *far and left for the caller. Returns the NaN logarithms. */
 __attribute__((target("avx512f"))) static size_t powers8(const double *logs, double *out64,
-                                                         float *out32, size_t n, size_t *far) {
+                                                         float *out32, size_t n,
+                                                         const uint8_t *neg, size_t *far) {
     const __m512d zero = _mm512_setzero_pd(), inf = _mm512_set1_pd(HUGE_VAL);
+    const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ull);
     size_t i, n_far = 0, n_nan = 0;
     for (i = 0; i < n; i += 8) {
         __m512d lg = _mm512_loadu_pd(logs + i), y, out;
@@ -31,6 +40,12 @@ __attribute__((target("avx512f"))) static size_t powers8(const double *logs, dou
         nan = _mm512_cmp_pd_mask(lg, lg, _CMP_UNORD_Q);
         pinf = _mm512_cmp_pd_mask(lg, inf, _CMP_EQ_OQ);
         out = _mm512_mask_blend_pd(finite, _mm512_mask_blend_pd(pinf, zero, inf), y);
+        if (neg != NULL) {
+            /* (the sign bit flipped, so that a zero becomes -0) */
+            const __mmask8 minus = (__mmask8)reversed8(neg[i >> 3]);
+            __m512i bits = _mm512_castpd_si512(out);
+            out = _mm512_castsi512_pd(_mm512_mask_xor_epi64(bits, minus, bits, sign));
+        }
         n_far += (size_t)__builtin_popcount((unsigned)(finite & (__mmask8)~near));
         n_nan += (size_t)__builtin_popcount((unsigned)nan);
         if (out64 != NULL)
@@ -43,18 +58,22 @@ __attribute__((target("avx512f"))) static size_t powers8(const double *logs, dou
 }
 #endif
 
-/* kind 3, a chunk without signs, exact map or exact values: 2^logs[i] into out64 (which may
+static int bit(const uint8_t *bits, size_t i) {
+    return bits != NULL && (bits[i >> 3] >> (7 - (i & 7)) & 1);
+}
+
+/* kinds 3 and 4, a chunk without exact map or exact values: 2^logs[i] into out64 (which may
    be logs itself: the logarithms decoded into the output, no buffer of their own to fill and
    read) or out32 (the other NULL); infinity for +inf, zero for -inf where 2^m is a normal
-   number, else left for table_exp2 (*far counts those). Returns the NaN logarithms (each a
-   corrupt chunk's here). */
+   number, else left for table_exp2 (*far counts those); negated where neg's bit is set (neg:
+   NULL for none). Returns the NaN logarithms (each a corrupt chunk's here). */
 ZDT_CLONES static size_t powers_plain(const double *logs, double *out64, float *out32, size_t n,
-                                      size_t *far) {
+                                      const uint8_t *neg, size_t *far) {
     size_t i = 0, n_far = 0, n_nan = 0;
 #ifdef ZDT_GATHER8
     if (zdt__has_avx512f()) {
         i = n & ~(size_t)7;
-        n_nan = powers8(logs, out64, out32, i, &n_far);
+        n_nan = powers8(logs, out64, out32, i, neg, &n_far);
     }
 #endif
     for (; i < n; i++) {
@@ -64,6 +83,7 @@ ZDT_CLONES static size_t powers_plain(const double *logs, double *out64, float *
         n_far += (size_t)(finite & !near);
         n_nan += (size_t)(lg != lg);
         p = finite ? p : (lg == HUGE_VAL ? HUGE_VAL : 0.0);
+        p = bit(neg, i) ? -p : p;
         if (out64 != NULL)
             out64[i] = p;
         else
@@ -84,10 +104,11 @@ ZDT_CLONES static size_t powers_plain(const double *logs, double *out64, float *
 #undef PASS
 #undef T
 
-/* a length-prefixed bitmap stream at buf[*at]: checks it (its length, its frame declaring
-   ceil(n / 8) bytes); *frame, *frame_len: the frame (length 0: no stream) */
+/* a length-prefixed bitmap stream at buf[*at]: checks it (its length, and where `framed` its
+   frame declaring ceil(n / 8) bytes); *frame, *frame_len: the stream (length 0: none) */
 static int bitmap_check(const uint8_t *buf, size_t len, size_t *at, size_t n, const char *part,
-                        const char **frame, size_t *frame_len, zdt_predict_error *err) {
+                        int framed, const char **frame, size_t *frame_len,
+                        zdt_predict_error *err) {
     uint64_t length;
     char what[48];
     if (len - *at < 8)
@@ -100,7 +121,7 @@ static int bitmap_check(const uint8_t *buf, size_t len, size_t *at, size_t n, co
     *frame = (const char *)(buf + *at);
     *frame_len = (size_t)length;
     *at += (size_t)length;
-    if (!length)
+    if (!length || !framed)
         return ZDT_PREDICT_OK;
     snprintf(what, sizeof(what), "the %s stream: ", part);
     return zdt__frame_check((const uint8_t *)*frame, *frame_len, (n + 7) / 8, part, what, err);
@@ -120,8 +141,33 @@ static int bitmap_decode(const zdt__io *io, const char *frame, size_t frame_len,
     return zdt__frame_decode(io, (const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
 }
 
-static int bit(const uint8_t *bits, size_t i) {
-    return bits != NULL && (bits[i >> 3] >> (7 - (i & 7)) & 1);
+/* kind 4's sign stream (length > 0) decoded with the logarithms into a bitmap *bits, as
+   bitmap_decode's; work: n bytes of scratch (the output, which the powers fill later) */
+static int signs_decode(const char *stream, size_t length, const zdt__grid *g, const double *logs,
+                        uint8_t *work, uint8_t **bits, zdt_predict_error *err) {
+    const size_t n = g->count;
+    size_t i, k;
+    int rc;
+    *bits = NULL;
+    rc = zdt__signs_decode((const uint8_t *)stream, length, g, logs, work, err);
+    if (rc == ZDT_PREDICT_OK) {
+        *bits = (uint8_t *)malloc((n + 7) / 8 + 1);
+        if (*bits == NULL)
+            rc = zdt__nomem(err);
+    }
+    if (rc == ZDT_PREDICT_OK) {
+        /* (eight bytes of 0 or 1 to a byte, first bit highest) */
+        for (i = 0; i + 8 <= n; i += 8) {
+            unsigned v = 0;
+            for (k = 0; k < 8; k++)
+                v |= (unsigned)work[i + k] << (7 - k);
+            (*bits)[i >> 3] = (uint8_t)v;
+        }
+        (*bits)[i >> 3] = 0;
+        for (k = 0; i + k < n; k++)
+            (*bits)[i >> 3] |= (uint8_t)(work[i + k] << (7 - k));
+    }
+    return rc;
 }
 
 int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, const zdt__grid *g,
@@ -144,8 +190,8 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     b = zdt__load_f64(buf + 8);
     n_exact = zdt__le64(buf + 16);
     length = zdt__le64(buf + 24);
-    if (kind != 1 && kind != 3)
-        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1, 3: pointwise "
+    if (kind != 1 && kind != 3 && kind != 4)
+        return zdt__corrupt(err, "header", "unknown format-2 chunk kind %d (1, 3, 4: pointwise "
                             "relative, 2: masked)", kind);
     if (buf[5] != elem)
         return zdt__corrupt(err, "header", "the chunk holds %d-byte elements, the array %s",
@@ -169,9 +215,9 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
                             "kind %d, not a format-1 or a masked chunk",
                             length >= 5 ? inner[4] : -1);
     at = HEAD + (size_t)length;
-    rc = bitmap_check(buf, len, &at, n, "signs", &sign_frame, &sign_len, err);
+    rc = bitmap_check(buf, len, &at, n, "signs", kind != 4, &sign_frame, &sign_len, err);
     if (rc == ZDT_PREDICT_OK)
-        rc = bitmap_check(buf, len, &at, n, "exact map", &map_frame, &map_len, err);
+        rc = bitmap_check(buf, len, &at, n, "exact map", 1, &map_frame, &map_len, err);
     if (rc != ZDT_PREDICT_OK)
         return rc;
     rest = buf + at;
@@ -186,30 +232,51 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     }
 
     /* every length agrees: the logarithms, the bitmaps, the exact values */
-    if (kind == 3 && !is_f32 && !sign_len && !map_len && !n_exact && n) {
+    if (kind != 1 && !is_f32 && !map_len && !n_exact && n) {
+        /* (the logarithms decoded into the output, their powers in place) */
         size_t far = 0;
         rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1, log_fill ? nan : -HUGE_VAL,
                                 NULL, NULL, out, err);
-        if (rc != ZDT_PREDICT_OK)
+        if (rc == ZDT_PREDICT_OK && kind == 4 && sign_len) {
+            uint8_t *work = (uint8_t *)malloc(n);
+            if (work == NULL)
+                rc = zdt__nomem(err);
+            else
+                rc = signs_decode(sign_frame, sign_len, g, (const double *)out, work, &negative,
+                                  err);
+            free(work);
+        } else if (rc == ZDT_PREDICT_OK) {
+            rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
+        }
+        if (rc != ZDT_PREDICT_OK) {
+            free(negative);
             return rc;
-        marks = powers_plain((double *)out, (double *)out, NULL, n, &far);
+        }
+        marks = powers_plain((double *)out, (double *)out, NULL, n, negative, &far);
         if (marks)
-            return zdt__corrupt(err, "exact map", "the logarithms and the exact map mark %zu "
-                                "elements exact, the header counts 0 exact values", marks);
-        if (!far)
-            return ZDT_PREDICT_OK;
+            rc = zdt__corrupt(err, "exact map", "the logarithms and the exact map mark %zu "
+                              "elements exact, the header counts 0 exact values", marks);
+        if (!far || rc != ZDT_PREDICT_OK) {
+            free(negative);
+            return rc;
+        }
         /* (values beyond 2^-1022 or 2^1023, rare: their logarithms decoded again) */
         logs = (double *)malloc(n * sizeof(double));
-        if (logs == NULL)
+        if (logs == NULL) {
+            free(negative);
             return zdt__nomem(err);
+        }
         rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1,
                                 log_fill ? nan : -HUGE_VAL, NULL, NULL, logs, err);
         for (i = 0; rc == ZDT_PREDICT_OK && i < n; i++) {
             double v = logs[i], e = 0.0;
-            if (isfinite(v) && (zdt__exp2_table_part(v, &e), !zdt__exp2_table_near(e)))
-                ((double *)out)[i] = zdt__table_exp2(v);
+            if (isfinite(v) && (zdt__exp2_table_part(v, &e), !zdt__exp2_table_near(e))) {
+                const double y = zdt__table_exp2(v);
+                ((double *)out)[i] = bit(negative, i) ? -y : y;
+            }
         }
         free(logs);
+        free(negative);
         return rc;
     }
     logs = (double *)malloc((n ? n : 1) * sizeof(double));
@@ -217,7 +284,9 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
         return zdt__nomem(err);
     rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1, log_fill ? nan : -HUGE_VAL,
                             NULL, NULL, logs, err);
-    if (rc == ZDT_PREDICT_OK)
+    if (rc == ZDT_PREDICT_OK && kind == 4 && sign_len)
+        rc = signs_decode(sign_frame, sign_len, g, logs, (uint8_t *)out, &negative, err);
+    else if (rc == ZDT_PREDICT_OK)
         rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
     if (rc == ZDT_PREDICT_OK)
         rc = bitmap_decode(io, map_frame, map_len, n, "exact map", &exact, err);
@@ -229,7 +298,7 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
     if (rc == ZDT_PREDICT_OK && n) {
         /* every element from its logarithm (the exact ones overwritten below) */
         size_t far = 0;
-        const int table = kind == 3;
+        const int table = kind != 1;
         marks = is_f32 ? powers_f32(logs, negative, exact, n, (float *)out, where, table, &far)
                        : powers_f64(logs, negative, exact, n, (double *)out, where, table, &far);
         for (i = 0; far && i < n; i++) {

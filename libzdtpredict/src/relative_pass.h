@@ -10,8 +10,8 @@
    bitmap's bit i, NULL for none, or a NaN logarithm), else 0. Returns the number of exact
    elements; *far: the finite logarithms whose 2^v is outside the normal range (the caller
    does those again with the scalar exp2). Block by block (a block's bits start at a byte of the
-   bitmaps), each loop branch-free: it vectorises; a kind-3 chunk with neither bitmap nor
-   exact values goes to powers_plain (relative.c). */
+   bitmaps), each loop branch-free: it vectorises; a kind-3 or kind-4 chunk with no exact map
+   or exact values goes to powers_plain (relative.c). */
 ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
                                       const uint8_t *ZDT_RESTRICT neg,
                                       const uint8_t *ZDT_RESTRICT exact, size_t n,
@@ -21,10 +21,10 @@ ZDT_CLONES static size_t PASS(powers)(const double *ZDT_RESTRICT logs,
     size_t n_far = 0, n_marks = 0;
     double y[ZDT__LOG_BLOCK];
     uint8_t nb[ZDT__LOG_BLOCK], eb[ZDT__LOG_BLOCK];
-    if (table && neg == NULL && exact == NULL && marks == NULL)
-        /* (no signs, no exact map, no exact values: the common chunk of a positive field) */
+    if (table && exact == NULL && marks == NULL)
+        /* (no exact map, no exact values: the common chunk) */
         return powers_plain(logs, sizeof(T) == 8 ? (double *)(void *)out : NULL,
-                            sizeof(T) == 8 ? NULL : (float *)(void *)out, n, far);
+                            sizeof(T) == 8 ? NULL : (float *)(void *)out, n, neg, far);
     for (i = 0; i < nn; i += m) {
         m = nn - i < ZDT__LOG_BLOCK ? nn - i : ZDT__LOG_BLOCK;
         if (table) {

@@ -12,9 +12,9 @@ import pytest
 
 import predict_reference
 from exact import check_relative, check_within
-from predict_golden import CASES, GOLDEN, decode, digest, encode, written
+from predict_golden import CASES, GOLDEN, decode, digest, encode, versions, written
 
-VERSIONS = sorted(p for p in GOLDEN.iterdir() if p.is_dir())
+VERSIONS = versions()
 BY_NAME = {c.name: c for c in CASES}
 WRITTEN = [(v, name) for v in VERSIONS
            for name in json.loads((v / "manifest.json").read_text())["cases"]]
@@ -63,7 +63,7 @@ def values_magic(chunk: bytes) -> bytes:
     """The magic of the chunk that holds the values' symbols: a relative chunk's logarithms'
     chunk (its length at offset 24, from 32), a masked chunk's values' chunk (after its mask
     stream, whose length is at offset 16, from 24), else the chunk's own."""
-    if chunk[:4] == b"ZPR2" and chunk[4] in (1, 3):
+    if chunk[:4] == b"ZPR2" and chunk[4] in (1, 3, 4):
         chunk = chunk[32:32 + int.from_bytes(chunk[24:32], "little")]
     if chunk[:5] == b"ZPR2\x02":
         chunk = chunk[24 + int.from_bytes(chunk[16:24], "little"):]

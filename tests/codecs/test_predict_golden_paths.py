@@ -15,7 +15,7 @@ import pytest
 from numcodecs.zstd import Zstd
 
 import predict_reference
-from predict_golden import CASES, FILL, written
+from predict_golden import CASES, FILL, GOLDEN, written
 
 BY_NAME = {c.name: c for c in CASES}
 
@@ -119,12 +119,13 @@ def test_a_relative_chunk_with_an_exact_map():
     """A non-empty exact map: the elements marked are float32's largest values (their
     decoded values round past the largest float32 to infinity), whose logarithms stay in the
     chunk; n_exact counts them with the NaN logarithms' (the NaN and the fill value). (Its
-    v2.9 chunk, of kind 3: the check there is against kind 3's 2^v.)"""
+    v2.10 chunk, of kind 4: the check there is against kind 3's 2^v, and its exact map is a
+    zstd frame as kind 3's.)"""
     name = "rel-exact-map"
     case = BY_NAME[name]
     chunk = chunk_of(name)
     magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", chunk)
-    assert (magic, kind, size) == (b"ZPR2", 3, 4)
+    assert (magic, kind, size) == (b"ZPR2", 4, 4)
     at = 32 + length
     (signs,) = struct.unpack_from("<Q", chunk, at)
     at += 8 + signs
@@ -229,14 +230,15 @@ def test_the_v29_cases_are_kind_3_chunks_kind_1_s_but_for_the_kind():
     """v2.9 writes every relative case again as kind 3 (the encoder's bound b and its
     logarithms unchanged: each chunk is its older version's, kind byte aside) and adds
     rel-far."""
-    v29 = {name for name, version in written().items() if version.name == "v2.9"}
-    relative = {c.name for c in CASES if "rel_error" in c.config}
+    upto = written(before=GOLDEN / "v2.10")
+    v29 = {name for name, version in upto.items() if version.name == "v2.9"}
+    relative = {c.name for c in CASES if "rel_error" in c.config and c.name in upto}
     assert v29 == relative and "rel-far" in v29
     for name in sorted(v29):
         case = BY_NAME[name]
-        chunk = relative_at(chunk_of(name), case.face, case.shape)
+        chunk = relative_at((upto[name] / f"{name}.bin").read_bytes(), case.face, case.shape)
         assert chunk[:5] == b"ZPR2\x03", name
-        older = written(before=written()[name])
+        older = written(before=upto[name])
         if name in older:
             old = relative_at((older[name] / f"{name}.bin").read_bytes(), case.face, case.shape)
             assert old[:5] == b"ZPR2\x01" and old[5:] == chunk[5:], name
@@ -251,7 +253,7 @@ def test_rel_far_takes_the_scalar_path_at_both_ends():
     case = BY_NAME[name]
     chunk = chunk_of(name)
     magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", chunk)
-    assert (magic, kind, size, n_exact) == (b"ZPR2", 3, 8, 0)
+    assert (magic, kind, size, n_exact) == (b"ZPR2", 4, 8, 0)
     logs = predict_reference.decode(chunk[32:32 + length], np.dtype("f8"), case.shape, b,
                                     [-math.inf, math.nan][log_fill]).reshape(-1)
     m = np.floor(np.round(logs * 64) / 64)
@@ -259,3 +261,33 @@ def test_rel_far_takes_the_scalar_path_at_both_ends():
     x = case.data(case.dtype)
     y = predict_reference.decode(chunk, np.dtype("f8"), case.shape, None, None)
     assert np.all(np.abs(y - x) <= 1e-3 * np.abs(x))
+
+
+@pytest.mark.parametrize("name", ["rel-signs-3d-float64", "rel-signs-2d-float32"])
+def test_the_v210_signed_fields_are_kind_4_with_every_class(name):
+    """v2.10's fields that change sign in regions are kind 4: their sign stream's t is the
+    largest logarithm (within the bound b of the largest decoded one), every class (0, 1, 2)
+    occurs, the tiles read by the reference
+    give each element's sign, some tiles are one sign and some are not; the stream is
+    shorter than kind 3's zstd bitmap of the same bits."""
+    case = BY_NAME[name]
+    chunk = chunk_of(name)
+    magic, kind, size, log_fill, b, n_exact, length = struct.unpack_from("<4sBBHdQQ", chunk)
+    assert (magic, kind) == (b"ZPR2", 4)
+    logs = predict_reference.decode(chunk[32:32 + length], np.dtype("f8"), case.shape, b,
+                                    [-math.inf, math.nan][log_fill]).reshape(-1)
+    (signs,) = struct.unpack_from("<Q", chunk, 32 + length)
+    stream = chunk[40 + length:40 + length + signs]
+    (t,) = struct.unpack_from("<d", stream)
+    assert abs(t - logs[np.isfinite(logs)].max()) <= b
+    assert {predict_reference.sign_class(t, v) for v in logs.tolist()} == {0, 1, 2}
+    bits = np.array(predict_reference.decode_signs(stream, predict_reference.spec_shape(case.shape),
+                                                   logs.tolist()), bool)
+    x = case.data(case.dtype).reshape(-1)
+    finite = ~np.isnan(x)
+    assert np.array_equal(bits[finite], np.signbit(x)[finite])
+    plane = bits.reshape(-1, *case.shape[-2:])[0]
+    tiles = [plane[i:i + 8, j:j + 8] for i in range(0, plane.shape[0], 8)
+             for j in range(0, plane.shape[1], 8)]
+    assert any(t.all() or not t.any() for t in tiles) and any(t.any() and not t.all() for t in tiles)
+    assert len(stream) < len(Zstd(level=3).encode(np.packbits(bits).tobytes()))

@@ -473,13 +473,13 @@ def test_corrupt_masked_chunks_are_errors_naming_the_part():
                                "which is the masked elements' alone")
     with pytest.raises(AssertionError, match="a fill-value symbol outside the mask"):
         predict_reference.decode(bad, x.dtype, x.shape, 0.05, np.nan)
-    # a relative chunk (kind 1 or 3) in an integer array: refused; kind 4: unknown
-    for kind in (b"\x01", b"\x03"):
+    # a relative chunk (kind 1, 3 or 4) in an integer array: refused; kind 5: unknown
+    for kind in (b"\x01", b"\x03", b"\x04"):
         with pytest.raises(CorruptChunkError, match="integer arrays take format 1 and masked chunks only"):
             PredictConfig.create(abs_error=1).decode(b"ZPR2" + kind + data[5:], np.dtype("i2"),
                                                      x.shape, 0)
-    with pytest.raises(CorruptChunkError, match="unknown format-2 chunk kind 4") as info:
-        config.decode(b"ZPR2\x04" + data[5:], x.dtype, x.shape, np.nan)
+    with pytest.raises(CorruptChunkError, match="unknown format-2 chunk kind 5") as info:
+        config.decode(b"ZPR2\x05" + data[5:], x.dtype, x.shape, np.nan)
     assert info.value.part == "header"
 
 

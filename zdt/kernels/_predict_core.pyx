@@ -121,6 +121,8 @@ cdef extern from "encode.h":
     int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g,
                          const uint8_t *reference, uint8_t *bits, size_t *count,
                          const char *part, zdt_predict_error *err) nogil
+    void zdt__signs_encode(zdt__buf *out, const uint8_t *negative, const zdt__grid *g,
+                           const double *logs, const double *decoded, int plain) nogil
     double zdt__order0_bits(const uint16_t *sym, size_t n, int *oom) nogil
     int zdt__predict(zdt__pred *out, const void *x, const zdt__grid *g, int is_f32,
                      double abs_error, int predictor, double alpha, double beta, int has_fill,
@@ -548,6 +550,32 @@ cdef void _grid(zdt__grid *g, tuple shape) except *:
     zdt__grid_of(g, ext, len(shape))
 
 
+cdef bytes _taken(zdt__buf *out, str what):
+    """A stream the core wrote into *out, as bytes (out freed): MemoryError where it ran out."""
+    try:
+        if out.oom:
+            raise MemoryError(f"{CODEC}: no memory for {what}")
+        return PyBytes_FromStringAndSize(<const char *>out.p, out.len) if out.len else b""
+    finally:
+        zdt__buf_free(out)
+
+
+def signs_encode(negative, tuple shape, logs) -> bytes:
+    """Kind 4's sign stream of `negative` (uint8[n], 1: negative) over a chunk of `shape`
+    with the logarithms a decoder reads (float64[n])."""
+    cdef zdt__grid g
+    cdef zdt__buf out
+    cdef const uint8_t[::1] b = np.ascontiguousarray(negative, dtype=np.uint8).reshape(-1)
+    cdef const double[::1] v = np.ascontiguousarray(logs, dtype=np.float64).reshape(-1)
+    _grid(&g, shape)
+    if <size_t>len(b) != g.count or <size_t>len(v) != g.count or (len(b) and max(b) > 1):
+        raise ValueError(f"{CODEC}: {g.count} signs (0, 1) and logarithms for a chunk of "
+                         f"{g.count} elements")
+    memset(&out, 0, sizeof(out))
+    zdt__signs_encode(&out, &b[0] if g.count else NULL, &g, &v[0] if g.count else NULL, NULL, 0)
+    return _taken(&out, "a sign stream")
+
+
 def mask_encode(bits, tuple shape, reference=None) -> bytes:
     """The mask stream of `bits` (uint8[n], 1: masked) over a chunk of `shape`; `reference`:
     the bits its first slice looks back at (the last two extents of the 4-d grid), or None."""
@@ -567,12 +595,7 @@ def mask_encode(bits, tuple shape, reference=None) -> bytes:
         rp = &r[0]
     memset(&out, 0, sizeof(out))
     zdt__mask_encode(&out, &b[0] if g.count else NULL, &g, rp)
-    try:
-        if out.oom:
-            raise MemoryError(f"{CODEC}: no memory for a mask stream")
-        return PyBytes_FromStringAndSize(<const char *>out.p, out.len) if out.len else b""
-    finally:
-        zdt__buf_free(&out)
+    return _taken(&out, "a mask stream")
 
 
 def mask_decode(data, tuple shape, reference=None) -> MaskStream:
