@@ -10,6 +10,9 @@
 #define ZDT_ANS_FINE 60         /* 4 level groups x 15 pairs of classes */
 #define ZDT_ANS_L 65536u
 #define ZDT_ANS_ZERO_MIN 3840u  /* a context's token 2 tested first from this frequency (/4096) */
+/* Lorenzo rows whose (0, 0) context gives code 0 less than this (/4096) look up each
+   symbol's token for every class the one before may have */
+#define ZDT_ANS_SPECULATE 2048u
 
 /* the class of a symbol < 16 (symbols >= 16: class 3): 0 code 0; 1 codes -1, 1; 2 codes -3 ..
    3 otherwise; 3 raw values and larger codes; 4 the fill value */

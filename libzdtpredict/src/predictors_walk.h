@@ -56,6 +56,9 @@ static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t
     uint8_t *cls = w->cls;
     const uint8_t *words = a->words;
     const uint64_t n_words = a->n_words;
+    uint64_t class_pack = 0;
+    for (j = 0; j < 16; j++)
+        class_pack |= (uint64_t)zdt__class16[j] << (4 * j);
 #else
     (void)a;
     (void)ctx;
@@ -65,7 +68,55 @@ static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t
     for (; n; n -= m, i += m) {
         m = n < ZDT_WALK_BLOCK ? n : ZDT_WALK_BLOCK;
 #if WALK_ANS
-        {
+        if (zent[0].freq < ZDT_ANS_SPECULATE) {
+            /* (code 0 not most symbols: each symbol's token looked up for every class the
+               one before may have, off the chain that class is on, then chosen) */
+            const uint8_t *lut = a->lut;
+            const uint32_t *info = a->info;
+            uint32_t x0 = a->x0, x1 = a->x1, x;
+            uint64_t pos = a->pos;
+            unsigned prev = cls[i - 1];
+            for (j = 0; j < m; j++) {
+                size_t e = i + j;
+                const unsigned bc = cls[e - boff];
+                const uint32_t slot = x0 & 4095u;
+                uint64_t toks = 0;
+                uint32_t tok, entry;
+                unsigned p;
+                int table, k;
+                for (p = 0; p < 5; p++) {
+                    const int tp = ctx[(p << 3) | bc];
+                    toks |= (uint64_t)lut[((size_t)(tp < 0 ? 0 : tp) << 12) + slot] << (8 * p);
+                }
+                tok = (uint32_t)(toks >> (8 * prev)) & 0xFFu;
+                table = ctx[(prev << 3) | bc];
+                if (ZDT_UNLIKELY(table < 0)) {
+                    a->err = 2;
+                    return -1;
+                }
+                entry = info[(size_t)table * ZDT_ANS_TOKENS + tok];
+                x0 = (entry & 0xFFFFu) * (x0 >> 12) + slot - (entry >> 16);
+                if (!zdt__ans_refill_with(a, &x0, &pos))
+                    return -1;
+                k = (int)tok;
+                if (tok >= 16) {
+                    uint32_t nbits = (tok - 16) / 4 + 2;
+                    k = (int)(((4u | ((tok - 16) & 3u)) << nbits) | (x0 & ((1u << nbits) - 1)));
+                    x0 >>= nbits;
+                    if (!zdt__ans_refill_with(a, &x0, &pos))
+                        return -1;
+                }
+                x = x0;
+                x0 = x1;
+                x1 = x;
+                prev = tok < 16 ? (unsigned)(class_pack >> (4 * tok)) & 15u : 3u;
+                cls[e] = (uint8_t)prev;
+                ks[j] = (uint16_t)k;
+            }
+            a->x0 = x0;
+            a->x1 = x1;
+            a->pos = pos;
+        } else {
             uint32_t x0 = a->x0, x1 = a->x1, x;
             uint64_t pos = a->pos;
             unsigned prev = cls[i - 1];
