@@ -5,7 +5,11 @@
 
 #include "ans.h"
 
-const uint8_t zdt__class16[16] = {3, 4, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3};
+#define C16(k) (uint8_t)((ZDT_CLASS16_PACKED >> (4 * (k))) & 15u)
+const uint8_t zdt__class16[16] = {C16(0), C16(1), C16(2),  C16(3),  C16(4),  C16(5),
+                                  C16(6), C16(7), C16(8),  C16(9),  C16(10), C16(11),
+                                  C16(12), C16(13), C16(14), C16(15)};
+#undef C16
 
 void zdt__ans_free(zdt__ans *a) {
     free(a->lut);

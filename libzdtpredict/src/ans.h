@@ -17,6 +17,9 @@
 /* the class of a symbol < 16 (symbols >= 16: class 3): 0 code 0; 1 codes -1, 1; 2 codes -3 ..
    3 otherwise; 3 raw values and larger codes; 4 the fill value */
 extern const uint8_t zdt__class16[16];
+/* zdt__class16 four bits a symbol, symbol 0 lowest (its one definition: ans.c builds the
+   table from it) */
+#define ZDT_CLASS16_PACKED 0x3333333222211043ull
 
 /* the frequency tables of each model (0 .. 3), and the table of fine context f = 15 g + pair
    in model m (the spec's model map: stage 3's decoder and encoder alike) */

@@ -389,17 +389,18 @@ static inline uint32_t put(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **
     return step(x, s);
 }
 
-/* put without a branch on the symbol or the state, the same arithmetic: where a chunk's
-   symbols take a bit or more each, whether one has extra bits and whether the state puts out
-   a word are coin tosses that mispredict (a word is stored either way, the pointer moved only
-   where it counts: the room holds two words a symbol); where most are code 0, put's
-   branches predict and take less */
 /* x's low word put out where `need` (stored either way, *w moved only then), x less it */
 static inline uint32_t put_word_if(uint32_t x, uint32_t need, uint16_t **w) {
     **w = (uint16_t)(x & 0xFFFF);
     *w += need;
     return need ? x >> 16 : x;
 }
+
+/* put without a branch on the symbol or the state, the same arithmetic: where a chunk's
+   symbols take a bit or more each, whether one has extra bits and whether the state puts out
+   a word are coin tosses that mispredict (a word is stored either way, the pointer moved only
+   where it counts: the room holds two words a symbol); where most are code 0, put's
+   branches predict and take less */
 
 static inline uint32_t put_flat(uint32_t x, uint32_t k, const sym_t *tab, uint16_t **w) {
 #if defined(__GNUC__)

@@ -177,23 +177,6 @@ static int misses_exactly(double x, double y, double r) {
 
 /* --- the chunk ------------------------------------------------------------------------------ */
 
-static void bitmap(const uint8_t *bits, size_t n, uint8_t *out) {
-    size_t i, k;
-    /* (eight bytes of 0 or 1 to a byte, first bit highest, without a branch) */
-    for (i = 0; i + 8 <= n; i += 8) {
-        unsigned b = 0;
-        for (k = 0; k < 8; k++)
-            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
-        out[i >> 3] = (uint8_t)b;
-    }
-    if (i < n) {
-        unsigned b = 0;
-        for (k = 0; i + k < n; k++)
-            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
-        out[i >> 3] = (uint8_t)b;
-    }
-}
-
 /* the sign stream of kind 3 (a zstd frame of the bitmap) and of kind 4 (signs_encode), the
    smaller into *part; returns the kind (3 or 4), -1 where zstd failed */
 static int signs(const zdt_predict_params *p, const zdt__io *cctx, const zdt__grid *g,
@@ -201,16 +184,16 @@ static int signs(const zdt_predict_params *p, const zdt__io *cctx, const zdt__gr
                  uint8_t *scratch, zdt__buf *part) {
     zdt__buf coded;
     int rc;
-    bitmap(negative, g->count, scratch);
+    zdt__bitmap_pack(negative, g->count, scratch);
     rc = zdt__zstd_append(part, cctx, scratch, (g->count + 7) / 8, p->level);
     memset(&coded, 0, sizeof(coded));
     zdt__signs_encode(&coded, negative, g, logs, decoded, t);
     if (coded.oom)
         part->oom = 1;
     if (rc == 0 && !coded.oom && coded.len < part->len) {
-        zdt__buf t = *part;
+        const zdt__buf zstd_frame = *part;
         *part = coded;
-        coded = t;
+        coded = zstd_frame;
         rc = 4;
     } else {
         rc = rc == 0 ? 3 : -1;
@@ -219,13 +202,13 @@ static int signs(const zdt_predict_params *p, const zdt__io *cctx, const zdt__gr
     return rc;
 }
 
-/* _pack: head, the logarithms' chunk, signs, exact map, exact values; `all_logs` and
-   `decoded`: every logarithm, and as the decoder reads the finite ones (decoded NULL: the
-   logarithms themselves), t: kind 4's reference (the sign stream's classes); `logs`:
-   all_logs where some are NaN, else NULL; work: n + ceil(n / 8) bytes of scratch */
+/* _pack: head, the logarithms' chunk, signs, exact map, exact values; `logs` and `decoded`:
+   every logarithm, and as the decoder reads the finite ones (decoded NULL: the logarithms
+   themselves), `nan_logs`: whether any logarithm is NaN, t: kind 4's reference (the sign
+   stream's classes); work: n + ceil(n / 8) bytes of scratch */
 static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x, int is_f32,
                 const zdt__grid *g, double b, int log_fill, const zdt__buf *chunk,
-                const double *logs, const double *all_logs, const double *decoded, double t,
+                const double *logs, int nan_logs, const double *decoded, double t,
                 const uint8_t *negative, const uint8_t *exact, uint8_t *work, zdt__buf *out) {
     const size_t n = g->count;
     const size_t elem = is_f32 ? 4 : 8, bytes = (n + 7) / 8;
@@ -241,7 +224,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
         needed |= negative[i] > exact[i];
         n_exact += exact[i] != 0;
     }
-    if (logs != NULL) {
+    if (nan_logs) {
         for (i = 0; i < n; i++) {
             bits[i] = (uint8_t)((exact[i] != 0) & !(logs[i] != logs[i]));
             marked |= bits[i];
@@ -253,7 +236,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
         }
     }
     if (needed) {
-        kind = signs(p, cctx, g, all_logs, decoded, t, negative, scratch, &sign);
+        kind = signs(p, cctx, g, logs, decoded, t, negative, scratch, &sign);
         if (kind < 0) {
             rc = -1;
             kind = 3;
@@ -273,7 +256,7 @@ static int pack(const zdt_predict_params *p, const zdt__io *cctx, const void *x,
         out->oom = 1;
     zdt__buf_free(&sign);
     if (marked) {
-        bitmap(bits, n, scratch);
+        zdt__bitmap_pack(bits, n, scratch);
         rc |= zdt__zstd_append(&part, cctx, scratch, bytes, p->level);
     }
     zdt__buf_u64(out, part.len);
@@ -428,7 +411,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
                 exact[i] = 1;
         }
     }
-    rc = pack(p, cctx, src, is_f32, g, b, log_fill, &chunk, n_nan ? logs : NULL, logs, decoded,
+    rc = pack(p, cctx, src, is_f32, g, b, log_fill, &chunk, logs, n_nan != 0, decoded,
               top - top == 0.0 ? top : 0.0, negative, exact, work, out);
     if (rc == 0 && !out->oom && out->len > n * elem / 2) {
         /* every value stored exactly: the logarithms all NaN, the chunk's fill value */
@@ -443,7 +426,7 @@ int zdt__encode_relative(const void *src, const zdt_predict_params *p, const zdt
         rc = zdt__encode_chunk(logs, &inner, g, 0, b, 1, nan, &echunk, NULL, pool, err);
         if (rc != ZDT_PREDICT_OK)
             goto done;
-        rc = pack(p, cctx, src, is_f32, g, b, 1, &echunk, logs, logs, NULL, 0.0, negative, exact,
+        rc = pack(p, cctx, src, is_f32, g, b, 1, &echunk, logs, 1, NULL, 0.0, negative, exact,
                   work, &every);
         if (rc == 0 && !every.oom && every.len < out->len) {
             zdt__buf t = *out;

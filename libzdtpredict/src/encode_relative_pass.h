@@ -92,10 +92,14 @@ ZDT_CLONES static double PASS(logarithms)(const T *ZDT_RESTRICT x, double *ZDT_R
     counts[0] = n_nan;
     counts[1] = n_zero;
     counts[2] = n_odd;
-    /* (-inf's ordered bits where no logarithm is finite: the integer's least is never one) */
-    high = high == INT64_MIN ? (int64_t)0xFFF0000000000000ull ^ INT64_MAX : high;
-    high ^= (high >> 63) & INT64_MAX;
-    memcpy(top, &high, 8);
+    /* (the ordered integer back to its double; its least, a NaN's, never a finite one's:
+       no logarithm finite) */
+    if (high == INT64_MIN) {
+        *top = -HUGE_VAL;
+    } else {
+        high ^= (high >> 63) & INT64_MAX;
+        memcpy(top, &high, 8);
+    }
     return zdt__f64_of_bits((uint64_t)most);
 }
 

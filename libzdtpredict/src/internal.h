@@ -166,6 +166,37 @@ int zdt__frame_decode(const zdt__io *io, const uint8_t *buf, size_t len, uint8_t
 
 /* --- the mask stream (mask.c) ------------------------------------------------------------ */
 
+/* The mask stream's binary adaptive rANS (also kind 4's sign stream): a bit of probability p
+   of a 1 (16 bits) taken from state x (refilled by the caller), and p's update after a bit */
+static inline uint32_t zdt__binary_adapt(uint32_t p, uint32_t bit) {
+    return bit ? p + ((65536u - p) >> 4) : p - (p >> 4);
+}
+
+static ZDT_ALWAYS_INLINE uint32_t zdt__binary_bit(uint32_t *x, uint32_t *p) {
+    const uint32_t f = 65536u - *p, slot = *x & 0xFFFFu, bit = slot >= f;
+    *x = bit ? *p * (*x >> 16) + slot - f : f * (*x >> 16) + slot;
+    *p = zdt__binary_adapt(*p, bit);
+    return bit;
+}
+
+/* bytes bits[0 .. n) (0: clear) as a bitmap out[ceil(n / 8)], the first bit of each byte
+   highest (without a branch: it vectorises) */
+static inline void zdt__bitmap_pack(const uint8_t *bits, size_t n, uint8_t *out) {
+    size_t i, k;
+    for (i = 0; i + 8 <= n; i += 8) {
+        unsigned b = 0;
+        for (k = 0; k < 8; k++)
+            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
+        out[i >> 3] = (uint8_t)b;
+    }
+    if (i < n) {
+        unsigned b = 0;
+        for (k = 0; i + k < n; k++)
+            b |= (unsigned)(bits[i + k] != 0) << (7 - k);
+        out[i >> 3] = (uint8_t)b;
+    }
+}
+
 /* decodes a mask stream (exactly `len` bytes) over the 4-d grid into bits[g->count] (0 or
    1); `reference`: g->n[2] x g->n[3] bits the first slice looks back at, or NULL; *count: the
    set bits. Errors: part `part`. */
@@ -178,7 +209,6 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
    with the decoded logarithms. Errors: part "signs". */
 int zdt__signs_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const double *logs,
                       uint8_t *bits, zdt_predict_error *err);
-
 
 /* --- format 2, kind 1 (relative.c) and integer arrays (integers.c) ------------------------ */
 

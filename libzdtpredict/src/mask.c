@@ -78,16 +78,7 @@ int zdt__mask_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const u
                         cur = c;
                         pc = p[c];
                     }
-                    f = ONE - pc;
-                    slot = x & 0xFFFFu;
-                    bit = slot >= f;
-                    if (bit) {
-                        x = pc * (x >> 16) + slot - f;
-                        pc = pc + ((ONE - pc) >> 4);
-                    } else {
-                        x = f * (x >> 16) + slot;
-                        pc = pc - (pc >> 4);
-                    }
+                    bit = zdt__binary_bit(&x, &pc);
                     bits[i + k3] = (uint8_t)bit;
                     set += bit;
                     if (x < L && !refill(&x, &pos, n_words, words))

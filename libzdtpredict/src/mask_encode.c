@@ -102,7 +102,7 @@ void zdt__mask_encode(zdt__buf *out, const uint8_t *bits, const zdt__grid *g,
                     }
                     bit = bits[i + k3];
                     pr[i + k3] = (uint16_t)pc;
-                    pc = bit ? pc + ((ONE - pc) >> 4) : pc - (pc >> 4);
+                    pc = zdt__binary_adapt(pc, bit);
                 }
                 memcpy(row + 1, bits + i, n3);
             }

@@ -56,9 +56,6 @@ static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t
     uint8_t *cls = w->cls;
     const uint8_t *words = a->words;
     const uint64_t n_words = a->n_words;
-    uint64_t class_pack = 0;
-    for (j = 0; j < 16; j++)
-        class_pack |= (uint64_t)zdt__class16[j] << (4 * j);
 #else
     (void)a;
     (void)ctx;
@@ -109,7 +106,7 @@ static ZDT_ALWAYS_INLINE int WALK(lorenzo_row)(zdt__walk *w, zdt__ans *a, size_t
                 x = x0;
                 x0 = x1;
                 x1 = x;
-                prev = tok < 16 ? (unsigned)(class_pack >> (4 * tok)) & 15u : 3u;
+                prev = tok < 16 ? (unsigned)(ZDT_CLASS16_PACKED >> (4 * tok)) & 15u : 3u;
                 cls[e] = (uint8_t)prev;
                 ks[j] = (uint16_t)k;
             }

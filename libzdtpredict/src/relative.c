@@ -2,7 +2,7 @@
    the base-2 logarithms of the magnitudes as a float64 chunk, a sign bitmap, a map of the
    elements stored exactly, the exact values; each element 2^v by the spec's 14-term
    polynomial (kind 1) or its table of 2^(j/64) and 6-term polynomial (kind 3, and kind 4,
-   whose sign stream is the mask stream's coder with a magnitude class in each context). */
+   whose sign stream is coded in tiles: signs.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,32 +141,26 @@ static int bitmap_decode(const zdt__io *io, const char *frame, size_t frame_len,
     return zdt__frame_decode(io, (const uint8_t *)frame, frame_len, *bits, bytes, part, what, err);
 }
 
-/* kind 4's sign stream (length > 0) decoded with the logarithms into a bitmap *bits, as
-   bitmap_decode's; work: n bytes of scratch (the output, which the powers fill later) */
-static int signs_decode(const char *stream, size_t length, const zdt__grid *g, const double *logs,
-                        uint8_t *work, uint8_t **bits, zdt_predict_error *err) {
+/* the sign bitmap *bits (NULL: no sign stream), as bitmap_decode's: kind 4's stream decoded
+   with the logarithms (work: n bytes of scratch, or NULL for a buffer of its own), else the
+   zstd frame */
+static int sign_bitmap(const zdt__io *io, int kind, const char *stream, size_t length,
+                       const zdt__grid *g, const double *logs, uint8_t *work, uint8_t **bits,
+                       zdt_predict_error *err) {
     const size_t n = g->count;
-    size_t i, k;
+    uint8_t *own = NULL;
     int rc;
+    if (kind != 4 || !length)
+        return bitmap_decode(io, stream, length, n, "signs", bits, err);
     *bits = NULL;
+    if (work == NULL && (work = own = (uint8_t *)malloc(n)) == NULL)
+        return zdt__nomem(err);
     rc = zdt__signs_decode((const uint8_t *)stream, length, g, logs, work, err);
-    if (rc == ZDT_PREDICT_OK) {
-        *bits = (uint8_t *)malloc((n + 7) / 8 + 1);
-        if (*bits == NULL)
-            rc = zdt__nomem(err);
-    }
-    if (rc == ZDT_PREDICT_OK) {
-        /* (eight bytes of 0 or 1 to a byte, first bit highest) */
-        for (i = 0; i + 8 <= n; i += 8) {
-            unsigned v = 0;
-            for (k = 0; k < 8; k++)
-                v |= (unsigned)work[i + k] << (7 - k);
-            (*bits)[i >> 3] = (uint8_t)v;
-        }
-        (*bits)[i >> 3] = 0;
-        for (k = 0; i + k < n; k++)
-            (*bits)[i >> 3] |= (uint8_t)(work[i + k] << (7 - k));
-    }
+    if (rc == ZDT_PREDICT_OK && (*bits = (uint8_t *)malloc((n + 7) / 8 + 1)) == NULL)
+        rc = zdt__nomem(err);
+    if (rc == ZDT_PREDICT_OK)
+        zdt__bitmap_pack(work, n, *bits);
+    free(own);
     return rc;
 }
 
@@ -237,17 +231,9 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
         size_t far = 0;
         rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1, log_fill ? nan : -HUGE_VAL,
                                 NULL, NULL, out, err);
-        if (rc == ZDT_PREDICT_OK && kind == 4 && sign_len) {
-            uint8_t *work = (uint8_t *)malloc(n);
-            if (work == NULL)
-                rc = zdt__nomem(err);
-            else
-                rc = signs_decode(sign_frame, sign_len, g, (const double *)out, work, &negative,
-                                  err);
-            free(work);
-        } else if (rc == ZDT_PREDICT_OK) {
-            rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
-        }
+        if (rc == ZDT_PREDICT_OK)
+            rc = sign_bitmap(io, kind, sign_frame, sign_len, g, (const double *)out, NULL,
+                             &negative, err);
         if (rc != ZDT_PREDICT_OK) {
             free(negative);
             return rc;
@@ -284,10 +270,10 @@ int zdt__decode_relative(const zdt__io *io, const uint8_t *buf, size_t len, cons
         return zdt__nomem(err);
     rc = zdt__decode_floats(io, inner, (size_t)length, g, 0, b, 1, log_fill ? nan : -HUGE_VAL,
                             NULL, NULL, logs, err);
-    if (rc == ZDT_PREDICT_OK && kind == 4 && sign_len)
-        rc = signs_decode(sign_frame, sign_len, g, logs, (uint8_t *)out, &negative, err);
-    else if (rc == ZDT_PREDICT_OK)
-        rc = bitmap_decode(io, sign_frame, sign_len, n, "signs", &negative, err);
+    if (rc == ZDT_PREDICT_OK)
+        /* (the output, which the powers fill later, as the signs' scratch) */
+        rc = sign_bitmap(io, kind, sign_frame, sign_len, g, logs, (uint8_t *)out, &negative,
+                         err);
     if (rc == ZDT_PREDICT_OK)
         rc = bitmap_decode(io, map_frame, map_len, n, "exact map", &exact, err);
     if (rc == ZDT_PREDICT_OK && n_exact) {

@@ -8,7 +8,6 @@
 
 #include "signs.h"
 
-#define ONE 65536u
 #define L 65536u
 
 typedef struct {
@@ -20,15 +19,9 @@ typedef struct {
 
 /* the next bit of context c; -1 where the words ran out */
 static ZDT_ALWAYS_INLINE int next_bit(coder *k, unsigned c) {
-    const uint32_t pc = k->p[c], f = ONE - pc, slot = k->x & 0xFFFFu;
-    int bit = slot >= f;
-    if (bit) {
-        k->x = pc * (k->x >> 16) + slot - f;
-        k->p[c] = (uint16_t)(pc + ((ONE - pc) >> 4));
-    } else {
-        k->x = f * (k->x >> 16) + slot;
-        k->p[c] = (uint16_t)(pc - (pc >> 4));
-    }
+    uint32_t pc = k->p[c];
+    const int bit = (int)zdt__binary_bit(&k->x, &pc);
+    k->p[c] = (uint16_t)pc;
     if (k->x < L) {
         if (k->pos >= k->n_words)
             return -1;
@@ -37,7 +30,6 @@ static ZDT_ALWAYS_INLINE int next_bit(coder *k, unsigned c) {
     }
     return bit;
 }
-
 
 int zdt__signs_decode(const uint8_t *buf, size_t len, const zdt__grid *g, const double *logs,
                       uint8_t *bits, zdt_predict_error *err) {

@@ -11,8 +11,8 @@
 #define ZDT_SIGN_CONTEXTS 60    /* 27 tile flags, 9 tile signs, 24 elements' signs */
 #define ZDT_SIGN_HEAD 20u       /* t (binary64), the state (u32), the number of words (u64) */
 
-/* the class of logarithm v (or a tile's smallest) against t: d = t - v; 2 where d >= 8, 1
-   where d >= 4, else 0 (NaN, +inf: 0; -inf, a zero: 2) */
+/* the class of logarithm v against t: d = t - v; 2 where d >= 8, 1 where d >= 4, else 0
+   (NaN, +inf: 0; -inf, a zero: 2) */
 static inline unsigned zdt__sign_class(double t, double v) {
     const double d = t - v;
     return (unsigned)((d >= 4.0) + (d >= 8.0));

@@ -6,8 +6,6 @@
 #include "encode.h"
 #include "signs.h"
 
-#define ONE 65536u
-
 typedef struct {
     uint8_t *bits;
     uint16_t *pr;
@@ -34,7 +32,7 @@ static void put(sequence *q, unsigned c, int bit) {
     }
     q->bits[q->n] = (uint8_t)bit;
     q->pr[q->n++] = (uint16_t)pc;
-    q->p[c] = (uint16_t)(bit ? pc + ((ONE - pc) >> 4) : pc - (pc >> 4));
+    q->p[c] = (uint16_t)zdt__binary_adapt(pc, (uint32_t)bit);
 }
 
 /* whether a tile's h x w signs (row stride cols) are all `first` */
