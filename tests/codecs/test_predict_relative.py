@@ -422,17 +422,23 @@ def test_a_kind_4_sign_stream_is_checked():
     def with_stream(new: bytes) -> bytes:
         return data[:at] + struct.pack("<Q", len(new)) + new + data[at + 8 + sign_length:]
     cases = {
-        "t infinite": struct.pack("<d", math.inf) + stream[8:],
-        "t NaN": struct.pack("<d", math.nan) + stream[8:],
-        "state": stream[:8] + struct.pack("<IQ", 0xFFFF, words) + stream[20:],
-        "a word fewer": stream[:8] + struct.pack("<IQ", state, words - 1) + stream[20:-2],
-        "a word more": stream + b"\0\0",
-        "cut in the head": stream[:15],
+        "t infinite": (struct.pack("<d", math.inf) + stream[8:],
+                       "the sign stream's reference logarithm is inf, not finite"),
+        "t NaN": (struct.pack("<d", math.nan) + stream[8:],
+                  "the sign stream's reference logarithm is nan, not finite"),
+        "state": (stream[:8] + struct.pack("<IQ", 0xFFFF, words) + stream[20:],
+                  "the sign stream's state 65535 lies below 2^16"),
+        "a word fewer": (stream[:8] + struct.pack("<IQ", state, words - 1) + stream[20:-2],
+                         "the sign stream ends before the chunk's 2000 signs"),
+        "a word more": (stream + b"\0\0", f"the sign stream's {words} words do not fill its "
+                                          f"{sign_length + 2} bytes"),
+        "cut in the head": (stream[:15], "the chunk ends inside the sign stream's head"),
     }
-    for name, bad in cases.items():
-        with pytest.raises(CorruptChunkError, match="zdt.predict") as info:
+    for name, (bad, message) in cases.items():
+        with pytest.raises(CorruptChunkError) as info:
             config.decode(with_stream(bad), x.dtype, x.shape)
         assert info.value.part == "signs", (name, info.value)
+        assert str(info.value) == f"zdt.predict: {message}", name
     flipped = stream[:20] + bytes([stream[20] ^ 0x40]) + stream[21:]
     try:
         z = config.decode(with_stream(flipped), x.dtype, x.shape)
@@ -589,10 +595,14 @@ def test_in_a_zarr_array_with_zeros_negatives_a_fill_value_and_missing_chunks(dt
     x[10:20, 10:30] = 0.0
     x[30:, :5] = -x[30:, :5]
     x[1, 1] = -9999.0
-    store = MemoryStore()
+    stored: dict = {}
+    store = MemoryStore(stored)
     a = zarr.create_array(store, shape=(80, 70), chunks=(32, 32), dtype=dtype, fill_value=-9999.0,
                           serializer=PredictCodec(rel_error=1e-3), compressors=None)
     a[:50] = x
+    # (both kinds of sign stream occur: the encoder keeps the smaller, chunk by chunk)
+    kinds = {k: v.to_bytes()[:5] for k, v in stored.items() if k.startswith("c/")}
+    assert kinds["c/0/0"] == b"ZPR2\x04" and kinds["c/1/0"] == b"ZPR2\x03"
     meta = a.metadata.to_dict()["codecs"][0]
     assert meta == {"name": "zdt.predict", "configuration": {
         "rel_error": 1e-3, "predictor": "auto", "level": 3, "entropy": "auto"}}
