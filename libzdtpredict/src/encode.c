@@ -654,6 +654,36 @@ static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__b
     free(masked_counts);
 }
 
+/* effort "default", a chunk large enough to sample: format 3's trials of a prediction p with
+   levels, each predicted whole; p and the trials packed where stage 3's estimate is within
+   DEFAULT_ESTIMATE_SLACK of the least of the three, or where zstd is packed too (as
+   choose_predictors keeps whole predictions); p freed */
+static void trials_estimated(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__buf *head,
+                             const int *forms, int n_forms, best_t *best, int want) {
+    zdt__pred v[3];
+    double est[3], least;
+    int count = 1, t, i;
+    v[0] = *p;
+    est[0] = estimate3(e, &v[0]);
+    for (t = 0; t < 2 && !e->oom; t++) {
+        if (predict(e, &v[count], e->x, e->g, p->predictor, STEPS_TRIED[t][0],
+                    STEPS_TRIED[t][1], 1) != ZDT_PREDICT_OK)
+            break;
+        est[count] = estimate3(e, &v[count]);
+        count++;
+    }
+    least = est[0];
+    for (i = 1; i < count; i++)
+        if (est[i] < least)
+            least = est[i];
+    for (i = 0; i < count; i++) {
+        if (!e->oom && !e->zerr && !e->perr &&
+            (est[i] <= least * DEFAULT_ESTIMATE_SLACK || zstd_tried(e, &v[i])))
+            pack_forms(e, &v[i], mask, head, forms, n_forms, best, want);
+        zdt__pred_free(&v[i], &e->spare);
+    }
+}
+
 /* mask_formats: which forms (1 masked, 0 plain) are packed, in the Python encoder's order */
 static int mask_formats(size_t stream_bytes, size_t n_masked, size_t n, int *forms) {
     double p = (double)n_masked / (double)n, iid, share;
@@ -741,6 +771,11 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
     made = e->oom ? 0 : choose_predictors(e, preds);
     for (k = 0; k < made; k++) {
         int t;
+        if (e->effort == ZDT_PREDICT_EFFORT_DEFAULT && !e->steps_decided && record_of(e) &&
+            e->n >= SAMPLE_FROM && !e->oom && !e->zerr && !e->perr && level_worth(&preds[k])) {
+            trials_estimated(e, &preds[k], mask, &head, forms, n_forms, best, want);
+            continue;
+        }
         if (!e->oom && !e->zerr && !e->perr)
             pack_forms(e, &preds[k], mask, &head, forms, n_forms, best, want);
         /* (its values are a kept candidate's or no longer needed: not held through the

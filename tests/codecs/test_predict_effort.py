@@ -180,3 +180,20 @@ def test_fast_with_a_named_predictor_chooses_format_3_on_the_samples_as_auto_doe
     default = PredictConfig.create(abs_error=E, predictor=name).encode(x, None)
     assert len(default) < len(named) <= 1.05 * len(default)
     check_within(x, PredictConfig.create(abs_error=E).decode(named, x.dtype, x.shape, None), E, None)
+
+
+@pytest.mark.parametrize("fraction", [1e-2, 1e-3])
+@pytest.mark.parametrize("name", ["interpolation", "interpolation_reversed"])
+def test_default_packs_the_format_3_trials_stage_3_estimates_near_the_least(name, fraction):
+    # a sampled chunk whose codes are mostly 0: the default effort predicts format 3's two
+    # steps whole but packs only those whose stage-3 estimate is within 2% of the least;
+    # "max" packs all three, and both keep the smallest, so the chunks are the same
+    i, j = np.mgrid[0:400, 0:400]
+    rng = np.random.default_rng(3)
+    x = 700 * np.sin(i / 70 + 0.3) * np.cos(j / 45) + 20 * np.sin(i / 11 + j / 13) + rng.normal(0, 0.05, (400, 400))
+    E = fraction * float(x.max() - x.min())
+    default = PredictConfig.create(abs_error=E, predictor=name).encode(x, None)
+    most = PredictConfig.create(abs_error=E, predictor=name, effort="max").encode(x, None)
+    assert bytes(default[:4]) == b"ZPR3"
+    assert bytes(default) == bytes(most)
+    check_within(x, PredictConfig.create(abs_error=E).decode(default, x.dtype, x.shape, None), E, None)
