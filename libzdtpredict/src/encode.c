@@ -122,16 +122,21 @@ static double estimate3(enc_t *e, const zdt__pred *p) {
     return zdt__ans_bits(counts) + raw_bits(e, p) + 1.0;
 }
 
-/* whether the entropy stages packed include zstd (wide_stages) for the plain chunk */
-static int zstd_tried(const enc_t *e, const zdt__pred *p) {
+/* whether more than WIDE_SHARE of an order's nord codes (their counts) are wide: with entropy
+   auto, zstd is then packed beside stage 3 (where zstd_worth) */
+static int wide_codes(const int64_t *counts, size_t nord) {
     int64_t wide = 0;
     int f, tok;
-    if (e->entropy != -1 || p->counts == NULL)
-        return 0;
     for (f = 0; f < 60; f++)
         for (tok = 16; tok < 64; tok++)
-            wide += p->counts[f * 64 + tok];
-    return (double)wide > WIDE_SHARE * (double)p->nord;
+            wide += counts[f * 64 + tok];
+    return (double)wide > WIDE_SHARE * (double)nord;
+}
+
+/* whether the entropy stages packed include zstd for the plain chunk (effort "default" and
+   "max": zstd_worth is then always true) */
+static int zstd_tried(const enc_t *e, const zdt__pred *p) {
+    return e->entropy == -1 && p->counts != NULL && wide_codes(p->counts, p->nord);
 }
 
 /* effort "default": a sample's bits, stage 3's estimate, or where zstd is packed as well the
@@ -493,29 +498,15 @@ static void header(const enc_t *e, const zdt__pred *p, int stage, zdt__buf *out)
     }
 }
 
-/* the stages packed: stage 3, and zstd too where more than WIDE_SHARE of the codes are wide;
-   effort "fast" on a chunk it samples, only where the symbols' order-0 bits are also below
-   ZSTD_ORDER0 of stage 3's estimate (zstd beat stage 3 where the codes fall on a grid coarser
-   than the bound, data quantized at its source: their order-0 entropy then lies well below
-   stage 3's tokens and extra bits; on noise it wrote 1-12% more, a fifth of the encode) */
-static int wide_stages(enc_t *e, const zdt__pred *p, const order_t *o, int *stages) {
-    int64_t wide = 0;
-    int f, tok;
-    if (e->entropy != -1) {
-        stages[0] = e->entropy;
+/* whether zstd is packed for prediction p with wide codes: always, but with effort "fast" on
+   a chunk it samples, only where the symbols' order-0 bits are below ZSTD_ORDER0 of stage 3's
+   estimate (zstd beat stage 3 where the codes fall on a grid coarser than the bound, data
+   quantized at its source: their order-0 entropy then lies well below stage 3's tokens and
+   extra bits; on noise it wrote 1-12% more, a fifth of the encode) */
+static int zstd_worth(enc_t *e, const zdt__pred *p) {
+    if (e->effort != ZDT_PREDICT_EFFORT_FAST || e->n < SAMPLE_FROM)
         return 1;
-    }
-    for (f = 0; f < 60; f++)
-        for (tok = 16; tok < 64; tok++)
-            wide += o->counts[f * 64 + tok];
-    stages[0] = 3;
-    stages[1] = 0;
-    if (!((double)wide > WIDE_SHARE * (double)o->nord))
-        return 1;
-    if (e->effort == ZDT_PREDICT_EFFORT_FAST && e->n >= SAMPLE_FROM &&
-        !(estimate(e, p) < ZSTD_ORDER0 * estimate3(e, p)))
-        return 1;
-    return 2;
+    return estimate(e, p) < ZSTD_ORDER0 * estimate3(e, p);
 }
 
 /* _pack: a format-1 (format-3) chunk of prediction p by `stage`; with mask, a masked chunk's
@@ -597,7 +588,7 @@ static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__b
     int64_t *masked_counts = NULL;
     uint16_t *msym = NULL;
     uint8_t *mctx = NULL;
-    int f;
+    int f, zstd_ok = -1;        /* zstd_worth(e, p), once a form has wide codes */
     memset(&raw_frame, 0, sizeof(raw_frame));
     memset(&cand, 0, sizeof(cand));
     memset(&rawb, 0, sizeof(rawb));
@@ -645,7 +636,18 @@ static void pack_forms(enc_t *e, zdt__pred *p, const uint8_t *mask, const zdt__b
             o.nord = m;
             o.counts = masked_counts;
         }
-        n_stages = o.counts != NULL ? wide_stages(e, p, &o, stages) : (stages[0] = e->entropy, 1);
+        /* (the stages: the one named; with entropy auto, stage 3, and zstd too where wide) */
+        n_stages = 1;
+        stages[0] = e->entropy;
+        if (o.counts != NULL && e->entropy == -1) {
+            stages[0] = 3;
+            if (wide_codes(o.counts, o.nord)) {
+                if (zstd_ok < 0)
+                    zstd_ok = zstd_worth(e, p);
+                if (zstd_ok)
+                    stages[n_stages++] = 0;
+            }
+        }
         for (s = 0; s < n_stages; s++) {
             cand.len = 0;
             if (masked)
@@ -678,7 +680,7 @@ static void trials_estimated(enc_t *e, zdt__pred *p, const uint8_t *mask, const 
     est[0] = estimate3(e, &v[0]);
     for (t = 0; t < 2 && !e->oom; t++) {
         if (predict(e, &v[count], e->x, e->g, p->predictor, STEPS_TRIED[t][0],
-                    STEPS_TRIED[t][1], 1) != ZDT_PREDICT_OK)
+                    STEPS_TRIED[t][1], record_of(e)) != ZDT_PREDICT_OK)
             break;
         est[count] = estimate3(e, &v[count]);
         count++;
@@ -781,9 +783,14 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
     }
     made = e->oom ? 0 : choose_predictors(e, preds);
     for (k = 0; k < made; k++) {
+        /* format 3's trials (effort "max": wherever the predictor has levels); the default's,
+           on a chunk it samples, packed where stage 3 ranks them near (trials_estimated) */
+        const int trials = !e->steps_decided && (e->effort == ZDT_PREDICT_EFFORT_MAX
+                                                     ? preds[k].predictor != 1
+                                                     : level_worth(&preds[k]));
         int t;
-        if (e->effort == ZDT_PREDICT_EFFORT_DEFAULT && !e->steps_decided && record_of(e) &&
-            e->n >= SAMPLE_FROM && !e->oom && !e->zerr && !e->perr && level_worth(&preds[k])) {
+        if (trials && e->effort == ZDT_PREDICT_EFFORT_DEFAULT && record_of(e) &&
+            e->n >= SAMPLE_FROM && !e->oom && !e->zerr && !e->perr) {
             trials_estimated(e, &preds[k], mask, &head, forms, n_forms, best, want);
             continue;
         }
@@ -793,10 +800,7 @@ static int encode_floats(enc_t *e, const uint8_t *reference, zdt__buf *out, doub
            format-3 trials) */
         zdt__spare_give(&e->spare, preds[k].v, preds[k].n * sizeof(double));
         preds[k].v = NULL;
-        /* (effort "max": format 3 tried wherever the predictor has levels) */
-        if (!e->oom && !e->zerr && !e->perr && !e->steps_decided &&
-            (e->effort == ZDT_PREDICT_EFFORT_MAX ? preds[k].predictor != 1
-                                                 : level_worth(&preds[k])))
+        if (trials)
             for (t = 0; t < 2 && !e->oom && !e->zerr && !e->perr; t++) {
                 zdt__pred v;
                 if (predict(e, &v, e->x, e->g, preds[k].predictor, STEPS_TRIED[t][0],
