@@ -25,6 +25,7 @@ import pytest
 import zarr
 
 import zdt
+from exact import exact_error
 
 iris_sample_data = pytest.importorskip("iris_sample_data")
 netCDF4 = pytest.importorskip("netCDF4")
@@ -92,10 +93,8 @@ def exact_within(x: np.ndarray, y: np.ndarray, bound: float | None) -> None:
     if bound is None:
         assert x.tobytes() == y.tobytes()
         return
-    limit = Fraction(bound)
-    worst = max((abs(Fraction(a) - Fraction(b)) for a, b in zip(x[~nan].tolist(), y[~nan].tolist())),
-                default=Fraction(0))
-    assert worst <= limit, float(worst)
+    worst = exact_error(x, y, relative=False)
+    assert worst <= Fraction(bound), float(worst)
 
 
 def chunk_files(store: str) -> dict[str, bytes]:
