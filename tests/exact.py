@@ -1,6 +1,7 @@
 """Errors in exact arithmetic (Fractions), independent of the code under test: the largest error
 of a decoded array (`exact_error`, the engine's and the command's tests) and the check that
-every element is within a bound (`check_within`, `check_relative`: zdt.predict's tests).
+every element is within a bound (`check_within`, `check_relative`: zdt.predict's tests); the
+largest error of CF-packed values in the units a reader decodes to (`exact_scaled_error`).
 
 Both screen every element in float64 first and decide in exact arithmetic every element the
 screen cannot settle: a float64 subtraction or division of float64 values is the exact result
@@ -60,6 +61,52 @@ def exact_error(x: np.ndarray, y: np.ndarray, relative: bool) -> Fraction | floa
     else:
         candidates = np.flatnonzero(d >= top * (1 - 1e-12))
     return max(_exact(float(a[i]), float(b[i]), relative) for i in candidates.tolist())
+
+
+def _exact_scaled(a: float, b: float, scale: Fraction, offset: Fraction, relative: bool) -> Fraction:
+    e = abs(Fraction(b) - Fraction(a)) * abs(scale)
+    if not relative:
+        return e
+    value = Fraction(a) * scale + offset
+    return e / abs(value) if value else Fraction(10 ** 9 if e else 0)
+
+
+def exact_scaled_error(x: np.ndarray, y: np.ndarray, scale: float | Fraction = 1,
+                       offset: float | Fraction = 0, relative: bool = False) -> Fraction:
+    """Largest error of finite stored values y against x in the units a CF reader decodes to,
+    |y - x| |scale| (relative: over |x scale + offset|), in exact arithmetic; where x scale +
+    offset is 0 exactly, an error there counts as 10**9. The float64 screen (a few roundings,
+    each within 2**-53, and the sum's cancellation, at most 2**8 here, else decided exactly)
+    picks the elements within a relative 2**-38 of the largest screened error; those, and every
+    element the screen cannot trust, are decided in Fractions."""
+    a = np.asarray(x).reshape(-1)
+    b = np.asarray(y).reshape(-1)
+    assert a.shape == b.shape, (x.shape, y.shape)
+    if a.size == 0:
+        return Fraction(0)
+    fs, fo = Fraction(scale), Fraction(offset)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    assert np.array_equal(a64, a) and np.array_equal(b64, b), "not exact in float64"
+    assert np.isfinite(a64).all() and np.isfinite(b64).all(), "finite values only"
+    s, o = float(fs), float(fo)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        d = np.abs(b64 - a64) * abs(s)
+        same = b64 == a64           # (a 0 screened from a difference that underflowed is not)
+        trusted = np.isfinite(d) & (same | (d >= _TINY))
+        if relative:
+            value = a64 * s + o
+            cond = (np.abs(a64 * s) + abs(o)) / np.abs(value)
+            d = d / np.abs(value)
+            trusted &= (value != 0) & (cond <= 2.0 ** 8) & np.isfinite(d) & (same | (d >= _TINY))
+    # (the scale and offset as floats are exact only where the Fractions are binary64 values)
+    if Fraction(s) != fs or Fraction(o) != fo:
+        trusted[:] = False
+    if trusted.any():
+        top = d[trusted].max()
+        candidates = np.flatnonzero(~trusted | (d >= top * (1 - 2.0 ** -38)))
+    else:
+        candidates = np.arange(a.size)
+    return max(_exact_scaled(float(a[i]), float(b[i]), fs, fo, relative) for i in candidates.tolist())
 
 
 def check_within(x: np.ndarray, y: np.ndarray, E: float, fill) -> None:

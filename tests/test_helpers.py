@@ -51,6 +51,47 @@ def test_exact_error_is_the_slow_exact_maximum(pairs, relative, neighbours):
     assert exact.exact_error(x, y, relative) == slow_error(x, y, relative)
 
 
+def slow_scaled_error(x, y, scale, offset, relative):
+    worst = Fraction(0)
+    for a, b in zip(x.tolist(), y.tolist(), strict=True):
+        e = abs(Fraction(b) - Fraction(a)) * abs(Fraction(scale))
+        if relative:
+            value = Fraction(a) * Fraction(scale) + Fraction(offset)
+            e = e / abs(value) if value else Fraction(10 ** 9 if e else 0)
+        worst = max(worst, e)
+    return worst
+
+
+PACKED = st.integers(-2 ** 31, 2 ** 31 - 1)
+
+
+@settings(max_examples=examples(1000))
+@given(st.lists(st.tuples(PACKED, st.integers(-3, 3)), min_size=1, max_size=6),
+       st.sampled_from([0.01, 1e-4, 0.1, 2.0 ** -20, 3.0, 1e-300]),
+       st.one_of(st.sampled_from([0.0, 273.15, -0.01]), st.floats(-1e6, 1e6)), st.booleans(),
+       st.booleans())
+def test_exact_scaled_error_is_the_slow_exact_maximum(pairs, scale, offset, relative, cancel):
+    """Packed integers one to three steps off, as CF readers decode them (x scale + offset):
+    cancelling offsets among them (value near 0: the screen's hardest case)."""
+    x = np.array([p[0] for p in pairs], dtype=np.int64)
+    y = x + np.array([p[1] for p in pairs])
+    if cancel:          # an offset that nearly cancels the first value: x0 scale + offset ~ 0
+        offset = -float(x[0]) * scale + offset * 1e-12
+    assert exact.exact_scaled_error(x, y, scale, offset, relative) == \
+        slow_scaled_error(x, y, scale, offset, relative)
+
+
+@settings(max_examples=examples(1000))
+@given(st.lists(st.tuples(st.floats(allow_nan=False, allow_infinity=False, width=32),
+       st.floats(allow_nan=False, allow_infinity=False, width=32)), min_size=1, max_size=6),
+       st.sampled_from([1.0, 0.01, 1e-4]), st.booleans())
+def test_exact_scaled_error_on_floats(pairs, scale, relative):
+    x = np.array([p[0] for p in pairs], dtype=np.float32)
+    y = np.array([p[1] for p in pairs], dtype=np.float32)
+    assert exact.exact_scaled_error(x, y, scale, 0.0, relative) == \
+        slow_scaled_error(x, y, scale, 0.0, relative)
+
+
 @settings(max_examples=examples(1000))
 @given(st.lists(st.tuples(st.floats(allow_nan=False, allow_infinity=False, width=32),
                           st.integers(-3, 3)), min_size=1, max_size=6),

@@ -30,6 +30,7 @@ import xarray as xr
 import zarr
 
 import zdt
+from exact import exact_scaled_error
 
 VENVS = dict(item.split("=", 1) for item in os.environ.get("ZDT_READER_VENVS", "").split(",") if "=" in item)
 pytestmark = pytest.mark.skipif(
@@ -122,14 +123,8 @@ def check(name: str, src: tuple[str, str], got: np.ndarray, bound: dict) -> None
     assert np.array_equal(special, specials(got)), f"{name}: the mask moved"
     assert special.any() == (not name.startswith("ne_")), name       # (land, but in Ne)
     assert x[special].tobytes() == got[special].tobytes(), f"{name}: a sentinel changed"
-    scale = Fraction(attrs.get("scale_factor", 1))
-    offset = Fraction(attrs.get("add_offset", 0))
-    worst = Fraction(0)
-    for a, b in zip(x[~special].tolist(), got[~special].tolist(), strict=True):
-        err = abs(Fraction(b) - Fraction(a)) * abs(scale)
-        if "rel_error" in bound:
-            err = err / abs(Fraction(a) * scale + offset) if a * scale + offset else (err > 0) * 10 ** 9
-        worst = max(worst, err)
+    worst = exact_scaled_error(x[~special], got[~special], Fraction(attrs.get("scale_factor", 1)),
+                               Fraction(attrs.get("add_offset", 0)), relative="rel_error" in bound)
     limit = Fraction(bound.get("abs_error", bound.get("rel_error")))
     assert worst <= limit, f"{name}: error {float(worst):.6g} beyond {float(limit):g}"
 
