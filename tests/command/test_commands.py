@@ -522,6 +522,7 @@ def test_progress_shows_before_the_first_unit_on_a_terminal(tmp_path):
     assert b"0/30" in seen[seen.index(b"scan /"):]
 
 
+@pytest.mark.slow
 def test_an_interrupted_convert_is_kept_and_resumes_to_an_uninterrupted_runs_bytes(tmp_path):
     """Ctrl-C mid-write: no complete-looking destination, the partial copy is kept and says how
     to finish it, and --resume finishes it to the bytes of a run never stopped (zarr's IO
@@ -623,6 +624,7 @@ def test_convert_copies_a_root_array_it_does_not_reencode(tmp_path, capsys):
 # -------------------------------------------------------------------------------- bench
 
 
+@pytest.mark.slow
 def test_bench_writes_a_report_with_a_table_per_family(tmp_path, capsys):
     rc, out, err = zdt_cmd(capsys, "bench", "--quick", "--only", "scale_offset", "--out", str(tmp_path))
     assert rc == 0, out + err
@@ -643,6 +645,7 @@ def test_bench_rejects_an_unknown_family(tmp_path, capsys):
     assert rc == 2 and "not a family" in err
 
 
+@pytest.mark.slow
 def test_bench_against_a_baseline_flags_rows_whose_ratio_grew(tmp_path, capsys, monkeypatch):
     """--against compares each row's zdt / floor ratio with an earlier run's: a baseline whose
     ratios are 100x better flags every row (after running the family three times); one 100x

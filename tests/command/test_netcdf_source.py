@@ -179,6 +179,7 @@ def year_one(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_the_commands_print_no_third_party_warning(year_one, tmp_path):
     """xarray's SerializationWarning on the file's time units is no line of zdt's: suggest
     and convert print their own lines only (every command runs under main's one filter);

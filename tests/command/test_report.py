@@ -113,6 +113,7 @@ def read_page(path) -> Page:
     return p
 
 
+@pytest.mark.slow
 def test_convert_writes_a_page_that_shows_every_array_with_compares_figures(twenty, tmp_path, capsys):
     """The page of a 20-array store: the figures are compare --json's, each picture a PNG that
     is not blank, nothing fetched; then rendered by headless Chromium with no network and

@@ -494,6 +494,7 @@ def test_an_icechunk_resume_refuses_what_it_cannot_resume(local_pair, capsys, tm
     assert open_icechunk(tmp_path / "repo").lookup_branch("main.zdt-partial") == scratch
 
 
+@pytest.mark.slow
 def test_convert_on_a_dask_cluster_gives_the_same_bytes(local_pair, s3, capsys, tmp_path, monkeypatch):
     """--scheduler local:2 (worker processes of its own): suggest's plan is the single-process
     one; then, on a cluster already running (its scheduler's address: one start for three

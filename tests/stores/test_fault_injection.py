@@ -232,6 +232,7 @@ def s3_store(endpoint: str, url: str, read_only: bool = False):
         "endpoint_url": endpoint, "key": KEY, "secret": SECRET})
 
 
+@pytest.mark.slow
 def test_every_write_to_s3_failing_is_one_line_and_leaves_nothing(source, clean, s3, s3_endpoint,
                                                                   tmp_path):
     """FaultyStore around the S3 store: every write of a conversion into S3 failing in turn

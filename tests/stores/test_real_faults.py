@@ -80,6 +80,7 @@ ls -A {full}
     assert tree_digest(noisy_source) == before
 
 
+@pytest.mark.slow
 def test_a_source_on_a_read_only_mount_converts_as_any_other(noisy_source, tmp_path):
     """zdt never writes to a source: from a read-only bind mount of it, the bytes of a
     conversion from the writable original. (A read-only destination: test_commands.)"""
